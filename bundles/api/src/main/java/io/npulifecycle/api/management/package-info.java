@@ -1,0 +1,11 @@
+/**
+ * Management conventions shared by every bundle: the MBean domain, the object names of the runtime's MBeans and the
+ * service property that bridges an MBean registered as an OSGi service into the platform MBeanServer (and so into
+ * Jolokia).
+ */
+@Version("1.0.0")
+@Export
+package io.npulifecycle.api.management;
+
+import org.osgi.annotation.bundle.Export;
+import org.osgi.annotation.versioning.Version;

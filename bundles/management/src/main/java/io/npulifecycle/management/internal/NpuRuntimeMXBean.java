@@ -1,0 +1,24 @@
+package io.npulifecycle.management.internal;
+
+import java.util.List;
+
+/**
+ * Management interface of {@code io.npulifecycle:type=Runtime}: what this Felix runtime is and what runs in it.
+ */
+public interface NpuRuntimeMXBean {
+
+    /** @return {@code node} or {@code control-plane} (framework property {@code npu.lifecycle.role}) */
+    String getRole();
+
+    /** @return the npu-lifecycle product version (framework property {@code npu.lifecycle.version}) */
+    String getProductVersion();
+
+    /** @return the runtime's home folder, as given to the launcher */
+    String getHome();
+
+    /** @return wall-clock seconds since the JVM started (from the platform RuntimeMXBean) */
+    long getUptimeSeconds();
+
+    /** @return every installed bundle with its id, symbolic name, version, state and start level */
+    List<BundleInfo> getBundles();
+}

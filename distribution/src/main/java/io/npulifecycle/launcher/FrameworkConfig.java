@@ -1,0 +1,91 @@
+package io.npulifecycle.launcher;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The OSGi framework properties of a runtime. Used by the launcher and by the integration tests, so both boot the
+ * same runtime.
+ *
+ * <p>Security-relevant Jolokia settings (user, password, policy) are given as framework properties, never through
+ * ConfigAdmin: Jolokia reads them when its servlet is first registered, so there is no instant in which it answers
+ * without authentication or without the policy (DESIGN.md, "Known traps").
+ */
+public final class FrameworkConfig {
+
+    /** The Jolokia servlet context path. */
+    public static final String JOLOKIA_CONTEXT = "/jolokia";
+
+    /**
+     * Packages the launcher's class path exports to bundles: SLF4J for the third-party bundles that log through it
+     * (Jetty 12 imports {@code [2,3)}, Aries JMX whiteboard and Felix Health Checks {@code [1.7,2)}: the API is
+     * exported under both versions, like the slf4j-api bundle itself does), with a JUL backend.
+     */
+    public static final String SYSTEM_PACKAGES_EXTRA = String.join(",",
+            "org.slf4j;version=2.0.17", "org.slf4j.event;version=2.0.17", "org.slf4j.helpers;version=2.0.17",
+            "org.slf4j.spi;version=2.0.17", "org.slf4j;version=1.7.36", "org.slf4j.helpers;version=1.7.36");
+
+    private FrameworkConfig() {
+    }
+
+    /**
+     * @param role {@code node} or {@code control-plane}
+     * @param productVersion the product version
+     * @param home the runtime home
+     * @param install the installation folder
+     * @param settings the validated runtime settings
+     * @param credentials the Jolokia credentials
+     * @param policy the Jolokia policy (the configured one or deny-all)
+     * @return the framework properties, in a stable order
+     */
+    public static Map<String, String> properties(String role, String productVersion, RuntimeHome home,
+            java.nio.file.Path install, RuntimeSettings settings, Credentials credentials, AccessPolicy policy) {
+        Map<String, String> p = new LinkedHashMap<>();
+        p.put("org.osgi.framework.storage", home.cache().toString());
+        p.put("org.osgi.framework.storage.clean", "onFirstInit");
+        p.put("org.osgi.framework.startlevel.beginning", String.valueOf(BundleList.FRAMEWORK_START_LEVEL));
+        p.put("org.osgi.framework.system.packages.extra", SYSTEM_PACKAGES_EXTRA);
+        p.put("felix.log.level", "1");
+        p.put("npu.lifecycle.role", role);
+        p.put("npu.lifecycle.version", productVersion);
+        p.put("npu.lifecycle.home", home.root().toString());
+        p.put("npu.lifecycle.install", install.toString());
+
+        // HTTP (Felix HTTP Jetty 12): Jolokia and the health endpoints.
+        p.put("org.apache.felix.http.enable", "true");
+        p.put("org.apache.felix.https.enable", "false");
+        p.put("org.apache.felix.http.host", settings.httpHost());
+        p.put("org.osgi.service.http.port", String.valueOf(settings.httpPort()));
+        p.put("org.apache.felix.http.jetty.sendServerHeader", "false");
+
+        // Jolokia 2: authentication always on, policy from a file: URL, no discovery, no stack traces.
+        p.put("org.jolokia.agentContext", JOLOKIA_CONTEXT);
+        p.put("org.jolokia.authMode", "basic");
+        p.put("org.jolokia.realm", "npu-lifecycle");
+        p.put("org.jolokia.user", credentials.user());
+        p.put("org.jolokia.password", credentials.password());
+        p.put("org.jolokia.policyLocation", policy.file().toUri().toString());
+        p.put("org.jolokia.discoveryEnabled", "false");
+        p.put("org.jolokia.includeStackTrace", "false");
+        p.put("org.jolokia.serializeException", "false");
+        p.put("org.jolokia.allowDnsReverseLookup", "false");
+        p.put("org.jolokia.debug", "false");
+
+        // FileInstall: etc/ feeds ConfigAdmin, deploy/ installs, updates and uninstalls bundles.
+        p.put("felix.fileinstall.dir", home.etc() + "," + home.deploy());
+        // Jolokia is configured by the launcher only: an etc/org.jolokia.*.cfg could switch authentication off.
+        p.put("felix.fileinstall.filter", "^(?!org\\.jolokia\\.).*\\.(cfg|config|jar)$");
+        p.put("felix.fileinstall.poll", "1000");
+        p.put("felix.fileinstall.noInitialDelay", "true");
+        p.put("felix.fileinstall.enableConfigSave", "false");
+        p.put("felix.fileinstall.log.default", "jul");
+        p.put("felix.fileinstall.log.level", "3");
+        p.put("felix.fileinstall.start.level", String.valueOf(BundleList.DEPLOY_START_LEVEL));
+        p.put("felix.fileinstall.bundles.new.start", "true");
+        p.put("felix.fileinstall.tmpdir", home.cache().resolve("fileinstall-tmp").toString());
+
+        p.put("ds.loglevel", "warn");
+        p.put("gosh.args", "--nointeractive");
+        return p;
+    }
+}

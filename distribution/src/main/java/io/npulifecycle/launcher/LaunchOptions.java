@@ -1,0 +1,154 @@
+package io.npulifecycle.launcher;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The parsed command line of {@code bin/npu-lifecycle}.
+ *
+ * <pre>
+ * npu-lifecycle node|control-plane [--home DIR] [--no-shell]
+ * npu-lifecycle check-npu-smi FILE [--exit-code N] [--expected-chips 0:0,1:0,...]
+ * npu-lifecycle help
+ * </pre>
+ */
+public final class LaunchOptions {
+
+    /** The usage text printed for {@code help} and for any bad command line. */
+    public static final String USAGE = String.join("\n",
+            "Usage: npu-lifecycle <command> [options]",
+            "",
+            "Commands:",
+            "  node            [--home DIR] [--no-shell]   run the node-agent runtime (one per NPU node)",
+            "  control-plane   [--home DIR] [--no-shell]   run the control-plane runtime",
+            "  check-npu-smi   FILE [--exit-code N] [--expected-chips 0:0,1:0,...]",
+            "                  classify a saved 'npu-smi info' output the way the health-watch does; prints JSON",
+            "  help            print this text",
+            "",
+            "Options:",
+            "  --home DIR      runtime home (etc/, deploy/, cache/, logs/, secrets/); default $NPU_LIFECYCLE_HOME,",
+            "                  else ~/.npu-lifecycle/<role>",
+            "  --no-shell      do not start the Gogo shell (it only starts when attached to a terminal anyway)",
+            "",
+            "Environment: NPU_LIFECYCLE_JOLOKIA_USER and NPU_LIFECYCLE_JOLOKIA_PASSWORD (together),",
+            "  NPU_LIFECYCLE_HTTP_HOST, NPU_LIFECYCLE_HTTP_PORT, NPU_LIFECYCLE_LOG_LEVEL, JAVA_OPTS.");
+
+    /** The runtime roles. */
+    public enum Role {
+        NODE("node"), CONTROL_PLANE("control-plane");
+
+        private final String id;
+
+        Role(String id) {
+            this.id = id;
+        }
+
+        /** @return the name users type and the {@code npu.lifecycle.role} value */
+        public String id() {
+            return id;
+        }
+    }
+
+    private final String command;
+    private final Role role;
+    private final Path home;
+    private final boolean noShell;
+    private final List<String> rest;
+
+    private LaunchOptions(String command, Role role, Path home, boolean noShell, List<String> rest) {
+        this.command = command;
+        this.role = role;
+        this.home = home;
+        this.noShell = noShell;
+        this.rest = rest;
+    }
+
+    /**
+     * Parses the command line.
+     *
+     * @param args the arguments after the script name
+     * @param env the environment (for {@code NPU_LIFECYCLE_HOME} and {@code HOME})
+     * @return the options
+     * @throws LaunchException with exit code {@link LaunchException#USAGE} and the usage text for an unknown
+     *         command, an unknown option or a missing option value
+     */
+    public static LaunchOptions parse(String[] args, Map<String, String> env) throws LaunchException {
+        if (args.length == 0) {
+            throw usage("no command given");
+        }
+        String command = args[0];
+        switch (command) {
+            case "help":
+            case "--help":
+            case "-h":
+                return new LaunchOptions("help", null, null, true, List.of());
+            case "check-npu-smi":
+                List<String> rest = new ArrayList<>(List.of(args).subList(1, args.length));
+                return new LaunchOptions(command, null, null, true, rest);
+            case "node":
+            case "control-plane":
+                break;
+            default:
+                throw usage("unknown command '" + command + "'");
+        }
+        Role role = "node".equals(command) ? Role.NODE : Role.CONTROL_PLANE;
+        Path home = null;
+        boolean noShell = false;
+        for (int i = 1; i < args.length; i++) {
+            String a = args[i];
+            if ("--no-shell".equals(a)) {
+                noShell = true;
+            } else if ("--home".equals(a)) {
+                if (i + 1 >= args.length || args[i + 1].isBlank()) {
+                    throw usage("--home needs a folder");
+                }
+                home = Path.of(args[++i]);
+            } else if (a.startsWith("--home=")) {
+                home = Path.of(a.substring("--home=".length()));
+            } else {
+                throw usage("unknown option '" + a + "' for " + command);
+            }
+        }
+        if (home == null) {
+            String fromEnv = env.get("NPU_LIFECYCLE_HOME");
+            if (fromEnv != null && !fromEnv.isBlank()) {
+                home = Path.of(fromEnv);
+            } else {
+                String userHome = env.getOrDefault("HOME", System.getProperty("user.home"));
+                home = Path.of(userHome, ".npu-lifecycle", role.id());
+            }
+        }
+        return new LaunchOptions(command, role, home.toAbsolutePath().normalize(), noShell, List.of());
+    }
+
+    private static LaunchException usage(String why) {
+        return new LaunchException(LaunchException.USAGE, "npu-lifecycle: " + why + "\n\n" + USAGE);
+    }
+
+    /** @return {@code node}, {@code control-plane}, {@code check-npu-smi} or {@code help} */
+    public String command() {
+        return command;
+    }
+
+    /** @return the runtime role, or {@code null} for the other commands */
+    public Role role() {
+        return role;
+    }
+
+    /** @return the absolute runtime home, or {@code null} for the other commands */
+    public Path home() {
+        return home;
+    }
+
+    /** @return {@code true} when {@code --no-shell} was given */
+    public boolean noShell() {
+        return noShell;
+    }
+
+    /** @return the arguments of {@code check-npu-smi} */
+    public List<String> rest() {
+        return rest;
+    }
+}

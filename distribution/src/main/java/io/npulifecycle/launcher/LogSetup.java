@@ -1,0 +1,124 @@
+package io.npulifecycle.launcher;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.logging.ConsoleHandler;
+import java.util.logging.FileHandler;
+import java.util.logging.Formatter;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogManager;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+/**
+ * Logging of a runtime: java.util.logging (the backend of {@code System.Logger}, of SLF4J through slf4j-jdk14 and
+ * of FileInstall), one line per record, to stdout (container-friendly) and to {@code logs/npu-lifecycle.log} (10 MiB
+ * x 5 files).
+ */
+public final class LogSetup {
+
+    private LogSetup() {
+    }
+
+    /** One line: {@code 2026-11-30T10:00:00.123Z INFO  [logger] message}, then the stack trace if any. */
+    static final class LineFormatter extends Formatter {
+        @Override
+        public String format(LogRecord r) {
+            StringBuilder sb = new StringBuilder(160);
+            sb.append(Instant.ofEpochMilli(r.getMillis())).append(' ');
+            String level = levelName(r.getLevel());
+            sb.append(level);
+            for (int i = level.length(); i < 6; i++) {
+                sb.append(' ');
+            }
+            String name = r.getLoggerName() == null ? "" : r.getLoggerName();
+            sb.append('[').append(shorten(name)).append("] ").append(formatMessage(r)).append('\n');
+            if (r.getThrown() != null) {
+                java.io.StringWriter sw = new java.io.StringWriter();
+                r.getThrown().printStackTrace(new java.io.PrintWriter(sw));
+                sb.append(sw);
+            }
+            return sb.toString();
+        }
+
+        private static String shorten(String name) {
+            int dot = name.lastIndexOf('.');
+            return dot < 0 ? name : name.substring(dot + 1);
+        }
+    }
+
+    static String levelName(Level l) {
+        int v = l.intValue();
+        if (v >= Level.SEVERE.intValue()) {
+            return "ERROR";
+        }
+        if (v >= Level.WARNING.intValue()) {
+            return "WARN";
+        }
+        if (v >= Level.INFO.intValue()) {
+            return "INFO";
+        }
+        if (v >= Level.FINE.intValue()) {
+            return "DEBUG";
+        }
+        return "TRACE";
+    }
+
+    /**
+     * @param level ERROR, WARN, INFO, DEBUG or TRACE
+     * @return the JUL level
+     */
+    static Level julLevel(String level) {
+        switch (level) {
+            case "ERROR": return Level.SEVERE;
+            case "WARN": return Level.WARNING;
+            case "DEBUG": return Level.FINE;
+            case "TRACE": return Level.FINEST;
+            default: return Level.INFO;
+        }
+    }
+
+    /**
+     * Configures the root logger.
+     *
+     * @param level ERROR, WARN, INFO, DEBUG or TRACE
+     * @param logs the {@code logs/} folder, or {@code null} for stdout only
+     * @param out where console records go (stdout)
+     * @return a warning to print if the log file could not be opened, else {@code null}
+     */
+    public static String configure(String level, Path logs, PrintStream out) {
+        LogManager.getLogManager().reset();
+        Logger root = Logger.getLogger("");
+        Level l = julLevel(level);
+        root.setLevel(l);
+        Handler console = new ConsoleHandler() {
+            {
+                setOutputStream(out);
+            }
+        };
+        console.setFormatter(new LineFormatter());
+        console.setLevel(l);
+        root.addHandler(console);
+        // Jetty is chatty at INFO; keep it to warnings unless DEBUG/TRACE is asked for.
+        if (l.intValue() >= Level.INFO.intValue()) {
+            Logger.getLogger("org.eclipse.jetty").setLevel(Level.WARNING);
+        }
+        if (logs == null) {
+            return null;
+        }
+        try {
+            FileHandler file = new FileHandler(logs.resolve("npu-lifecycle.%g.log").toString(), 10 * 1024 * 1024, 5,
+                    true);
+            file.setFormatter(new LineFormatter());
+            file.setLevel(l);
+            file.setEncoding("UTF-8");
+            root.addHandler(file);
+            return null;
+        } catch (IOException | SecurityException e) {
+            return "cannot write the log file under " + logs + ": " + e + "; logging to stdout only";
+        }
+    }
+}

@@ -1,0 +1,251 @@
+package io.npulifecycle.launcher;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.ServiceLoader;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.BundleException;
+import org.osgi.framework.Constants;
+import org.osgi.framework.FrameworkEvent;
+import org.osgi.framework.launch.Framework;
+import org.osgi.framework.launch.FrameworkFactory;
+import org.osgi.framework.startlevel.BundleStartLevel;
+
+/**
+ * Entry point of {@code bin/npu-lifecycle}: parses the command line, prepares the runtime home, and boots an Apache
+ * Felix framework with the bundles of the requested role. See {@link LaunchOptions#USAGE}.
+ */
+public final class Main {
+
+    private static final Logger LOG = Logger.getLogger(Main.class.getName());
+
+    private final Map<String, String> env;
+    private final PrintStream out;
+    private final PrintStream err;
+    private volatile Framework framework;
+
+    /**
+     * @param env the process environment
+     * @param out standard output
+     * @param err standard error
+     */
+    public Main(Map<String, String> env, PrintStream out, PrintStream err) {
+        this.env = env;
+        this.out = out;
+        this.err = err;
+    }
+
+    /**
+     * Runs the command and exits the JVM with its exit code.
+     *
+     * @param args the command line
+     */
+    public static void main(String[] args) {
+        int rc = new Main(System.getenv(), System.out, System.err).run(args);
+        System.exit(rc);
+    }
+
+    /**
+     * Runs a command. For {@code node} and {@code control-plane} this blocks until the framework stops.
+     *
+     * @param args the command line
+     * @return the exit code: 0 success, 1 failed to start, 2 usage or configuration error, 3 unusable home
+     */
+    public int run(String[] args) {
+        try {
+            LaunchOptions o = LaunchOptions.parse(args, env);
+            switch (o.command()) {
+                case "help":
+                    out.println(LaunchOptions.USAGE);
+                    return 0;
+                case "check-npu-smi":
+                    return checkNpuSmi(o.rest());
+                default:
+                    return runRuntime(o);
+            }
+        } catch (LaunchException e) {
+            err.println(e.getMessage());
+            return e.exitCode();
+        }
+    }
+
+    /** @return the installation folder (the parent of {@code lib/}) */
+    static Path installDir() throws LaunchException {
+        String prop = System.getProperty("npu.lifecycle.install");
+        if (prop != null && !prop.isBlank()) {
+            return Path.of(prop).toAbsolutePath().normalize();
+        }
+        try {
+            Path jar = Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            return jar.getParent().getParent().toAbsolutePath().normalize();
+        } catch (URISyntaxException | RuntimeException e) {
+            throw new LaunchException(LaunchException.FAILED, "cannot find the installation folder; set "
+                    + "-Dnpu.lifecycle.install", e);
+        }
+    }
+
+    static String productVersion() {
+        try (InputStream in = Main.class.getResourceAsStream("version.properties")) {
+            Properties p = new Properties();
+            if (in != null) {
+                p.load(in);
+            }
+            return p.getProperty("version", "unknown");
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
+    private int runRuntime(LaunchOptions o) throws LaunchException {
+        Path install = installDir();
+        RuntimeHome home = new RuntimeHome(o.home());
+        home.prepare(install.resolve("conf").resolve("defaults"));
+        RuntimeSettings settings = RuntimeSettings.load(home.etc(), env);
+        String logProblem = LogSetup.configure(settings.logLevel(), home.logs(), out);
+        if (logProblem != null) {
+            LOG.warning(logProblem);
+        }
+        Credentials credentials = Credentials.resolve(settings, home.secrets(), new SecureRandom());
+        AccessPolicy policy = AccessPolicy.choose(settings.jolokiaPolicy(), home.run());
+        List<BundleList.Entry> entries = BundleList.read(install.resolve("conf").resolve("bundles.list"),
+                install.resolve("bundles"));
+        boolean shell = !o.noShell() && System.console() != null;
+        String role = o.role().id();
+        checkPortFree(settings);
+
+        for (BundleList.Entry e : entries) {
+            if (e.deploy() && e.appliesTo(role, shell) && home.placeInDeploy(e.file())) {
+                LOG.info("Placed " + e.file().getFileName() + " in " + home.deploy());
+            }
+        }
+        Map<String, String> props = FrameworkConfig.properties(role, productVersion(), home, install, settings,
+                credentials, policy);
+        Framework fw = newFramework(props);
+        this.framework = fw;
+        try {
+            fw.init();
+            BundleContext ctx = fw.getBundleContext();
+            List<Bundle> installed = new ArrayList<>();
+            for (BundleList.Entry e : entries) {
+                if (e.deploy() || !e.appliesTo(role, shell)) {
+                    continue;
+                }
+                Bundle b = ctx.installBundle(e.file().toUri().toString());
+                b.adapt(BundleStartLevel.class).setStartLevel(e.startLevel());
+                installed.add(b);
+            }
+            for (Bundle b : installed) {
+                if (b.getHeaders().get(Constants.FRAGMENT_HOST) == null) {
+                    b.start();
+                }
+            }
+            Runtime.getRuntime().addShutdownHook(new Thread(this::stopFramework, "npu-lifecycle-shutdown"));
+            fw.start();
+        } catch (BundleException | RuntimeException e) {
+            stopFramework();
+            throw new LaunchException(LaunchException.FAILED, "the " + role + " runtime failed to start: " + e, e);
+        }
+        LOG.info("Jolokia user '" + credentials.user() + "', credentials from " + credentials.source());
+        if (policy.problem() != null) {
+            LOG.severe(policy.problem() + ": every Jolokia request will be refused (deny-all policy " + policy.file()
+                    + "). Fix the file and restart the runtime.");
+        }
+        String url = "http://" + hostForUrl(settings.httpHost()) + ":" + settings.httpPort()
+                + FrameworkConfig.JOLOKIA_CONTEXT;
+        out.println("npu-lifecycle " + role + " runtime " + productVersion() + " started: Jolokia " + url
+                + " home " + home.root());
+        out.flush();
+        try {
+            FrameworkEvent ev = fw.waitForStop(0);
+            return ev.getType() == FrameworkEvent.ERROR ? LaunchException.FAILED : 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 0;
+        }
+    }
+
+    private static String hostForUrl(String host) {
+        return host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
+    }
+
+    private static void checkPortFree(RuntimeSettings settings) throws LaunchException {
+        try (ServerSocket s = new ServerSocket()) {
+            s.setReuseAddress(true);
+            s.bind(new InetSocketAddress(settings.httpHost(), settings.httpPort()));
+        } catch (IOException e) {
+            throw new LaunchException(LaunchException.FAILED, "cannot listen on " + settings.httpHost() + ":"
+                    + settings.httpPort() + " for Jolokia and the health endpoints: " + e.getMessage()
+                    + " (another runtime running? set http.port in etc/runtime.properties or NPU_LIFECYCLE_HTTP_PORT)");
+        }
+    }
+
+    private static Framework newFramework(Map<String, String> props) throws LaunchException {
+        for (FrameworkFactory f : ServiceLoader.load(FrameworkFactory.class, Main.class.getClassLoader())) {
+            return f.newFramework(props);
+        }
+        throw new LaunchException(LaunchException.FAILED, "broken installation: no OSGi framework in lib/");
+    }
+
+    private void stopFramework() {
+        Framework fw = framework;
+        if (fw == null || (fw.getState() & (Bundle.STARTING | Bundle.ACTIVE)) == 0) {
+            return;
+        }
+        try {
+            fw.stop();
+            fw.waitForStop(30_000);
+        } catch (BundleException | RuntimeException e) {
+            LOG.log(Level.WARNING, "stopping the framework failed", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * {@code check-npu-smi}: runs the probe bundle's offline checker on a plain class path made of the probe, API and
+     * JSON bundles of the installation (no OSGi framework).
+     */
+    private int checkNpuSmi(List<String> args) throws LaunchException {
+        Path bundles = installDir().resolve("bundles");
+        List<URL> urls = new ArrayList<>();
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(bundles,
+                "{io.npulifecycle.probe-*.jar,io.npulifecycle.api-*.jar,jolokia-json-*.jar}")) {
+            for (Path p : ds) {
+                urls.add(p.toUri().toURL());
+            }
+        } catch (IOException e) {
+            throw new LaunchException(LaunchException.FAILED, "broken installation: cannot read " + bundles + ": " + e,
+                    e);
+        }
+        try (URLClassLoader cl = new URLClassLoader(urls.toArray(new URL[0]), Main.class.getClassLoader())) {
+            Class<?> c = Class.forName("io.npulifecycle.probe.check.CheckNpuSmi", true, cl);
+            Method run = c.getMethod("run", String[].class, PrintStream.class, PrintStream.class);
+            return (Integer) run.invoke(null, args.toArray(new String[0]), out, err);
+        } catch (InvocationTargetException e) {
+            throw new LaunchException(LaunchException.FAILED, "check-npu-smi failed: " + e.getCause(), e.getCause());
+        } catch (ReflectiveOperationException | IOException e) {
+            throw new LaunchException(LaunchException.FAILED, "broken installation: the npu-smi checker is missing from "
+                    + bundles + ": " + e, e);
+        }
+    }
+}

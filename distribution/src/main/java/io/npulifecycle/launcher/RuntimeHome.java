@@ -1,0 +1,202 @@
+package io.npulifecycle.launcher;
+
+import java.io.IOException;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.jar.JarFile;
+import java.util.jar.Manifest;
+
+/**
+ * The runtime home folder: {@code etc/} (configuration, watched by FileInstall and fed to ConfigAdmin),
+ * {@code deploy/} (bundles, watched by FileInstall), {@code cache/} (the framework's bundle cache, cleaned at each
+ * start), {@code logs/}, {@code secrets/} (mode 0700) and {@code run/} (files the launcher writes each start).
+ */
+public final class RuntimeHome {
+
+    private final Path root;
+
+    /**
+     * @param root the absolute home folder
+     */
+    public RuntimeHome(Path root) {
+        this.root = root;
+    }
+
+    /**
+     * Creates the folders, checks that the home is writable, and copies the default configuration files that are
+     * missing from {@code etc/}. Existing files are never overwritten: the operator's edits are kept.
+     *
+     * @param defaults the installation's {@code conf/defaults/} folder
+     * @throws LaunchException ({@link LaunchException#HOME}) naming the folder and the reason when the home cannot
+     *         be created or written
+     */
+    public void prepare(Path defaults) throws LaunchException {
+        try {
+            for (Path d : new Path[] {root, etc(), deploy(), cache(), logs(), run()}) {
+                Files.createDirectories(d);
+            }
+            Path probe = Files.createTempFile(root, ".write-check", ".tmp");
+            Files.delete(probe);
+        } catch (IOException | SecurityException e) {
+            throw new LaunchException(LaunchException.HOME, "npu-lifecycle: the runtime home " + root
+                    + " cannot be used: " + describe(e) + ". Give a writable folder with --home DIR.", e);
+        }
+        if (Files.isDirectory(defaults)) {
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(defaults)) {
+                for (Path src : ds) {
+                    Path dst = etc().resolve(src.getFileName().toString());
+                    if (Files.isRegularFile(src) && !Files.exists(dst)) {
+                        copyAtomically(src, dst);
+                    }
+                }
+            } catch (IOException e) {
+                throw new LaunchException(LaunchException.HOME, "cannot copy default configuration from " + defaults
+                        + " to " + etc() + ": " + e, e);
+            }
+        }
+    }
+
+    private static String describe(Exception e) {
+        if (e instanceof java.nio.file.AccessDeniedException) {
+            return "permission denied on " + e.getMessage();
+        }
+        if (e instanceof java.nio.file.FileSystemException) {
+            java.nio.file.FileSystemException f = (java.nio.file.FileSystemException) e;
+            return f.getFile() + (f.getReason() != null ? ": " + f.getReason() : ": " + e.getClass().getSimpleName());
+        }
+        return String.valueOf(e.getMessage());
+    }
+
+    /**
+     * Places a product implementation bundle in {@code deploy/} under its symbolic name, e.g.
+     * {@code deploy/io.npulifecycle.probe.jar}, unless a copy with the same or a higher Bundle-Version is already
+     * there (an operator's hot update is kept across restarts; a product upgrade with newer bundles replaces it).
+     *
+     * @param bundle the product bundle in the installation
+     * @return {@code true} when the file in {@code deploy/} was written
+     * @throws LaunchException ({@link LaunchException#HOME}) when it cannot be written
+     */
+    public boolean placeInDeploy(Path bundle) throws LaunchException {
+        try {
+            String bsn = symbolicName(bundle);
+            Path dst = deploy().resolve(bsn + ".jar");
+            if (Files.exists(dst)) {
+                String have = versionOrNull(dst);
+                String offered = version(bundle);
+                if (have != null && compare(have, offered) >= 0) {
+                    return false;
+                }
+            }
+            copyAtomically(bundle, dst);
+            return true;
+        } catch (IOException e) {
+            throw new LaunchException(LaunchException.HOME, "cannot place " + bundle + " in " + deploy() + ": " + e, e);
+        }
+    }
+
+    static void copyAtomically(Path src, Path dst) throws IOException {
+        // FileInstall ignores names that do not match its filter (.jar/.cfg/.config), so it never sees a half copy.
+        Path tmp = dst.resolveSibling(dst.getFileName() + ".part");
+        Files.copy(src, tmp, StandardCopyOption.REPLACE_EXISTING);
+        try {
+            Files.move(tmp, dst, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(tmp, dst, StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    static String symbolicName(Path jar) throws IOException {
+        String bsn = header(jar, "Bundle-SymbolicName");
+        if (bsn == null) {
+            throw new IOException(jar + " is not an OSGi bundle (no Bundle-SymbolicName)");
+        }
+        int semi = bsn.indexOf(';');
+        return (semi < 0 ? bsn : bsn.substring(0, semi)).trim();
+    }
+
+    static String version(Path jar) throws IOException {
+        String v = header(jar, "Bundle-Version");
+        return v == null ? "0.0.0" : v.trim();
+    }
+
+    private static String versionOrNull(Path jar) {
+        try {
+            return version(jar);
+        } catch (IOException e) {
+            return null; // a broken copy in deploy/ is replaced
+        }
+    }
+
+    private static String header(Path jar, String name) throws IOException {
+        try (JarFile jf = new JarFile(jar.toFile())) {
+            Manifest m = jf.getManifest();
+            return m == null ? null : m.getMainAttributes().getValue(name);
+        }
+    }
+
+    /**
+     * Compares OSGi versions {@code major.minor.micro.qualifier}; the qualifier compares as a string.
+     *
+     * @return negative, zero or positive as {@code a} is lower than, equal to or higher than {@code b}
+     */
+    static int compare(String a, String b) {
+        String[] x = a.split("\\.", 4);
+        String[] y = b.split("\\.", 4);
+        for (int i = 0; i < 3; i++) {
+            int c = Integer.compare(num(x, i), num(y, i));
+            if (c != 0) {
+                return c;
+            }
+        }
+        return (x.length > 3 ? x[3] : "").compareTo(y.length > 3 ? y[3] : "");
+    }
+
+    private static int num(String[] parts, int i) {
+        if (i >= parts.length) {
+            return 0;
+        }
+        try {
+            return Integer.parseInt(parts[i]);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    /** @return the home folder */
+    public Path root() {
+        return root;
+    }
+
+    /** @return {@code etc/} */
+    public Path etc() {
+        return root.resolve("etc");
+    }
+
+    /** @return {@code deploy/} */
+    public Path deploy() {
+        return root.resolve("deploy");
+    }
+
+    /** @return {@code cache/}, the framework storage */
+    public Path cache() {
+        return root.resolve("cache");
+    }
+
+    /** @return {@code logs/} */
+    public Path logs() {
+        return root.resolve("logs");
+    }
+
+    /** @return {@code secrets/} */
+    public Path secrets() {
+        return root.resolve("secrets");
+    }
+
+    /** @return {@code run/} */
+    public Path run() {
+        return root.resolve("run");
+    }
+}

@@ -1,0 +1,163 @@
+package io.npulifecycle.launcher;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Settings read before the framework starts: {@code etc/runtime.properties} of the runtime home, overridden by
+ * environment variables. Every value is validated; a bad one stops the launch with a message naming the file (or
+ * variable), the key and what was expected, so a typo never starts a runtime with surprising settings.
+ */
+public final class RuntimeSettings {
+
+    /** File name under {@code etc/}. */
+    public static final String FILE = "runtime.properties";
+    static final Set<String> KEYS = Set.of("http.host", "http.port", "log.level", "jolokia.user", "jolokia.policy");
+    static final Set<String> LEVELS = Set.of("ERROR", "WARN", "INFO", "DEBUG", "TRACE");
+
+    private final String httpHost;
+    private final int httpPort;
+    private final String logLevel;
+    private final String jolokiaUser;
+    private final Path jolokiaPolicy;
+    private final String envUser;
+    private final String envPassword;
+
+    private RuntimeSettings(String httpHost, int httpPort, String logLevel, String jolokiaUser, Path jolokiaPolicy,
+            String envUser, String envPassword) {
+        this.httpHost = httpHost;
+        this.httpPort = httpPort;
+        this.logLevel = logLevel;
+        this.jolokiaUser = jolokiaUser;
+        this.jolokiaPolicy = jolokiaPolicy;
+        this.envUser = envUser;
+        this.envPassword = envPassword;
+    }
+
+    /**
+     * Reads and validates the settings.
+     *
+     * @param etc the runtime's {@code etc/} folder; a missing {@code runtime.properties} means all defaults
+     * @param env the process environment
+     * @return the settings
+     * @throws LaunchException ({@link LaunchException#USAGE}) naming the file or variable and the key on any invalid
+     *         value or unknown key
+     */
+    public static RuntimeSettings load(Path etc, Map<String, String> env) throws LaunchException {
+        Path file = etc.resolve(FILE);
+        Properties p = new Properties();
+        if (Files.exists(file)) {
+            try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+                p.load(r);
+            } catch (IOException | IllegalArgumentException e) {
+                throw new LaunchException(LaunchException.USAGE, file + ": cannot be read as a properties file: "
+                        + e.getMessage(), e);
+            }
+        }
+        Set<String> unknown = new TreeSet<>(p.stringPropertyNames());
+        unknown.removeAll(KEYS);
+        if (!unknown.isEmpty()) {
+            throw new LaunchException(LaunchException.USAGE, file + ": unknown key(s) " + unknown + "; known keys are "
+                    + new TreeSet<>(KEYS));
+        }
+        String host = pick(env, "NPU_LIFECYCLE_HTTP_HOST", p, "http.host", "127.0.0.1");
+        if (host.isBlank() || host.chars().anyMatch(Character::isWhitespace)) {
+            throw new LaunchException(LaunchException.USAGE, source(env, "NPU_LIFECYCLE_HTTP_HOST", file)
+                    + ": http.host='" + host + "' is not a host name or address");
+        }
+        String portText = pick(env, "NPU_LIFECYCLE_HTTP_PORT", p, "http.port", "8778");
+        int port;
+        try {
+            port = Integer.parseInt(portText.trim());
+        } catch (NumberFormatException e) {
+            port = -1;
+        }
+        if (port < 1 || port > 65535) {
+            throw new LaunchException(LaunchException.USAGE, source(env, "NPU_LIFECYCLE_HTTP_PORT", file)
+                    + ": http.port='" + portText + "' is not a TCP port (expected an integer from 1 to 65535)");
+        }
+        String level = pick(env, "NPU_LIFECYCLE_LOG_LEVEL", p, "log.level", "INFO").trim().toUpperCase();
+        if (!LEVELS.contains(level)) {
+            throw new LaunchException(LaunchException.USAGE, source(env, "NPU_LIFECYCLE_LOG_LEVEL", file)
+                    + ": log.level='" + level + "' is not one of " + new TreeSet<>(LEVELS));
+        }
+        String user = p.getProperty("jolokia.user", "operator").trim();
+        if (!user.matches("[A-Za-z0-9._@-]{1,64}")) {
+            throw new LaunchException(LaunchException.USAGE, file + ": jolokia.user='" + user
+                    + "' is not a user name (expected 1 to 64 of A-Z a-z 0-9 . _ @ -)");
+        }
+        Path policy = etc.resolve(p.getProperty("jolokia.policy", "jolokia-access.xml").trim());
+        String envUser = blankToNull(env.get("NPU_LIFECYCLE_JOLOKIA_USER"));
+        String envPassword = blankToNull(env.get("NPU_LIFECYCLE_JOLOKIA_PASSWORD"));
+        if ((envUser == null) != (envPassword == null)) {
+            throw new LaunchException(LaunchException.USAGE, (envUser == null
+                    ? "NPU_LIFECYCLE_JOLOKIA_PASSWORD is set but NPU_LIFECYCLE_JOLOKIA_USER is not"
+                    : "NPU_LIFECYCLE_JOLOKIA_USER is set but NPU_LIFECYCLE_JOLOKIA_PASSWORD is not")
+                    + ": set both, or neither to use the generated credentials");
+        }
+        if (envUser != null && !envUser.matches("[A-Za-z0-9._@-]{1,64}")) {
+            throw new LaunchException(LaunchException.USAGE, "NPU_LIFECYCLE_JOLOKIA_USER='" + envUser
+                    + "' is not a user name (expected 1 to 64 of A-Z a-z 0-9 . _ @ -)");
+        }
+        return new RuntimeSettings(host.trim(), port, level, user, policy, envUser, envPassword);
+    }
+
+    private static String pick(Map<String, String> env, String var, Properties p, String key, String dflt) {
+        String e = env.get(var);
+        if (e != null && !e.isBlank()) {
+            return e;
+        }
+        return p.getProperty(key, dflt);
+    }
+
+    private static String source(Map<String, String> env, String var, Path file) {
+        String e = env.get(var);
+        return e != null && !e.isBlank() ? "environment variable " + var : file.toString();
+    }
+
+    private static String blankToNull(String s) {
+        return s == null || s.isBlank() ? null : s;
+    }
+
+    /** @return the HTTP bind address */
+    public String httpHost() {
+        return httpHost;
+    }
+
+    /** @return the HTTP port, 1 to 65535 */
+    public int httpPort() {
+        return httpPort;
+    }
+
+    /** @return ERROR, WARN, INFO, DEBUG or TRACE */
+    public String logLevel() {
+        return logLevel;
+    }
+
+    /** @return the Jolokia user used with generated credentials */
+    public String jolokiaUser() {
+        return jolokiaUser;
+    }
+
+    /** @return the Jolokia access policy file */
+    public Path jolokiaPolicy() {
+        return jolokiaPolicy;
+    }
+
+    /** @return the user from the environment, or {@code null} */
+    public String envUser() {
+        return envUser;
+    }
+
+    /** @return the password from the environment, or {@code null} */
+    public String envPassword() {
+        return envPassword;
+    }
+}

@@ -1,0 +1,74 @@
+package io.npulifecycle.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class RuntimeSettingsTest {
+
+    @TempDir
+    Path etc;
+
+    @Test
+    void defaultsWhenTheFileIsMissing() throws Exception {
+        RuntimeSettings s = RuntimeSettings.load(etc, Map.of());
+        assertEquals("127.0.0.1", s.httpHost());
+        assertEquals(8778, s.httpPort());
+        assertEquals("INFO", s.logLevel());
+        assertEquals("operator", s.jolokiaUser());
+        assertEquals(etc.resolve("jolokia-access.xml"), s.jolokiaPolicy());
+        assertNull(s.envUser());
+    }
+
+    @Test
+    void environmentOverridesTheFile() throws Exception {
+        Files.writeString(etc.resolve(RuntimeSettings.FILE), "http.port=9000\nlog.level=debug\n");
+        RuntimeSettings s = RuntimeSettings.load(etc, Map.of("NPU_LIFECYCLE_HTTP_PORT", "9100",
+                "NPU_LIFECYCLE_JOLOKIA_USER", "ops", "NPU_LIFECYCLE_JOLOKIA_PASSWORD", "pw-from-secret"));
+        assertEquals(9100, s.httpPort());
+        assertEquals("DEBUG", s.logLevel());
+        assertEquals("ops", s.envUser());
+        assertEquals("pw-from-secret", s.envPassword());
+    }
+
+    @Test
+    void badPortNamesTheFileAndTheKey() throws Exception {
+        Files.writeString(etc.resolve(RuntimeSettings.FILE), "http.port=87x8\n");
+        LaunchException e = assertThrows(LaunchException.class, () -> RuntimeSettings.load(etc, Map.of()));
+        assertEquals(LaunchException.USAGE, e.exitCode());
+        assertTrue(e.getMessage().contains(etc.resolve(RuntimeSettings.FILE).toString()), e.getMessage());
+        assertTrue(e.getMessage().contains("http.port='87x8'"), e.getMessage());
+    }
+
+    @Test
+    void badPortFromTheEnvironmentNamesTheVariable() {
+        LaunchException e = assertThrows(LaunchException.class,
+                () -> RuntimeSettings.load(etc, Map.of("NPU_LIFECYCLE_HTTP_PORT", "70000")));
+        assertTrue(e.getMessage().contains("NPU_LIFECYCLE_HTTP_PORT"), e.getMessage());
+    }
+
+    @Test
+    void unknownKeyAndBadLevelAreRejected() throws Exception {
+        Files.writeString(etc.resolve(RuntimeSettings.FILE), "http.prot=1\n");
+        assertTrue(assertThrows(LaunchException.class, () -> RuntimeSettings.load(etc, Map.of())).getMessage()
+                .contains("http.prot"));
+        Files.writeString(etc.resolve(RuntimeSettings.FILE), "log.level=LOUD\n");
+        assertTrue(assertThrows(LaunchException.class, () -> RuntimeSettings.load(etc, Map.of())).getMessage()
+                .contains("log.level='LOUD'"));
+    }
+
+    @Test
+    void userWithoutPasswordIsRejected() {
+        LaunchException e = assertThrows(LaunchException.class,
+                () -> RuntimeSettings.load(etc, Map.of("NPU_LIFECYCLE_JOLOKIA_USER", "ops")));
+        assertTrue(e.getMessage().contains("NPU_LIFECYCLE_JOLOKIA_PASSWORD is not"), e.getMessage());
+    }
+}
