@@ -22,11 +22,20 @@ import org.w3c.dom.Document;
  */
 public final class AccessPolicy {
 
-    /** The policy used when the configured one cannot be used: no request type is allowed. */
+    /**
+     * The policy used when the configured one cannot be used. Jolokia answers {@code version} whatever the
+     * {@code <commands>} list says, so the deny-all policy also admits no client address ({@code <remote>} lists only
+     * the broadcast address, which never opens a TCP connection) and no HTTP method; every request gets
+     * {@code "status":403}.
+     */
     static final String DENY_ALL = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             + "<!-- Written by the npu-lifecycle launcher: the configured Jolokia policy could not be used. -->\n"
-            + "<restrict>\n  <commands></commands>\n  <deny><mbean><name>*:*</name><attribute>*</attribute>"
-            + "<operation>*</operation></mbean></deny>\n</restrict>\n";
+            + "<restrict>\n"
+            + "  <remote><host>255.255.255.255</host></remote>\n"
+            + "  <http></http>\n"
+            + "  <commands></commands>\n"
+            + "  <deny><mbean><name>*:*</name><attribute>*</attribute><operation>*</operation></mbean></deny>\n"
+            + "</restrict>\n";
 
     private final Path file;
     private final String problem;

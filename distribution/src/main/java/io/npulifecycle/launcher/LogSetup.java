@@ -4,13 +4,13 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.logging.ConsoleHandler;
 import java.util.logging.FileHandler;
 import java.util.logging.Formatter;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogManager;
 import java.util.logging.LogRecord;
+import java.util.logging.StreamHandler;
 import java.util.logging.Logger;
 
 /**
@@ -94,12 +94,20 @@ public final class LogSetup {
         Logger root = Logger.getLogger("");
         Level l = julLevel(level);
         root.setLevel(l);
-        Handler console = new ConsoleHandler() {
-            {
-                setOutputStream(out);
+        // A StreamHandler on stdout that flushes every record and never closes the stream. (ConsoleHandler would
+        // close System.err when given another stream.)
+        Handler console = new StreamHandler(out, new LineFormatter()) {
+            @Override
+            public synchronized void publish(LogRecord r) {
+                super.publish(r);
+                flush();
+            }
+
+            @Override
+            public synchronized void close() {
+                flush();
             }
         };
-        console.setFormatter(new LineFormatter());
         console.setLevel(l);
         root.addHandler(console);
         // Jetty is chatty at INFO; keep it to warnings unless DEBUG/TRACE is asked for.

@@ -39,6 +39,7 @@ class AccessPolicyTest {
             assertEquals(dir.resolve("run").resolve("jolokia-deny-all.xml").toAbsolutePath(), a.file());
             String denyAll = Files.readString(a.file());
             assertTrue(denyAll.contains("<commands></commands>"), "no command is allowed");
+            assertTrue(denyAll.contains("<remote><host>255.255.255.255</host></remote>"), "no client is allowed");
         }
     }
 }

@@ -1,0 +1,221 @@
+package io.npulifecycle.markers.internal;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.util.Dictionary;
+import java.util.HashMap;
+import java.util.Hashtable;
+import java.util.List;
+import java.util.Map;
+
+import javax.management.DynamicMBean;
+import javax.management.StandardMBean;
+
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.event.Event;
+import org.osgi.service.event.EventAdmin;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.markers.Marker;
+import io.npulifecycle.api.markers.MarkerChange;
+import io.npulifecycle.api.markers.MarkerListener;
+import io.npulifecycle.api.markers.MarkerRead;
+import io.npulifecycle.api.markers.MarkerStore;
+import io.npulifecycle.api.markers.MarkerStoreException;
+import io.npulifecycle.api.markers.Markers;
+import io.npulifecycle.api.markers.MarkersMXBean;
+import io.npulifecycle.api.time.TimeSource;
+
+/**
+ * The {@link MarkerStore} service, PID {@value #PID}; also registers the {@code io.npulifecycle:type=Markers} MBean
+ * and posts {@link Markers#TOPIC_CHANGED} events. An invalid configuration is logged and the previous one is kept.
+ */
+@Component(configurationPid = MarkerStoreComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL,
+        service = MarkerStore.class)
+@Designate(ocd = MarkerStoreComponent.Config.class)
+public class MarkerStoreComponent implements MarkerStore {
+
+    /** Configuration PID. */
+    public static final String PID = "io.npulifecycle.markers";
+    private static final System.Logger LOG = System.getLogger(MarkerStoreComponent.class.getName());
+
+    /** Configuration of the marker store. */
+    @ObjectClassDefinition(name = "npu-lifecycle marker store", description = "Host folder of the driver-ready and reboot-required markers and of the per-boot state files.")
+    public @interface Config {
+        /** @return the folder */
+        @AttributeDefinition(description = "Host folder of marker and state files (a tmpfs: a reboot clears it).")
+        String folder() default "/run/npu-operator/";
+
+        /** @return the boot id path */
+        @AttributeDefinition(description = "File holding the current boot id.")
+        String bootIdPath() default "/proc/sys/kernel/random/boot_id";
+    }
+
+    @Reference
+    private TimeSource time;
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    private volatile EventAdmin eventAdmin;
+
+    private FileMarkerStore store;
+    private ServiceRegistration<DynamicMBean> mbeanRegistration;
+    private Config current;
+
+    @Activate
+    void activate(BundleContext context, Config config) {
+        Path folder = validFolder(config);
+        if (folder == null) {
+            folder = Path.of("/run/npu-operator/");
+        }
+        store = new FileMarkerStore(folder, bootId(config.bootIdPath()), time::now, this::post);
+        current = config;
+        LOG.log(Level.INFO, "marker store on " + folder + ", boot id " + store.bootId());
+        try {
+            Dictionary<String, Object> props = new Hashtable<>();
+            props.put(Mbeans.OBJECT_NAME_PROPERTY, MarkersMXBean.OBJECT_NAME);
+            mbeanRegistration = context.registerService(DynamicMBean.class,
+                    new StandardMBean(new MarkersMBean(store), MarkersMXBean.class, true), props);
+        } catch (IllegalArgumentException e) {
+            LOG.log(Level.ERROR, "cannot register the Markers MBean", e);
+        }
+    }
+
+    @Modified
+    void modified(Config config) {
+        Path folder = validFolder(config);
+        if (folder == null) {
+            return;
+        }
+        store.reconfigure(folder, bootId(config.bootIdPath()));
+        current = config;
+        LOG.log(Level.INFO, "marker store reconfigured: folder " + folder + ", boot id " + store.bootId());
+    }
+
+    @Deactivate
+    void deactivate() {
+        if (mbeanRegistration != null) {
+            try {
+                mbeanRegistration.unregister();
+            } catch (IllegalStateException ignored) {
+                // already gone with the bundle
+            }
+        }
+    }
+
+    private Path validFolder(Config config) {
+        String f = config.folder();
+        if (f == null || f.isBlank()) {
+            LOG.log(Level.ERROR, "PID " + PID + " key folder is empty: keeping the previous configuration");
+            return null;
+        }
+        try {
+            Path p = Path.of(f.trim());
+            if (!p.isAbsolute()) {
+                LOG.log(Level.ERROR, "PID " + PID + " key folder '" + f + "' is not absolute: keeping the previous configuration");
+                return null;
+            }
+            return p;
+        } catch (InvalidPathException e) {
+            LOG.log(Level.ERROR, "PID " + PID + " key folder '" + f + "' is not a path: keeping the previous configuration");
+            return null;
+        }
+    }
+
+    private String bootId(String path) {
+        try {
+            return FileMarkerStore.readBootId(Path.of(path));
+        } catch (IOException | InvalidPathException e) {
+            String previous = store == null ? "unknown" : store.bootId();
+            LOG.log(Level.ERROR, "PID " + PID + " key bootIdPath: cannot read boot id from " + path + " (" + e
+                    + "); using '" + previous + "'");
+            return previous;
+        }
+    }
+
+    private void post(MarkerChange change) {
+        EventAdmin ea = eventAdmin;
+        if (ea == null) {
+            return;
+        }
+        Map<String, Object> props = new HashMap<>();
+        props.put(Markers.EVENT_MARKER, change.marker());
+        props.put(Markers.EVENT_PRESENT, change.present());
+        if (change.reason() != null) {
+            props.put(Markers.EVENT_REASON, change.reason());
+        }
+        if (change.writer() != null) {
+            props.put(Markers.EVENT_WRITER, change.writer());
+        }
+        props.put(Markers.EVENT_CHANGE_COUNT, change.changeCount());
+        ea.postEvent(new Event(Markers.TOPIC_CHANGED, props));
+    }
+
+    @Override
+    public Path folder() {
+        return store.folder();
+    }
+
+    @Override
+    public String bootId() {
+        return store.bootId();
+    }
+
+    @Override
+    public MarkerRead read(String name) {
+        return store.read(name);
+    }
+
+    @Override
+    public List<MarkerRead> readAll() {
+        return store.readAll();
+    }
+
+    @Override
+    public Marker write(String name, Map<String, String> content, String writer) throws MarkerStoreException {
+        return store.write(name, content, writer);
+    }
+
+    @Override
+    public boolean remove(String name, String writer) throws MarkerStoreException {
+        return store.remove(name, writer);
+    }
+
+    @Override
+    public Map<String, String> readState(String name) {
+        return store.readState(name);
+    }
+
+    @Override
+    public void writeState(String name, Map<String, String> state) throws MarkerStoreException {
+        store.writeState(name, state);
+    }
+
+    @Override
+    public long changeCount() {
+        return store.changeCount();
+    }
+
+    @Override
+    public void addListener(MarkerListener listener) {
+        store.addListener(listener);
+    }
+
+    @Override
+    public void removeListener(MarkerListener listener) {
+        store.removeListener(listener);
+    }
+}

@@ -1,0 +1,271 @@
+package io.npulifecycle.itests;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertTrue;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.ops4j.pax.exam.Configuration;
+import org.ops4j.pax.exam.Option;
+import org.ops4j.pax.exam.junit.PaxExam;
+import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
+import org.ops4j.pax.exam.spi.reactors.PerClass;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.FrameworkEvent;
+import org.osgi.framework.FrameworkListener;
+import org.osgi.framework.ServiceReference;
+
+import io.npulifecycle.api.time.TimeSource;
+import io.npulifecycle.itests.hotdeploy.HotDeployActivator;
+import io.npulifecycle.itests.hotdeploy.HotDeployBundle;
+
+/**
+ * A real node-agent runtime (the distribution's bundles, the launcher's framework properties) booted by Pax Exam:
+ * every bundle ACTIVE, the Runtime MBean through Jolokia with and without credentials and the policy, hot deploy,
+ * and bad input in {@code deploy/} and {@code etc/}.
+ */
+@RunWith(PaxExam.class)
+@ExamReactorStrategy(PerClass.class)
+public class NodeRuntimeIT extends NodeRuntimeSupport {
+
+    static final Duration TIMEOUT = Duration.ofSeconds(30);
+    static final String[] PRODUCT = {"io.npulifecycle.api", "io.npulifecycle.clock", "io.npulifecycle.management",
+        "io.npulifecycle.markers", "io.npulifecycle.probe"};
+
+    @Configuration
+    public Option[] config() {
+        return once(NodeRuntimeIT.class, () -> {
+            Path markers = newWorkDir("markers");
+            try {
+                Path bootId = Files.writeString(markers.resolveSibling(markers.getFileName() + "-boot_id"),
+                        "11111111-2222-3333-4444-555555555555\n");
+                return RuntimeOptions.runtime("node", "node-home", Map.of(
+                        "io.npulifecycle.markers.cfg", "folder=" + markers + "\nbootIdPath=" + bootId + "\n"));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+    }
+
+    void awaitProductActive() {
+        await("every product bundle ACTIVE", TIMEOUT, () -> {
+            for (String bsn : PRODUCT) {
+                Bundle b = findBundle(bsn);
+                if (b == null || b.getState() != Bundle.ACTIVE) {
+                    return false;
+                }
+            }
+            return true;
+        }, this::bundleTable);
+    }
+
+    @Test
+    public void everyBundleIsActive() {
+        assertRunningInsideFelix();
+        awaitProductActive();
+        assertAllBundlesActive();
+        assertEquals("node", property("npu.lifecycle.role"));
+        Bundle probe = findBundle("io.npulifecycle.probe");
+        assertTrue("product bundles come from deploy/: " + probe.getLocation(),
+                probe.getLocation().contains("/deploy/io.npulifecycle.probe.jar"));
+    }
+
+    @Test
+    public void runtimeMBeanThroughJolokiaNeedsCredentialsAndHonoursThePolicy() {
+        awaitProductActive();
+        await("Runtime MBean readable", TIMEOUT,
+                () -> jolokia("/read/io.npulifecycle:type=Runtime/Role").body.contains("\"status\":200"));
+        Answer read = jolokia("/read/io.npulifecycle:type=Runtime");
+        assertEquals(200, read.status);
+        assertTrue(read.body, read.body.contains("\"Role\":\"node\""));
+        assertTrue(read.body, read.body.contains("\"symbolicName\":\"io.npulifecycle.probe\""));
+
+        assertEquals(401, get("/jolokia/read/io.npulifecycle:type=Runtime", null, null).status);
+        assertEquals(401, get("/jolokia/read/io.npulifecycle:type=Runtime", USER, "not-the-password").status);
+
+        Answer denied = jolokia("/exec/com.sun.management:type=DiagnosticCommand/vmVersion");
+        assertTrue("the policy denies DiagnosticCommand: " + denied, denied.body.contains("\"status\":403"));
+        Answer hotspot = jolokia("/read/com.sun.management:type=HotSpotDiagnostic/DiagnosticOptions");
+        assertTrue("the policy denies HotSpotDiagnostic: " + hotspot, hotspot.body.contains("\"status\":403"));
+    }
+
+    @Test
+    public void healthEndpointsAnswerWithoutAuthenticationAndWithoutDetails() {
+        awaitProductActive();
+        await("ready and OK", TIMEOUT, () -> "{\"status\":\"OK\"}".equals(get("/health/ready", null, null).body));
+        assertEquals(200, get("/health/ready", null, null).status);
+        assertEquals("{\"status\":\"OK\"}", get("/health/live", null, null).body);
+        assertEquals(404, get("/health/other", null, null).status);
+    }
+
+    @Test
+    public void hotDeployReplacesTheBundleAndReRegistersItsMBean() throws Exception {
+        awaitProductActive();
+        List<FrameworkEvent> frameworkEvents = new CopyOnWriteArrayList<>();
+        FrameworkListener listener = frameworkEvents::add;
+        bundleContext.addFrameworkListener(listener);
+        try {
+            Path deploy = home().resolve("deploy");
+            Path target = deploy.resolve("hotdeploy.jar");
+            Path tmp = deploy.resolve("hotdeploy.jar.part");
+            MBeanServer mbs = ManagementFactory.getPlatformMBeanServer();
+            ObjectName name = new ObjectName(HotDeployActivator.OBJECT_NAME);
+
+            HotDeployBundle.write(tmp, "1.0.0");
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+            await("the 1.0.0 MBean", TIMEOUT, () -> "1.0.0".equals(attribute(mbs, name)), this::bundleTable);
+            Bundle v1 = findBundle(HotDeployBundle.BSN);
+            long id = v1.getBundleId();
+            Answer through = jolokia("/read/" + HotDeployActivator.OBJECT_NAME + "/BundleVersion");
+            assertTrue(through.body, through.body.contains("\"value\":\"1.0.0\""));
+
+            HotDeployBundle.write(tmp, "2.0.0");
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            await("the MBean re-registered by 2.0.0", TIMEOUT, () -> "2.0.0".equals(attribute(mbs, name)),
+                    this::bundleTable);
+            assertEquals("updated in place, same bundle id", id, findBundle(HotDeployBundle.BSN).getBundleId());
+            assertEquals(Bundle.ACTIVE, bundleContext.getBundle(0).getState());
+            for (FrameworkEvent e : frameworkEvents) {
+                assertFalse("no framework restart", e.getType() == FrameworkEvent.STOPPED
+                        || e.getType() == FrameworkEvent.STOPPED_UPDATE);
+            }
+            await("Jolokia sees 2.0.0", TIMEOUT, () -> jolokia("/read/" + HotDeployActivator.OBJECT_NAME
+                    + "/BundleVersion").body.contains("\"value\":\"2.0.0\""));
+
+            Files.delete(target);
+            await("bundle uninstalled and MBean gone", TIMEOUT,
+                    () -> findBundle(HotDeployBundle.BSN) == null && !mbs.isRegistered(name));
+        } finally {
+            bundleContext.removeFrameworkListener(listener);
+        }
+    }
+
+    @Test
+    public void truncatedJarInDeployIsLoggedWithItsNameAndNotInstalled() throws Exception {
+        awaitProductActive();
+        List<String> log = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                String msg = r.getMessage() == null ? "" : r.getMessage();
+                if (r.getParameters() != null) {
+                    msg = java.text.MessageFormat.format(msg, r.getParameters());
+                }
+                log.add(msg + (r.getThrown() == null ? "" : " " + r.getThrown()));
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        Logger root = Logger.getLogger("");
+        root.addHandler(capture);
+        try {
+            Path deploy = home().resolve("deploy");
+            Path good = deploy.resolve("io.npulifecycle.probe.jar");
+            byte[] whole = Files.readAllBytes(good);
+            Path tmp = deploy.resolve("broken-probe.jar.part");
+            Files.write(tmp, java.util.Arrays.copyOf(whole, whole.length / 3));
+            Files.move(tmp, deploy.resolve("broken-probe.jar"), StandardCopyOption.ATOMIC_MOVE);
+            await("a log line naming broken-probe.jar", TIMEOUT,
+                    () -> log.stream().anyMatch(l -> l.contains("broken-probe.jar")), log::toString);
+            Object rejected = attributeList(ManagementFactory.getPlatformMBeanServer(),
+                    new ObjectName("io.npulifecycle:type=Deploy"), "RejectedFiles");
+            assertTrue(String.valueOf(rejected), String.valueOf(rejected).contains("broken-probe.jar: truncated"));
+            for (Bundle b : bundleContext.getBundles()) {
+                assertFalse("truncated jar installed: " + describe(b), b.getLocation().contains("broken-probe"));
+            }
+            awaitProductActive();
+            assertAllBundlesActive();
+            Files.delete(deploy.resolve("broken-probe.jar"));
+        } finally {
+            root.removeHandler(capture);
+        }
+    }
+
+    @Test
+    public void malformedConfigurationIsReportedAndThePreviousOneKept() throws Exception {
+        awaitProductActive();
+        Path cfg = home().resolve("etc/io.npulifecycle.time.cfg");
+        writeAtomically(cfg, "scale=2.5\n");
+        await("TimeSource at scale 2.5", TIMEOUT, () -> scale() == 2.5);
+
+        writeAtomically(cfg, "scale=fast\nspeed=11\n");
+        MBeanServer mbs = ManagementFactory.getPlatformMBeanServer();
+        ObjectName config = new ObjectName("io.npulifecycle:type=Configuration");
+        await("the problems reported", TIMEOUT, () -> {
+            String problems = String.valueOf(attributeList(mbs, config, "Problems"));
+            return problems.contains("io.npulifecycle.time.cfg") && problems.contains("key scale='fast'")
+                    && problems.contains("unknown key speed");
+        }, () -> String.valueOf(attributeList(mbs, config, "Problems")));
+        assertEquals("the component keeps its previous configuration", 2.5, scale(), 0.0);
+        awaitProductActive();
+        assertAllBundlesActive();
+        Files.delete(cfg);
+        await("back to the default scale", TIMEOUT, () -> scale() == 1.0);
+    }
+
+    double scale() {
+        ServiceReference<TimeSource> ref = bundleContext.getServiceReference(TimeSource.class);
+        if (ref == null) {
+            return -1;
+        }
+        TimeSource ts = bundleContext.getService(ref);
+        try {
+            return ts == null ? -1 : ts.scale();
+        } finally {
+            bundleContext.ungetService(ref);
+        }
+    }
+
+    static void writeAtomically(Path file, String content) throws java.io.IOException {
+        Path tmp = file.resolveSibling(file.getFileName() + ".part");
+        Files.writeString(tmp, content);
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    static String attribute(MBeanServer mbs, ObjectName name) {
+        try {
+            return mbs.isRegistered(name) ? String.valueOf(mbs.getAttribute(name, "BundleVersion")) : null;
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    static Object attributeList(MBeanServer mbs, ObjectName name, String attribute) {
+        try {
+            Object v = mbs.getAttribute(name, attribute);
+            return v instanceof Object[] ? java.util.Arrays.asList((Object[]) v) : v;
+        } catch (Exception e) {
+            return e.toString();
+        }
+    }
+
+    @SuppressWarnings("unused")
+    private static void unused() {
+        assertNull(null);
+        assertNotNull("");
+    }
+}

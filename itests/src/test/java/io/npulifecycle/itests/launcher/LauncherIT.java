@@ -1,0 +1,195 @@
+package io.npulifecycle.itests.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The launcher as an operator uses it: {@code bin/npu-lifecycle} of the assembled distribution, run as a process.
+ */
+class LauncherIT {
+
+    static final String USER = "itest-operator";
+    static final String PASSWORD = "itest-password-0123456789";
+    static final String RUNTIME = "/jolokia/read/io.npulifecycle:type=Runtime";
+
+    @TempDir
+    Path tmp;
+
+    Map<String, String> env(int port) {
+        return Map.of("NPU_LIFECYCLE_JOLOKIA_USER", USER, "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD,
+                "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port));
+    }
+
+    @Test
+    void unknownSubcommandPrintsUsageAndFails() throws Exception {
+        Path out = tmp.resolve("out.txt");
+        int rc = RuntimeProcess.runToExit(out, Map.of(), 60, "frobnicate");
+        String text = Files.readString(out);
+        assertEquals(2, rc, text);
+        assertTrue(text.contains("unknown command 'frobnicate'"), text);
+        assertTrue(text.contains("Usage: npu-lifecycle"), text);
+    }
+
+    @Test
+    void homeThatIsNotWritableIsAClearError() throws Exception {
+        Path file = Files.writeString(tmp.resolve("a-file"), "x");
+        Path out = tmp.resolve("out.txt");
+        int rc = RuntimeProcess.runToExit(out, Map.of(), 60, "node", "--no-shell", "--home",
+                file.resolve("home").toString());
+        String text = Files.readString(out);
+        assertEquals(3, rc, text);
+        assertTrue(text.contains(file.resolve("home").toString()) && text.contains("cannot be used"), text);
+    }
+
+    @Test
+    void invalidRuntimeSettingStopsTheLaunchNamingFileAndKey() throws Exception {
+        Path home = tmp.resolve("home");
+        Files.createDirectories(home.resolve("etc"));
+        Files.writeString(home.resolve("etc/runtime.properties"), "http.port=eighty\n");
+        Path out = tmp.resolve("out.txt");
+        int rc = RuntimeProcess.runToExit(out, Map.of(), 60, "node", "--no-shell", "--home", home.toString());
+        String text = Files.readString(out);
+        assertEquals(2, rc, text);
+        assertTrue(text.contains("runtime.properties") && text.contains("http.port='eighty'"), text);
+        assertEquals("http.port=eighty\n", Files.readString(home.resolve("etc/runtime.properties")));
+    }
+
+    /**
+     * Starts a node agent and polls Jolokia without credentials from the first moment: no answer may ever be 200.
+     * Then the Runtime MBean is readable with the credentials (role node) and refused without (401).
+     */
+    @Test
+    void nodeAgentServesJolokiaOnlyWithAuthenticationFromTheFirstMoment() throws Exception {
+        int port = RuntimeProcess.freePort();
+        Path home = tmp.resolve("home");
+        List<String> unauthenticated = new ArrayList<>();
+        try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env(port), "node", "--no-shell",
+                "--home", home.toString())) {
+            rt.await("the Runtime MBean to be readable", Duration.ofSeconds(90), () -> {
+                RuntimeProcess.Answer open = rt.get("/jolokia/version", null, null);
+                if (open.status != -1) {
+                    unauthenticated.add(open.status + "");
+                }
+                assertFalse(open.status == 200, "Jolokia answered without authentication: " + open);
+                RuntimeProcess.Answer read = rt.get(RUNTIME + "/Role", USER, PASSWORD);
+                return read.status == 200 && read.body.contains("\"status\":200");
+            });
+            RuntimeProcess.Answer read = rt.get(RUNTIME, USER, PASSWORD);
+            assertTrue(read.body.contains("\"Role\":\"node\""), read.body);
+            assertTrue(read.body.contains("io.npulifecycle.management"), read.body);
+            assertEquals(401, rt.get(RUNTIME, null, null).status);
+            assertEquals(401, rt.get(RUNTIME, USER, "wrong-password").status);
+            assertTrue(rt.output().contains("npu-lifecycle node runtime"), rt.output());
+            assertTrue(rt.output().contains("http://127.0.0.1:" + port + "/jolokia"), rt.output());
+            assertTrue(rt.output().contains(home.toString()), rt.output());
+            assertFalse(rt.output().contains(PASSWORD), "the password must never be logged");
+
+            RuntimeProcess.Answer ready = rt.get("/health/ready", null, null);
+            RuntimeProcess.Answer live = rt.get("/health/live", null, null);
+            assertEquals(200, live.status, live.body);
+            assertEquals("{\"status\":\"OK\"}", live.body);
+            rt.await("readiness", Duration.ofSeconds(30), () -> rt.get("/health/ready", null, null).status == 200);
+            assertTrue(ready.status == 200 || ready.status == 503, ready.toString());
+        }
+        assertFalse(unauthenticated.isEmpty(), "the test never reached Jolokia before it was ready");
+    }
+
+    @Test
+    void generatedCredentialsAreStoredOwnerOnlyAndNeverLogged() throws Exception {
+        int port = RuntimeProcess.freePort();
+        Path home = tmp.resolve("home");
+        try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port,
+                Map.of("NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port)), "node", "--no-shell", "--home",
+                home.toString())) {
+            Path secrets = home.resolve("secrets/jolokia-credentials");
+            rt.await("generated credentials", Duration.ofSeconds(60), () -> Files.exists(secrets));
+            java.util.Properties p = new java.util.Properties();
+            try (var r = Files.newBufferedReader(secrets)) {
+                p.load(r);
+            }
+            String user = p.getProperty("user");
+            String password = p.getProperty("password");
+            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(secrets)));
+            rt.await("the Runtime MBean with generated credentials", Duration.ofSeconds(90),
+                    () -> rt.get(RUNTIME + "/Role", user, password).body.contains("\"value\":\"node\""));
+            assertTrue(rt.output().contains(secrets.toString()), "the log says where the password is");
+            assertFalse(rt.output().contains(password), "the password must never be logged");
+        }
+    }
+
+    @Test
+    void brokenPolicyFailsClosed() throws Exception {
+        int port = RuntimeProcess.freePort();
+        Path home = tmp.resolve("home");
+        Files.createDirectories(home.resolve("etc"));
+        Files.writeString(home.resolve("etc/jolokia-access.xml"), "<restrict><commands>"); // truncated
+        try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env(port), "node", "--no-shell",
+                "--home", home.toString())) {
+            rt.await("Jolokia to answer", Duration.ofSeconds(90),
+                    () -> rt.get("/jolokia/version", USER, PASSWORD).status == 200);
+            for (String path : new String[] {"/jolokia/version", RUNTIME, "/jolokia/list",
+                "/jolokia/read/java.lang:type=Memory/HeapMemoryUsage"}) {
+                RuntimeProcess.Answer a = rt.get(path, USER, PASSWORD);
+                assertTrue(a.body.contains("\"status\":403"), path + " must be refused: " + a);
+            }
+            assertTrue(rt.output().contains("every Jolokia request will be refused"), rt.output());
+            assertTrue(rt.output().contains(home.resolve("etc/jolokia-access.xml").toString()), rt.output());
+            assertEquals("<restrict><commands>", Files.readString(home.resolve("etc/jolokia-access.xml")),
+                    "the operator's file is left as it was");
+        }
+    }
+
+    @Test
+    void missingPolicyFailsClosed() throws Exception {
+        int port = RuntimeProcess.freePort();
+        Path home = tmp.resolve("home");
+        Files.createDirectories(home.resolve("etc"));
+        Files.writeString(home.resolve("etc/runtime.properties"), "jolokia.policy=" + tmp.resolve("gone.xml") + "\n");
+        try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env(port), "node", "--no-shell",
+                "--home", home.toString())) {
+            rt.await("Jolokia to answer", Duration.ofSeconds(90),
+                    () -> rt.get("/jolokia/version", USER, PASSWORD).status == 200);
+            RuntimeProcess.Answer a = rt.get(RUNTIME, USER, PASSWORD);
+            assertTrue(a.body.contains("\"status\":403"), a.toString());
+            assertTrue(rt.output().contains("gone.xml does not exist"), rt.output());
+        }
+    }
+
+    @Test
+    void controlPlaneRuntimeHasItsRoleAndNoNodeBundles() throws Exception {
+        int port = RuntimeProcess.freePort();
+        try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env(port), "control-plane",
+                "--no-shell", "--home", tmp.resolve("cp").toString())) {
+            rt.await("the Runtime MBean", Duration.ofSeconds(90),
+                    () -> rt.get(RUNTIME + "/Role", USER, PASSWORD).body.contains("\"value\":\"control-plane\""));
+            RuntimeProcess.Answer bundles = rt.get(RUNTIME + "/Bundles", USER, PASSWORD);
+            assertFalse(bundles.body.contains("io.npulifecycle.probe"), bundles.body);
+            assertTrue(bundles.body.contains("io.npulifecycle.management"), bundles.body);
+        }
+    }
+
+    @Test
+    void portInUseIsAClearError() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1,
+                java.net.InetAddress.getByName("127.0.0.1"))) {
+            Path out = tmp.resolve("out.txt");
+            int rc = RuntimeProcess.runToExit(out, env(taken.getLocalPort()), 60, "node", "--no-shell", "--home",
+                    tmp.resolve("home").toString());
+            String text = Files.readString(out);
+            assertEquals(1, rc, text);
+            assertTrue(text.contains("cannot listen on 127.0.0.1:" + taken.getLocalPort()), text);
+        }
+    }
+}

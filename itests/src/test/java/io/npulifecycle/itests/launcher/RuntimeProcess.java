@@ -1,0 +1,184 @@
+package io.npulifecycle.itests.launcher;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Runs {@code bin/npu-lifecycle} of the built distribution as a child process, as an operator would, and talks to
+ * it over HTTP. Output goes to a file that tests can wait on.
+ */
+public final class RuntimeProcess implements AutoCloseable {
+
+    /** The assembled distribution, {@code distribution/target/npu-lifecycle}. */
+    public static Path distribution() {
+        Path p = Path.of(System.getProperty("npu.distribution.dir", "../distribution/target/npu-lifecycle"))
+                .toAbsolutePath().normalize();
+        if (!Files.isExecutable(p.resolve("bin/npu-lifecycle"))) {
+            throw new IllegalStateException("distribution not built at " + p + " (run mvn package first)");
+        }
+        return p;
+    }
+
+    /** @return a free TCP port on loopback */
+    public static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            s.setReuseAddress(true);
+            return s.getLocalPort();
+        }
+    }
+
+    private final Process process;
+    private final Path output;
+    private final int port;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    private RuntimeProcess(Process process, Path output, int port) {
+        this.process = process;
+        this.output = output;
+        this.port = port;
+    }
+
+    /**
+     * Starts {@code bin/npu-lifecycle ARGS} with the given extra environment.
+     *
+     * @param output file receiving stdout and stderr
+     * @param port the HTTP port the runtime is expected to use (for the HTTP helpers)
+     */
+    public static RuntimeProcess start(Path output, int port, Map<String, String> env, String... args)
+            throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(distribution().resolve("bin/npu-lifecycle").toString());
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(output.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        pb.environment().remove("NPU_LIFECYCLE_JOLOKIA_USER");
+        pb.environment().remove("NPU_LIFECYCLE_JOLOKIA_PASSWORD");
+        pb.environment().remove("NPU_LIFECYCLE_HOME");
+        pb.environment().putAll(env);
+        return new RuntimeProcess(pb.start(), output, port);
+    }
+
+    /** Runs a command to completion (for commands that exit), returning its exit code. */
+    public static int runToExit(Path output, Map<String, String> env, long timeoutSeconds, String... args)
+            throws Exception {
+        try (RuntimeProcess p = start(output, 0, env, args)) {
+            if (!p.process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+                throw new AssertionError("npu-lifecycle " + String.join(" ", args) + " did not exit within "
+                        + timeoutSeconds + " s:\n" + p.output());
+            }
+            return p.process.exitValue();
+        }
+    }
+
+    /** @return everything the process printed so far */
+    public String output() {
+        try {
+            return Files.readString(output, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "(cannot read " + output + ": " + e + ")";
+        }
+    }
+
+    /** @return whether the process is still running */
+    public boolean alive() {
+        return process.isAlive();
+    }
+
+    /** @return the process */
+    public Process process() {
+        return process;
+    }
+
+    /**
+     * Waits until {@code condition} holds, polling every 50 ms, failing with the process output after the deadline.
+     */
+    public void await(String what, Duration deadline, BooleanSupplier condition) {
+        long end = System.nanoTime() + deadline.toNanos();
+        while (System.nanoTime() < end) {
+            if (condition.getAsBoolean()) {
+                return;
+            }
+            if (!process.isAlive()) {
+                throw new AssertionError("runtime exited (" + process.exitValue() + ") while waiting for " + what
+                        + ":\n" + output());
+            }
+            try {
+                Thread.sleep(50); // polling interval inside a deadline loop, not a wait for a fixed time
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+        throw new AssertionError("timed out after " + deadline + " waiting for " + what + ":\n" + output());
+    }
+
+    /** A minimal HTTP answer. */
+    public static final class Answer {
+        /** HTTP status, or -1 when the connection failed. */
+        public final int status;
+        /** Body, or the connection error. */
+        public final String body;
+
+        Answer(int status, String body) {
+            this.status = status;
+            this.body = body;
+        }
+
+        @Override
+        public String toString() {
+            return status + " " + body;
+        }
+    }
+
+    /**
+     * GETs {@code http://127.0.0.1:PORT + path}, with basic authentication when {@code user} is not null.
+     *
+     * @return the answer; status -1 when nothing listens yet
+     */
+    public Answer get(String path, String user, String password) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(10));
+        if (user != null) {
+            b.header("Authorization", "Basic " + Base64.getEncoder()
+                    .encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8)));
+        }
+        try {
+            HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            return new Answer(r.statusCode(), r.body());
+        } catch (IOException e) {
+            return new Answer(-1, e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Answer(-1, e.toString());
+        }
+    }
+
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            process.destroy(); // SIGTERM: the launcher's shutdown hook stops the framework
+            try {
+                if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                    process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                process.destroyForcibly();
+            }
+        }
+    }
+}
