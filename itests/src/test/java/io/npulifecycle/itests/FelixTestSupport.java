@@ -317,10 +317,6 @@ public abstract class FelixTestSupport {
         cur.setLength(0);
     }
 
-    /** {@code target/bundles}: the sample runtime copied by maven-dependency-plugin, with its bundles.list. */
-    public static Path bundlesDir() {
-        return requiredDirProperty("itests.bundles.dir");
-    }
 
     /** The assembled distribution ({@code distribution/target/npu-lifecycle}; same property as RuntimeProcess). */
     public static Path distributionDir() {
