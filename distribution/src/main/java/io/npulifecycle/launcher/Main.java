@@ -176,12 +176,35 @@ public final class Main {
                 + " home " + home.root());
         out.flush();
         try {
-            FrameworkEvent ev = fw.waitForStop(0);
-            return ev.getType() == FrameworkEvent.ERROR ? LaunchException.FAILED : 0;
+            while (true) {
+                FrameworkEvent ev = fw.waitForStop(0);
+                if (ev.getType() != FrameworkEvent.STOPPED_UPDATE) {
+                    return ev.getType() == FrameworkEvent.ERROR ? LaunchException.FAILED : 0;
+                }
+                // The system bundle was updated (e.g. the simulator's emulated reboot): Felix restarts itself in
+                // the same JVM. Wait for it to come back, then keep waiting for the next stop.
+                LOG.info("The framework is restarting (system bundle updated)");
+                if (!awaitRestart(fw)) {
+                    LOG.severe("The framework did not come back after a restart; exiting");
+                    return LaunchException.FAILED;
+                }
+                LOG.info("The framework is running again");
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return 0;
         }
+    }
+
+    /** Polls, up to 60 s, until a restarting framework is ACTIVE again. */
+    private static boolean awaitRestart(Framework fw) throws InterruptedException {
+        for (int i = 0; i < 600; i++) {
+            if (fw.getState() == Bundle.ACTIVE) {
+                return true;
+            }
+            Thread.sleep(100);
+        }
+        return false;
     }
 
     private static String hostForUrl(String host) {
