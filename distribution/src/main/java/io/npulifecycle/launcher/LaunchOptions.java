@@ -11,6 +11,8 @@ import java.util.Map;
  * <pre>
  * npu-lifecycle node|control-plane [--home DIR] [--no-shell]
  * npu-lifecycle check-npu-smi FILE [--exit-code N] [--expected-chips 0:0,1:0,...]
+ * npu-lifecycle demo [--nodes N] [--chips N] [--scale X] [--work DIR]
+ * npu-lifecycle scenario FILE... [--work DIR]
  * npu-lifecycle help
  * </pre>
  */
@@ -23,6 +25,10 @@ public final class LaunchOptions {
             "Commands:",
             "  node            [--home DIR] [--no-shell]   run the node-agent runtime (one per NPU node)",
             "  control-plane   [--home DIR] [--no-shell]   run the control-plane runtime",
+            "  demo            [--nodes N] [--chips N] [--scale X] [--work DIR]",
+            "                  the runbook end to end on a simulated cluster (upgrade, self-healing); no cluster needed",
+            "  scenario        FILE... [--work DIR]",
+            "                  run scenario files (YAML) on a simulated cluster; non-zero exit when an expectation fails",
             "  check-npu-smi   FILE [--exit-code N] [--expected-chips 0:0,1:0,...]",
             "                  classify a saved 'npu-smi info' output the way the health-watch does; prints JSON",
             "  help            print this text",
@@ -87,6 +93,9 @@ public final class LaunchOptions {
             case "check-npu-smi":
                 List<String> rest = new ArrayList<>(List.of(args).subList(1, args.length));
                 return new LaunchOptions(command, null, null, true, rest);
+            case "demo":
+            case "scenario":
+                return new LaunchOptions(command, null, null, true, List.of(args));
             case "node":
             case "control-plane":
                 break;
@@ -127,7 +136,7 @@ public final class LaunchOptions {
         return new LaunchException(LaunchException.USAGE, "npu-lifecycle: " + why + "\n\n" + USAGE);
     }
 
-    /** @return {@code node}, {@code control-plane}, {@code check-npu-smi} or {@code help} */
+    /** @return {@code node}, {@code control-plane}, {@code check-npu-smi}, {@code demo}, {@code scenario} or {@code help} */
     public String command() {
         return command;
     }
@@ -147,7 +156,7 @@ public final class LaunchOptions {
         return noShell;
     }
 
-    /** @return the arguments of {@code check-npu-smi} */
+    /** @return the arguments of {@code check-npu-smi}; for {@code demo} and {@code scenario} the whole command line */
     public List<String> rest() {
         return rest;
     }

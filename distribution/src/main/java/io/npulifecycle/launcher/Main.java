@@ -80,6 +80,9 @@ public final class Main {
                     return 0;
                 case "check-npu-smi":
                     return checkNpuSmi(o.rest());
+                case "demo":
+                case "scenario":
+                    return harness(o.rest());
                 default:
                     return runRuntime(o);
             }
@@ -241,6 +244,38 @@ public final class Main {
             LOG.log(Level.WARNING, "stopping the framework failed", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * {@code demo} and {@code scenario}: runs the simulator harness ({@code lib/harness/}: the embedded Kubernetes API,
+     * fabric8, Jackson) in its own class loader, so the runtimes' class path stays minimal.
+     */
+    private int harness(List<String> args) throws LaunchException {
+        Path install = installDir();
+        Path dir = install.resolve("lib").resolve("harness");
+        List<URL> urls = new ArrayList<>();
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*.jar")) {
+            for (Path p : ds) {
+                urls.add(p.toUri().toURL());
+            }
+        } catch (IOException e) {
+            throw new LaunchException(LaunchException.FAILED, "broken installation: cannot read " + dir + ": " + e, e);
+        }
+        System.setProperty("npu.lifecycle.install", install.toString());
+        ClassLoader previous = Thread.currentThread().getContextClassLoader();
+        try (URLClassLoader cl = new URLClassLoader(urls.toArray(new URL[0]), ClassLoader.getPlatformClassLoader())) {
+            Thread.currentThread().setContextClassLoader(cl);
+            Class<?> c = Class.forName("io.npulifecycle.simulator.harness.HarnessMain", true, cl);
+            Method run = c.getMethod("run", String[].class, PrintStream.class, PrintStream.class);
+            return (Integer) run.invoke(null, args.toArray(new String[0]), out, err);
+        } catch (InvocationTargetException e) {
+            throw new LaunchException(LaunchException.FAILED, args.get(0) + " failed: " + e.getCause(), e.getCause());
+        } catch (ReflectiveOperationException | IOException e) {
+            throw new LaunchException(LaunchException.FAILED, "broken installation: the simulator harness is missing "
+                    + "from " + dir + ": " + e, e);
+        } finally {
+            Thread.currentThread().setContextClassLoader(previous);
         }
     }
 

@@ -48,7 +48,8 @@ public class NodeRuntimeIT extends NodeRuntimeSupport {
 
     static final Duration TIMEOUT = Duration.ofSeconds(30);
     static final String[] PRODUCT = {"io.npulifecycle.api", "io.npulifecycle.clock", "io.npulifecycle.management",
-        "io.npulifecycle.markers", "io.npulifecycle.probe"};
+        "io.npulifecycle.markers", "io.npulifecycle.probe", "io.npulifecycle.kubeclient", "io.npulifecycle.kube",
+        "io.npulifecycle.rebooter", "io.npulifecycle.driver", "io.npulifecycle.simulator"};
 
     @Configuration
     public Option[] config() {

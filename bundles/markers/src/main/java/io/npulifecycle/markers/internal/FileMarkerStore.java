@@ -109,9 +109,35 @@ public final class FileMarkerStore implements MarkerStore {
         return folder;
     }
 
+    /** Boot id used while the boot id file cannot be read. */
+    public static final String UNKNOWN_BOOT_ID = "unknown";
+    private volatile Path bootIdSource;
+
+    /**
+     * Keeps trying {@code path} while the boot id is {@value #UNKNOWN_BOOT_ID} (a boot id file that was missing or
+     * unreadable at start, e.g. an emulated host still being created).
+     *
+     * @param path the boot id file
+     */
+    public void retryBootIdFrom(Path path) {
+        this.bootIdSource = path;
+    }
+
     @Override
     public String bootId() {
-        return bootId;
+        String id = bootId;
+        Path source = bootIdSource;
+        if (UNKNOWN_BOOT_ID.equals(id) && source != null) {
+            try {
+                id = readBootId(source);
+                bootId = id;
+                bootIdSource = null;
+                logged.clear();
+            } catch (IOException e) {
+                // still unknown; the component logged it once
+            }
+        }
+        return id;
     }
 
     /** @return the last write/remove error message, or {@code null} */
@@ -215,8 +241,9 @@ public final class FileMarkerStore implements MarkerStore {
         Map<String, String> content = new LinkedHashMap<>(all);
         content.keySet().removeAll(HEADER);
         Marker marker = new Marker(name, fileBoot, writtenAt, all.get(Markers.KEY_WRITER), content);
-        if (!fileBoot.equals(bootId)) {
-            String why = "written under boot id " + fileBoot + ", current boot id is " + bootId;
+        String current = bootId();
+        if (!fileBoot.equals(current)) {
+            String why = "written under boot id " + fileBoot + ", current boot id is " + current;
             logOnce(path, "stale", "marker file " + path + " is stale (" + why + "): it reads as absent");
             return new MarkerRead(name, path, MarkerStatus.STALE, marker, why);
         }
@@ -318,7 +345,7 @@ public final class FileMarkerStore implements MarkerStore {
     private Marker writeFile(String name, Path path, Map<String, String> content, String writer)
             throws MarkerStoreException {
         Instant now = clock.get();
-        String boot = bootId;
+        String boot = bootId();
         StringBuilder sb = new StringBuilder();
         sb.append(Markers.KEY_BOOT_ID).append('=').append(boot).append('\n');
         sb.append(Markers.KEY_WRITTEN_AT).append('=').append(now).append('\n');

@@ -82,6 +82,7 @@ public class MarkerStoreComponent implements MarkerStore {
             folder = Path.of("/run/npu-operator/");
         }
         store = new FileMarkerStore(folder, bootId(config.bootIdPath()), time::now, this::post);
+        store.retryBootIdFrom(Path.of(config.bootIdPath()));
         current = config;
         LOG.log(Level.INFO, "marker store on " + folder + ", boot id " + store.bootId());
         try {
@@ -101,6 +102,7 @@ public class MarkerStoreComponent implements MarkerStore {
             return;
         }
         store.reconfigure(folder, bootId(config.bootIdPath()));
+        store.retryBootIdFrom(Path.of(config.bootIdPath()));
         current = config;
         LOG.log(Level.INFO, "marker store reconfigured: folder " + folder + ", boot id " + store.bootId());
     }
@@ -139,7 +141,7 @@ public class MarkerStoreComponent implements MarkerStore {
         try {
             return FileMarkerStore.readBootId(Path.of(path));
         } catch (IOException | InvalidPathException e) {
-            String previous = store == null ? "unknown" : store.bootId();
+            String previous = store == null ? FileMarkerStore.UNKNOWN_BOOT_ID : store.bootId();
             LOG.log(Level.ERROR, "PID " + PID + " key bootIdPath: cannot read boot id from " + path + " (" + e
                     + "); using '" + previous + "'");
             return previous;

@@ -80,6 +80,19 @@ class FileMarkerStoreTest {
     }
 
     @Test
+    void anUnreadableBootIdIsRetriedUntilTheFileAppears() throws Exception {
+        Path bootFile = dir.resolve("boot_id");
+        FileMarkerStore s = store(Files.createDirectories(dir.resolve("m")), FileMarkerStore.UNKNOWN_BOOT_ID);
+        s.retryBootIdFrom(bootFile);
+        org.junit.jupiter.api.Assertions.assertEquals(FileMarkerStore.UNKNOWN_BOOT_ID, s.bootId());
+        Files.writeString(bootFile, "0f0f0f0f-1111-2222-3333-444444444444\n");
+        org.junit.jupiter.api.Assertions.assertEquals("0f0f0f0f-1111-2222-3333-444444444444", s.bootId());
+        s.write("driver-ready", java.util.Map.of("version", "25.2.0"), "test");
+        org.junit.jupiter.api.Assertions.assertTrue(s.read("driver-ready").present(),
+                "markers are stamped with the boot id read late");
+    }
+
+    @Test
     void removePublishesAndAbsentReadsAbsent() throws Exception {
         FileMarkerStore s = store(dir, BOOT);
         assertEquals(MarkerStatus.ABSENT, s.read(Markers.DRIVER_READY).status());

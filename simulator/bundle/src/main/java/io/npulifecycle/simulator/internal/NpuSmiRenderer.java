@@ -58,7 +58,7 @@ final class NpuSmiRenderer {
         String thick = "+===========================+===============+====================================================+\n";
         StringBuilder sb = new StringBuilder();
         sb.append("+------------------------------------------------------------------------------------------------+\n");
-        sb.append(String.format("| npu-smi %-24s Version: %-46s|%n", version, version));
+        sb.append(String.format("| npu-smi %-24s Version: %-53s|%n", version, version));
         sb.append(border);
         sb.append("| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|\n");
         sb.append("| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |\n");
@@ -83,7 +83,7 @@ final class NpuSmiRenderer {
         String thick = "+===============================+=================+======================================================+\n";
         StringBuilder sb = new StringBuilder();
         sb.append("+--------------------------------------------------------------------------------------------------------+\n");
-        sb.append(String.format("| npu-smi %-40s Version: %-38s|%n", version, version));
+        sb.append(String.format("| npu-smi %-40s Version: %-45s|%n", version, version));
         sb.append(border);
         sb.append("| NPU     Name                  | Health          | Power(W)     Temp(C)           Hugepages-Usage(page) |\n");
         sb.append("| Chip    Device                | Bus-Id          | AICore(%)    Memory-Usage(MB)                        |\n");

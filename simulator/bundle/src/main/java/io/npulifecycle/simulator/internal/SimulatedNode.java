@@ -55,6 +55,7 @@ final class SimulatedNode {
     private String stagedVersion;
     private String bootId;
     private boolean devNumZeroUntilReboot;
+    private boolean rebootPending;
     private int reboots;
     private final List<String> violations = new ArrayList<>();
 
@@ -157,6 +158,7 @@ final class SimulatedNode {
         stagedVersion = blankToNull(p.getProperty("stagedVersion"));
         bootId = require(p, "bootId");
         devNumZeroUntilReboot = Boolean.parseBoolean(p.getProperty("devNumZeroUntilReboot", "false"));
+        rebootPending = Boolean.parseBoolean(p.getProperty("rebootPending", "false"));
         reboots = Integer.parseInt(p.getProperty("reboots", "0"));
         violations.clear();
         int n = Integer.parseInt(p.getProperty("violations", "0"));
@@ -185,6 +187,7 @@ final class SimulatedNode {
         sb.append("loadedVersion=").append(loadedVersion == null ? "" : loadedVersion).append('\n');
         sb.append("stagedVersion=").append(stagedVersion == null ? "" : stagedVersion).append('\n');
         sb.append("devNumZeroUntilReboot=").append(devNumZeroUntilReboot).append('\n');
+        sb.append("rebootPending=").append(rebootPending).append('\n');
         sb.append("reboots=").append(reboots).append('\n');
         for (Map.Entry<ChipId, ChipState> e : chips.entrySet()) {
             // ':' separates keys from values in the properties format: escape it
@@ -386,6 +389,7 @@ final class SimulatedNode {
      * loaded until the node agent loads one from the fresh boot.
      */
     void reboot() throws IOException {
+        rebootPending = false;
         bootId = newBootId.get();
         reboots++;
         devNumZeroUntilReboot = false;
@@ -398,6 +402,21 @@ final class SimulatedNode {
         Files.deleteIfExists(stateDir.resolve("failnext.count"));
         clearMarkers();
         save();
+    }
+
+    /**
+     * The host is going down: the reboot itself ({@link #reboot()}) happens when the node agent is gone, at the next
+     * start of the simulator, so nothing of the running agent sees a new boot id or an emptied marker folder (on a
+     * real host the processes die before /run is cleared).
+     */
+    void markRebootPending() throws IOException {
+        rebootPending = true;
+        save();
+    }
+
+    /** @return whether a reboot was requested and has not happened yet */
+    boolean rebootPending() {
+        return rebootPending;
     }
 
     private void clearMarkers() throws IOException {

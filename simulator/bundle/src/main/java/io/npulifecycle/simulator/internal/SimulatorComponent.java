@@ -6,12 +6,13 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Dictionary;
 import java.util.Hashtable;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import javax.management.DynamicMBean;
 import javax.management.NotCompliantMBeanException;
@@ -25,7 +26,6 @@ import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
-import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
@@ -34,7 +34,6 @@ import io.npulifecycle.api.management.Mbeans;
 import io.npulifecycle.api.probe.ChipId;
 import io.npulifecycle.api.reboot.DriverLoader;
 import io.npulifecycle.api.reboot.RebootExecutor;
-import io.npulifecycle.api.time.TimeSource;
 
 /**
  * The simulator, deployed into a node-agent runtime instead of real hardware. PID {@code io.npulifecycle.simulator};
@@ -102,8 +101,7 @@ public class SimulatorComponent implements SimulatorMXBean {
     /** Exit code of a JVM ended by a simulated reboot with {@code restartMode=exit}. */
     public static final int REBOOT_EXIT_CODE = 75;
 
-    @Reference
-    private TimeSource time;
+    private final CountDownLatch goingDown = new CountDownLatch(1);
 
     private BundleContext context;
     private SimulatedNode node;
@@ -132,6 +130,12 @@ public class SimulatorComponent implements SimulatorMXBean {
         String problem = node.open(config.chipType(), config.npus(), config.chipsPerNpu(), config.driverVersion());
         if (problem != null) {
             LOG.log(Level.WARNING, "Simulator: " + problem);
+        }
+        if (node.rebootPending()) {
+            String before = node.bootId();
+            node.reboot();
+            LOG.log(Level.WARNING, "Simulator: the emulated host rebooted: boot {0} -> {1}; markers cleared, transient "
+                    + "faults ended, no driver loaded", before, node.bootId());
         }
         dcmiLibrary = extractDcmiShim(stateDir.resolve("lib"));
         status = "active";
@@ -176,6 +180,7 @@ public class SimulatorComponent implements SimulatorMXBean {
 
     @Deactivate
     void deactivate() {
+        goingDown.countDown();
         for (ServiceRegistration<?> r : registrations) {
             try {
                 r.unregister();
@@ -215,28 +220,51 @@ public class SimulatorComponent implements SimulatorMXBean {
         public void reboot(String reason) throws IOException {
             LOG.log(Level.WARNING, "Simulator: REBOOT requested by the rebooter (reason={0})", reason);
             doReboot();
+            if (!"none".equals(restartMode)) {
+                // Like reboot(2), the call does not come back while the node is up: hold the caller until this
+                // runtime is torn down (at most 60 s).
+                try {
+                    goingDown.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         }
     }
 
+    /**
+     * Reboots the emulated node. With {@code restartMode=none} at once; otherwise the host is marked as going down
+     * and this runtime is restarted (the framework, or the JVM with exit code 75): the reboot itself (new boot id,
+     * emptied marker folder, transient faults ended, no driver loaded) happens at the simulator's next start, before
+     * the node agent's other bundles start (the simulator runs at start level 4).
+     *
+     * @return the boot id after the reboot with {@code restartMode=none}, else the boot id being left
+     */
     synchronized String doReboot() throws IOException {
         requireActive();
-        node.reboot();
-        String id = node.bootId();
-        LOG.log(Level.WARNING, "Simulator: node rebooted, new boot id {0}; restart mode {1}", id, restartMode);
-        if ("framework".equals(restartMode)) {
-            // let the caller return first; then restart every bundle as a fresh boot would
-            time.schedule(() -> {
+        if ("none".equals(restartMode)) {
+            node.reboot();
+            LOG.log(Level.WARNING, "Simulator: node rebooted, new boot id {0}", node.bootId());
+            return node.bootId();
+        }
+        String leaving = node.bootId();
+        node.markRebootPending();
+        LOG.log(Level.WARNING, "Simulator: node going down for a reboot (leaving boot {0}); restart mode {1}", leaving,
+                restartMode);
+        Thread t = new Thread(() -> {
+            if ("framework".equals(restartMode)) {
                 try {
                     context.getBundle(0).update();
                 } catch (BundleException | IllegalStateException e) {
                     LOG.log(Level.ERROR, "Simulator: cannot restart the framework after a reboot: " + e);
                 }
-            }, Duration.ofMillis(Math.max(1, Math.round(200 * time.scale()))));
-        } else if ("exit".equals(restartMode)) {
-            time.schedule(() -> Runtime.getRuntime().halt(REBOOT_EXIT_CODE),
-                    Duration.ofMillis(Math.max(1, Math.round(200 * time.scale()))));
-        }
-        return id;
+            } else {
+                Runtime.getRuntime().halt(REBOOT_EXIT_CODE);
+            }
+        }, "simulator-reboot");
+        t.setDaemon(true);
+        t.start();
+        return leaving;
     }
 
     private void requireActive() {

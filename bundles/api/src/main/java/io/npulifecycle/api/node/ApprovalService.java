@@ -1,0 +1,42 @@
+package io.npulifecycle.api.node;
+
+import org.osgi.annotation.versioning.ProviderType;
+
+/**
+ * The node's reboot approval ({@value NodeKeys#APPROVE_REBOOT}) and its exactly-once consumption (an OSGi service of
+ * the Kubernetes bundle).
+ *
+ * <p>Consumption is one optimistic-concurrency update of the Node (PUT with the {@code resourceVersion} just read):
+ * it removes the approval and sets {@value NodeKeys#REBOOTING_FROM_BOOT_ID} to the boot id being left, in the same
+ * write, so after a crash the caller can ask the API server whether its consumption happened
+ * ({@link ConsumeResult#ALREADY_CONSUMED}). A 409 re-reads the Node and retries while the approval is still there.
+ */
+@ProviderType
+public interface ApprovalService {
+
+    /** @return the approval as last seen by the Node informer; never {@code null} */
+    ApprovalState approval();
+
+    /**
+     * Consumes the approval for a reboot that leaves {@code bootId}. Reads the Node from the API server (not the
+     * cache). Idempotent per boot id.
+     *
+     * @param bootId the current boot id
+     * @return what happened; only {@link ConsumeResult#CONSUMED} and {@link ConsumeResult#ALREADY_CONSUMED} authorise
+     *         a reboot
+     */
+    ConsumeResult consumeApproval(String bootId);
+
+    /**
+     * Puts back an approval consumed for {@code bootId} whose reboot did not happen (the re-check before the reboot
+     * failed, the reboot call failed, or the request went away): only if the Node still shows that consumption
+     * ({@value NodeKeys#REBOOTING_FROM_BOOT_ID} equals {@code bootId}), it removes that annotation and sets the
+     * approval to {@code true} again, in one optimistic-concurrency update. Without that proof nothing is changed (an
+     * approval withdrawn by the person is not put back).
+     *
+     * @param bootId the boot id the consumption was made for
+     * @return {@code true} when settled (put back, or nothing to put back); {@code false} if the API server could not
+     *         be reached (call again later)
+     */
+    boolean restoreApproval(String bootId);
+}

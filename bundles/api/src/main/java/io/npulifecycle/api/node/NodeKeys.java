@@ -1,0 +1,71 @@
+package io.npulifecycle.api.node;
+
+/**
+ * Labels, annotations and Event reasons of the node agent ↔ control plane contract (table "Node labels and
+ * annotations" at the end of {@code docs/architecture.md}; the user-facing ones come from {@code DESIGN.md}).
+ */
+public final class NodeKeys {
+
+    /** Prefix of every key the node agent reads or writes. */
+    public static final String PREFIX = "npu.openfuyao.com/";
+    /** Annotation set by a person: {@code true} (exactly) approves one reboot. Consumed by the node agent. */
+    public static final String APPROVE_REBOOT = PREFIX + "approve-reboot";
+    /** The only annotation value that is an approval. */
+    public static final String APPROVE_VALUE = "true";
+    /** Label {@code true} while a valid {@code reboot-required} marker exists. */
+    public static final String REBOOT_REQUIRED = PREFIX + "reboot-required";
+    /** Annotation {@code recovery|upgrade} while {@link #REBOOT_REQUIRED} is set. */
+    public static final String REBOOT_REASON = PREFIX + "reboot-reason";
+    /** Annotation: the node's current boot id. */
+    public static final String BOOT_ID = PREFIX + "boot-id";
+    /** Annotation: the boot id being left by a reboot (written with the approval consumption, or right before an automatic reboot). */
+    public static final String REBOOTING_FROM_BOOT_ID = PREFIX + "rebooting-from-boot-id";
+    /** Label: the driver version loaded in the running kernel. */
+    public static final String DRIVER_VERSION = PREFIX + "driver-version";
+    /** Annotation {@code <version>@<boot-id>}: validation passed in that boot. */
+    public static final String DRIVER_VALIDATED = PREFIX + "driver-validated";
+    /** Label {@code healthy|degraded|wedged|unknown}: the health-watch verdict. */
+    public static final String NPU_HEALTH = PREFIX + "npu-health";
+    /** Label {@code true} when the recovery reboot limit is reached: a person is needed. */
+    public static final String RECOVERY_BLOCKED = PREFIX + "recovery-blocked";
+    /** Annotation: why recovery is blocked. */
+    public static final String RECOVERY_FAILURE = PREFIX + "recovery-failure";
+    /** Label written by the control plane only (the node agent never writes it). */
+    public static final String DRIVER_UPGRADE_STATE = PREFIX + "driver-upgrade-state";
+    /** Annotation written by the control plane only. */
+    public static final String DRIVER_UPGRADE_FAILURE = PREFIX + "driver-upgrade-failure";
+
+    /** Event reason (Normal): a reboot is requested; message contains {@code reason=recovery} or {@code reason=upgrade}. */
+    public static final String EVENT_REBOOT_REQUIRED = "RebootRequired";
+    /** Event reason (Warning): the approval annotation has a value other than {@code true}; the message names it. */
+    public static final String EVENT_APPROVAL_INVALID = "ApprovalInvalid";
+    /** Event reason (Normal): the node is being rebooted now. */
+    public static final String EVENT_REBOOTING = "Rebooting";
+    /** Event reason (Warning): the recovery reboot limit is reached. */
+    public static final String EVENT_RECOVERY_FAILED = "RecoveryFailed";
+    /** Event reason (Warning): driver validation failed. */
+    public static final String EVENT_DRIVER_VALIDATION_FAILED = "DriverValidationFailed";
+    /** Event reason (Normal): driver validation passed. */
+    public static final String EVENT_DRIVER_VALIDATED = "DriverValidated";
+
+    /** Event type Normal. */
+    public static final String NORMAL = "Normal";
+    /** Event type Warning. */
+    public static final String WARNING = "Warning";
+
+    /** OSGi EventAdmin topic posted by the Kubernetes bundle when the node's approval annotation or the policy changes. */
+    public static final String TOPIC_NODE_CHANGED = "io/npulifecycle/node/CHANGED";
+
+    private NodeKeys() {
+    }
+
+    /**
+     * @param key a label or annotation key
+     * @return whether the node agent may write it through {@link NodeWriter}: under {@link #PREFIX}, and neither the
+     *         person's {@link #APPROVE_REBOOT} nor a control-plane key
+     */
+    public static boolean writableByNodeAgent(String key) {
+        return key != null && key.startsWith(PREFIX) && !key.equals(APPROVE_REBOOT)
+                && !key.equals(DRIVER_UPGRADE_STATE) && !key.equals(DRIVER_UPGRADE_FAILURE) && key.length() > PREFIX.length();
+    }
+}

@@ -1,0 +1,320 @@
+package io.npulifecycle.driver.internal;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Dictionary;
+import java.util.Hashtable;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import javax.management.DynamicMBean;
+import javax.management.StandardMBean;
+
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.event.Event;
+import org.osgi.service.event.EventConstants;
+import org.osgi.service.event.EventHandler;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.markers.MarkerStore;
+import io.npulifecycle.api.node.NodeWriter;
+import io.npulifecycle.api.reboot.DriverLoader;
+import io.npulifecycle.api.time.TimeSource;
+
+/**
+ * The driver bundle's component, PID {@value #PID}: runs {@link DriverEngine#evaluate()} every
+ * {@code checkIntervalSeconds} and on health-watch and marker events; reads the health-watch through its MBean
+ * service ({@code jmx.objectname=io.npulifecycle:type=HealthWatch}, no code dependency on the probe bundle);
+ * registers a command {@link DriverLoader} when {@code loaderCommand} is set and the {@code io.npulifecycle:type=Driver}
+ * MBean.
+ */
+@Component(configurationPid = DriverComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL, immediate = true,
+        service = EventHandler.class, property = {EventConstants.EVENT_TOPIC + "=io/npulifecycle/probe/*",
+            EventConstants.EVENT_TOPIC + "=io/npulifecycle/markers/CHANGED"})
+@Designate(ocd = DriverComponent.Config.class)
+public class DriverComponent implements EventHandler {
+
+    /** Configuration PID. */
+    public static final String PID = "io.npulifecycle.driver";
+    private static final System.Logger LOG = System.getLogger(DriverComponent.class.getName());
+
+    /** Configuration. */
+    @ObjectClassDefinition(name = "npu-lifecycle driver", description = "Load from a fresh boot, stage for the next boot, validate.")
+    public @interface Config {
+        /** @return version */
+        @AttributeDefinition(description = "Driver version this pod carries; empty = the DRIVER_VERSION environment variable.")
+        String driverVersion() default "";
+
+        /** @return proc modules */
+        @AttributeDefinition(description = "Path of the kernel's module list.")
+        String procModules() default "/proc/modules";
+
+        /** @return module names */
+        @AttributeDefinition(description = "Kernel modules that belong to the NPU driver (any one loaded = a driver is loaded).")
+        String[] moduleNames() default {"drv_davinci_intf", "drv_devdrv", "drv_pcie_host", "drv_devmm", "drv_hdc_host", "ascend_event_sched"};
+
+        /** @return state dir */
+        @AttributeDefinition(description = "Persistent host folder of driver-staged / driver-current.")
+        String stateDir() default "/var/lib/npu-operator/";
+
+        /** @return timeout */
+        @AttributeDefinition(description = "Seconds after the first round of a boot before a validation that has not passed is declared failed.", min = "1")
+        int validationTimeoutSeconds() default 600;
+
+        /** @return interval */
+        @AttributeDefinition(description = "Seconds between two rounds.", min = "1")
+        int checkIntervalSeconds() default 30;
+
+        /** @return loader */
+        @AttributeDefinition(description = "Command that loads the modules of a version; {version} is replaced. Empty = no loader from this bundle (the simulator or another bundle may register one).")
+        String[] loaderCommand() default {};
+    }
+
+    @Reference
+    private MarkerStore markers;
+
+    @Reference
+    private TimeSource time;
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+    private volatile NodeWriter nodeWriter;
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+    private volatile DriverLoader loader;
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY,
+            target = "(jmx.objectname=io.npulifecycle:type=HealthWatch)")
+    private volatile DynamicMBean healthWatch;
+
+    private DriverEngine engine;
+    private ExecutorService worker;
+    private final AtomicBoolean queued = new AtomicBoolean();
+    private volatile boolean active;
+    private volatile Duration interval;
+    private volatile TimeSource.Scheduled next;
+    private BundleContext context;
+    private ServiceRegistration<?> mbean;
+    private ServiceRegistration<?> loaderReg;
+
+    @Activate
+    void activate(BundleContext ctx, Config c) {
+        context = ctx;
+        DriverEngine.Settings s = settings(c);
+        if (s == null) {
+            LOG.log(Level.ERROR, "PID " + PID + ": invalid configuration, using the defaults");
+            s = new DriverEngine.Settings(System.getenv("DRIVER_VERSION"), Path.of("/proc/modules"),
+                    Set.of("drv_davinci_intf", "drv_devdrv"), Path.of("/var/lib/npu-operator/"), Duration.ofMinutes(10));
+            interval = Duration.ofSeconds(30);
+        } else {
+            interval = Duration.ofSeconds(c.checkIntervalSeconds());
+        }
+        worker = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "npu-driver");
+            t.setDaemon(true);
+            return t;
+        });
+        engine = new DriverEngine(markers, () -> nodeWriter, () -> loader, this::healthView, time, s);
+        registerLoader(c);
+        Dictionary<String, Object> props = new Hashtable<>();
+        props.put(Mbeans.OBJECT_NAME_PROPERTY, DriverMXBean.OBJECT_NAME);
+        try {
+            mbean = ctx.registerService(DynamicMBean.class, new StandardMBean(engine, DriverMXBean.class, true), props);
+        } catch (IllegalArgumentException e) {
+            LOG.log(Level.ERROR, "cannot register the Driver MBean", e);
+        }
+        active = true;
+        wake();
+    }
+
+    @Modified
+    void modified(Config c) {
+        DriverEngine.Settings s = settings(c);
+        if (s == null) {
+            LOG.log(Level.ERROR, "PID " + PID + ": keeping the previous configuration");
+            return;
+        }
+        interval = Duration.ofSeconds(c.checkIntervalSeconds());
+        engine.reconfigure(s);
+        registerLoader(c);
+        wake();
+    }
+
+    @Deactivate
+    void deactivate() {
+        active = false;
+        TimeSource.Scheduled n = next;
+        if (n != null) {
+            n.cancel();
+        }
+        for (ServiceRegistration<?> r : new ServiceRegistration<?>[] {mbean, loaderReg}) {
+            if (r != null) {
+                try {
+                    r.unregister();
+                } catch (IllegalStateException ignored) {
+                    // gone
+                }
+            }
+        }
+        worker.shutdownNow();
+    }
+
+    @Override
+    public void handleEvent(Event event) {
+        wake();
+    }
+
+    private void wake() {
+        if (!active || !queued.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            worker.execute(() -> {
+                queued.set(false);
+                TimeSource.Scheduled n = next;
+                if (n != null) {
+                    n.cancel();
+                }
+                try {
+                    engine.evaluate();
+                } finally {
+                    if (active) {
+                        try {
+                            next = time.schedule(this::wake, interval);
+                        } catch (IllegalStateException e) {
+                            LOG.log(Level.DEBUG, "time source shut down");
+                        }
+                    }
+                }
+            });
+        } catch (RuntimeException e) {
+            queued.set(false);
+        }
+    }
+
+    private HealthView healthView() {
+        DynamicMBean mb = healthWatch;
+        if (mb == null) {
+            return null;
+        }
+        return new HealthView() {
+            @Override
+            public String verdict() {
+                return attr("LastVerdict");
+            }
+
+            @Override
+            public String expectedChips() {
+                return attr("ExpectedChips");
+            }
+
+            @Override
+            public String wedgedChips() {
+                return attr("WedgedChips");
+            }
+
+            @Override
+            public String driverVersion() {
+                return attr("DriverVersion");
+            }
+
+            private String attr(String name) {
+                try {
+                    Object v = mb.getAttribute(name);
+                    return v == null ? null : v.toString();
+                } catch (Exception e) {
+                    return null;
+                }
+            }
+        };
+    }
+
+    private void registerLoader(Config c) {
+        if (loaderReg != null) {
+            try {
+                loaderReg.unregister();
+            } catch (IllegalStateException ignored) {
+                // gone
+            }
+            loaderReg = null;
+        }
+        String[] cmd = c.loaderCommand();
+        if (cmd == null || cmd.length == 0 || cmd[0].isBlank()) {
+            return;
+        }
+        List<String> template = List.of(cmd);
+        loaderReg = context.registerService(DriverLoader.class, new DriverLoader() {
+            @Override
+            public String describe() {
+                return "command " + String.join(" ", template);
+            }
+
+            @Override
+            public void load(String version) throws IOException {
+                List<String> args = new ArrayList<>();
+                template.forEach(a -> args.add(a.replace("{version}", version)));
+                Process p = new ProcessBuilder(args).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                        .redirectErrorStream(true).start();
+                try {
+                    if (!p.waitFor(300, TimeUnit.SECONDS)) {
+                        p.destroyForcibly();
+                        throw new IOException("driver loader " + args + " did not exit within 300 s");
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted", e);
+                }
+                if (p.exitValue() != 0) {
+                    throw new IOException("driver loader " + args + " exited with " + p.exitValue() + ": "
+                            + new String(p.getInputStream().readNBytes(2048), java.nio.charset.StandardCharsets.UTF_8).strip());
+                }
+            }
+        }, null);
+    }
+
+    static DriverEngine.Settings settings(Config c) {
+        String v = c.driverVersion() == null || c.driverVersion().isBlank() ? System.getenv("DRIVER_VERSION") : c.driverVersion().trim();
+        Path proc;
+        Path state;
+        try {
+            proc = Path.of(c.procModules());
+            state = Path.of(c.stateDir());
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, "PID " + PID + " key procModules/stateDir: not a path (" + e.getMessage() + ")");
+            return null;
+        }
+        if (!state.isAbsolute()) {
+            LOG.log(Level.ERROR, "PID " + PID + " key stateDir: '" + c.stateDir() + "' must be absolute");
+            return null;
+        }
+        if (c.moduleNames() == null || c.moduleNames().length == 0) {
+            LOG.log(Level.ERROR, "PID " + PID + " key moduleNames: empty");
+            return null;
+        }
+        if (c.validationTimeoutSeconds() < 1 || c.checkIntervalSeconds() < 1) {
+            LOG.log(Level.ERROR, "PID " + PID + " keys validationTimeoutSeconds/checkIntervalSeconds must be at least 1");
+            return null;
+        }
+        return new DriverEngine.Settings(v == null ? null : v.trim(), proc, Set.of(c.moduleNames()), state,
+                Duration.ofSeconds(c.validationTimeoutSeconds()));
+    }
+}

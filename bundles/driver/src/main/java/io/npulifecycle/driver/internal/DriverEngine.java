@@ -1,0 +1,411 @@
+package io.npulifecycle.driver.internal;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+
+import io.npulifecycle.api.markers.MarkerRead;
+import io.npulifecycle.api.markers.MarkerStore;
+import io.npulifecycle.api.markers.MarkerStoreException;
+import io.npulifecycle.api.markers.Markers;
+import io.npulifecycle.api.node.NodeKeys;
+import io.npulifecycle.api.node.NodeWriter;
+import io.npulifecycle.api.reboot.DriverLoader;
+import io.npulifecycle.api.time.TimeSource;
+
+/**
+ * The node half of the driver upgrade, usable without OSGi. One {@link #evaluate()} round:
+ * <ol>
+ * <li>no NPU module in {@code /proc/modules} (a fresh boot): switch a staged version to current (atomic rename of
+ * {@code driver-staged} to {@code driver-current} in the state folder) and load the pod's version through the
+ * {@link DriverLoader}, once per boot;</li>
+ * <li>a <em>different</em> version loaded: never unload; stage the pod's version for the next boot
+ * ({@code driver-staged}, atomic write) and write {@code reboot-required} with {@code reason=upgrade};</li>
+ * <li>the pod's version loaded: validate (every expected chip healthy, none wedged, loaded version = pod's) → write
+ * {@code driver-ready}, the {@value NodeKeys#DRIVER_VERSION} label, the {@value NodeKeys#DRIVER_VALIDATED}
+ * annotation and one {@value NodeKeys#EVENT_DRIVER_VALIDATED} Event; past {@code validationTimeout} without
+ * success: one {@value NodeKeys#EVENT_DRIVER_VALIDATION_FAILED} Event, no marker, no reboot request.</li>
+ * </ol>
+ */
+public final class DriverEngine implements DriverMXBean {
+
+    private static final System.Logger LOG = System.getLogger(DriverEngine.class.getName());
+    static final String WRITER = "driver";
+    static final String STAGED = "driver-staged";
+    static final String CURRENT = "driver-current";
+    private static final Pattern VERSION = Pattern.compile("[0-9]+(\\.[0-9A-Za-z]+){1,4}");
+
+    /** Settings. */
+    public record Settings(String podVersion, Path procModules, Set<String> moduleNames, Path stateDir,
+            Duration validationTimeout) {
+    }
+
+    private final MarkerStore markers;
+    private final Supplier<NodeWriter> writers;
+    private final Supplier<DriverLoader> loaders;
+    private final Supplier<HealthView> health;
+    private final TimeSource time;
+    private volatile Settings settings;
+
+    private volatile String state = "NOT_EVALUATED";
+    private volatile String why = "";
+    private volatile String loadedVersion;
+    private volatile boolean modulesLoaded;
+    private String loadAttemptBoot;
+    private String firstSeenBoot;
+    private long firstSeenNanos;
+    private String lastLogged;
+
+    /**
+     * @param markers marker store
+     * @param writers Node writer supplier (may give {@code null})
+     * @param loaders loader supplier (may give {@code null})
+     * @param health health-watch view supplier (may give {@code null})
+     * @param time the TimeSource
+     * @param settings settings
+     */
+    public DriverEngine(MarkerStore markers, Supplier<NodeWriter> writers, Supplier<DriverLoader> loaders,
+            Supplier<HealthView> health, TimeSource time, Settings settings) {
+        this.markers = Objects.requireNonNull(markers);
+        this.writers = writers;
+        this.loaders = loaders;
+        this.health = health;
+        this.time = time;
+        this.settings = settings;
+    }
+
+    /** @param s new settings */
+    public void reconfigure(Settings s) {
+        this.settings = s;
+    }
+
+    /** One round. Never throws, never unloads. */
+    public synchronized void evaluate() {
+        try {
+            doEvaluate();
+        } catch (IOException | RuntimeException e) {
+            set("ERROR", e.getMessage());
+            LOG.log(Level.ERROR, "driver round failed", e);
+        }
+    }
+
+    private void doEvaluate() throws IOException {
+        Settings s = settings;
+        String boot = markers.bootId();
+        if (!boot.equals(firstSeenBoot)) {
+            firstSeenBoot = boot;
+            firstSeenNanos = time.monotonicNanos();
+        }
+        String pod = s.podVersion();
+        HealthView h = health == null ? null : health.get();
+        reportHealth(h);
+        if (pod == null || !VERSION.matcher(pod).matches()) {
+            set("NO_DRIVER_VERSION", "DRIVER_VERSION is '" + pod + "', expected a driver version like 25.5.0: nothing is loaded or validated");
+            return;
+        }
+        modulesLoaded = npuModuleLoaded(s);
+        if (!modulesLoaded) {
+            loadFromFreshBoot(s, boot, pod);
+            return;
+        }
+        String loaded = h == null ? null : h.driverVersion();
+        loadedVersion = loaded;
+        if (loaded == null || loaded.isBlank()) {
+            set("WAITING_FOR_VERSION", "NPU modules are loaded; waiting for the health-watch to report the loaded version");
+            return;
+        }
+        report(w -> w.setLabel(NodeKeys.DRIVER_VERSION, labelValue(loaded)));
+        if (!loaded.equals(pod)) {
+            stage(s, boot, pod, loaded);
+            return;
+        }
+        validate(s, boot, pod, h);
+    }
+
+    private void loadFromFreshBoot(Settings s, String boot, String pod) throws IOException {
+        if (boot.equals(loadAttemptBoot)) {
+            if (!"LOAD_FAILED".equals(state)) {
+                set("LOADING", "modules of " + pod + " requested in this boot; /proc/modules shows none yet");
+            }
+            return;
+        }
+        Map<String, String> staged = readKv(s.stateDir().resolve(STAGED));
+        if (!staged.isEmpty() && !boot.equals(staged.get("fromBootId"))) {
+            // the atomic switch at the next boot: driver-staged becomes driver-current
+            Files.move(s.stateDir().resolve(STAGED), s.stateDir().resolve(CURRENT), StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
+            LOG.log(Level.INFO, "fresh boot " + boot + ": staged driver " + staged.get("version") + " switched to current");
+            if (!pod.equals(staged.get("version"))) {
+                LOG.log(Level.WARNING, "staged driver version " + staged.get("version") + " differs from this pod's "
+                        + pod + ": loading the pod's version (the only one it carries)");
+            }
+        }
+        DriverLoader loader = loaders == null ? null : loaders.get();
+        if (loader == null) {
+            set("LOAD_FAILED", "no NPU module loaded and no driver loader configured (PID io.npulifecycle.driver key loaderCommand)");
+            return;
+        }
+        loadAttemptBoot = boot;
+        set("LOADING", "fresh boot without NPU modules: loading " + pod + " with " + loader.describe());
+        try {
+            loader.load(pod);
+        } catch (IOException e) {
+            String text = "loading driver " + pod + " failed: " + e.getMessage();
+            set("LOAD_FAILED", text);
+            report(w -> w.recordEvent(NodeKeys.EVENT_DRIVER_VALIDATION_FAILED + "/" + boot + "/load", NodeKeys.WARNING,
+                    NodeKeys.EVENT_DRIVER_VALIDATION_FAILED, text));
+        }
+    }
+
+    private void stage(Settings s, String boot, String pod, String loaded) throws IOException {
+        Path stagedFile = s.stateDir().resolve(STAGED);
+        Map<String, String> staged = readKv(stagedFile);
+        if (!pod.equals(staged.get("version")) || !boot.equals(staged.get("fromBootId"))) {
+            Map<String, String> kv = new LinkedHashMap<>();
+            kv.put("version", pod);
+            kv.put("fromBootId", boot);
+            kv.put("replaces", loaded);
+            kv.put("stagedAt", time.now().toString());
+            writeKv(stagedFile, kv);
+            LOG.log(Level.INFO, "driver " + pod + " staged for the next boot (" + loaded
+                    + " stays loaded: a loaded driver is never unloaded)");
+        }
+        report(w -> w.setAnnotation(NodeKeys.DRIVER_VALIDATED, null));
+        MarkerRead r = markers.read(Markers.REBOOT_REQUIRED);
+        if (!r.present()) {
+            Map<String, String> c = new LinkedHashMap<>();
+            c.put(Markers.KEY_REASON, Markers.REASON_UPGRADE);
+            c.put("from", loaded);
+            c.put("to", pod);
+            c.put(Markers.KEY_SINCE, time.now().toString());
+            try {
+                markers.write(Markers.REBOOT_REQUIRED, c, WRITER);
+            } catch (MarkerStoreException e) {
+                set("ERROR", "cannot write the reboot-required marker: " + e.getMessage());
+                return;
+            }
+        }
+        set("STAGED", "driver " + loaded + " is loaded, this pod carries " + pod + ": staged for the next boot, reboot requested (reason=upgrade)");
+    }
+
+    private void validate(Settings s, String boot, String pod, HealthView h) {
+        MarkerRead rr = markers.read(Markers.REBOOT_REQUIRED);
+        if (rr.present() && Markers.REASON_UPGRADE.equals(rr.marker().reason())) {
+            try {
+                markers.remove(Markers.REBOOT_REQUIRED, WRITER);
+                LOG.log(Level.INFO, "driver " + pod + " is loaded: the upgrade reboot request is no longer needed");
+            } catch (MarkerStoreException e) {
+                LOG.log(Level.WARNING, e.getMessage());
+            }
+        }
+        String problem = healthProblem(h);
+        if (problem == null) {
+            boolean wasReady = markers.read(Markers.DRIVER_READY).present();
+            if (!wasReady) {
+                Map<String, String> c = new LinkedHashMap<>();
+                c.put("version", pod);
+                c.put("chips", h.expectedChips());
+                try {
+                    markers.write(Markers.DRIVER_READY, c, WRITER);
+                } catch (MarkerStoreException e) {
+                    set("ERROR", "cannot write the driver-ready marker: " + e.getMessage());
+                    return;
+                }
+            }
+            report(w -> {
+                w.setAnnotation(NodeKeys.DRIVER_VALIDATED, pod + "@" + boot);
+                w.recordEvent(NodeKeys.EVENT_DRIVER_VALIDATED + "/" + boot + "/" + pod, NodeKeys.NORMAL,
+                        NodeKeys.EVENT_DRIVER_VALIDATED, "driver " + pod + " validated in boot " + boot + ": chips "
+                                + h.expectedChips() + " healthy");
+            });
+            set("VALIDATED", "driver " + pod + " loaded and every expected chip (" + h.expectedChips() + ") healthy");
+            return;
+        }
+        Duration waited = Duration.ofNanos(time.monotonicNanos() - firstSeenNanos);
+        if ("VALIDATED".equals(state)) {
+            set("VALIDATED", "validated in this boot; now " + problem + " (the health-watch handles it)");
+            return;
+        }
+        if (waited.compareTo(s.validationTimeout()) < 0) {
+            set("VALIDATING", problem + " (waiting up to " + s.validationTimeout().toSeconds() + " s)");
+            return;
+        }
+        String text = "driver " + pod + " validation failed after " + waited.toSeconds() + " s: " + problem
+                + " (driver-ready stays absent; no reboot is requested)";
+        report(w -> {
+            w.setAnnotation(NodeKeys.DRIVER_VALIDATED, null);
+            w.recordEvent(NodeKeys.EVENT_DRIVER_VALIDATION_FAILED + "/" + boot + "/" + pod, NodeKeys.WARNING,
+                    NodeKeys.EVENT_DRIVER_VALIDATION_FAILED, text);
+        });
+        set("VALIDATION_FAILED", text);
+    }
+
+    static String healthProblem(HealthView h) {
+        if (h == null) {
+            return "the health-watch is not available";
+        }
+        if (h.verdict() == null) {
+            return "the health-watch has not probed yet";
+        }
+        if (h.expectedChips() == null || h.expectedChips().isBlank()) {
+            return "the expected chips are not known yet";
+        }
+        if (h.wedgedChips() != null && !h.wedgedChips().isBlank()) {
+            return "chips " + h.wedgedChips() + " are wedged";
+        }
+        if (!"healthy".equals(h.verdict())) {
+            return "the last probe verdict is " + h.verdict();
+        }
+        return null;
+    }
+
+    private void reportHealth(HealthView h) {
+        String v;
+        if (h == null || h.verdict() == null || "probe-error".equals(h.verdict())) {
+            v = "unknown";
+        } else if (h.wedgedChips() != null && !h.wedgedChips().isBlank()) {
+            v = "wedged";
+        } else if ("healthy".equals(h.verdict())) {
+            v = "healthy";
+        } else {
+            v = "degraded";
+        }
+        report(w -> w.setLabel(NodeKeys.NPU_HEALTH, v));
+    }
+
+    static String labelValue(String v) {
+        String s = v.replaceAll("[^A-Za-z0-9._-]", "_");
+        return s.length() > 63 ? s.substring(0, 63) : s;
+    }
+
+    private boolean npuModuleLoaded(Settings s) throws IOException {
+        for (String line : Files.readAllLines(s.procModules(), StandardCharsets.UTF_8)) {
+            int sp = line.indexOf(' ');
+            String name = sp < 0 ? line.trim() : line.substring(0, sp);
+            if (s.moduleNames().contains(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static Map<String, String> readKv(Path p) throws IOException {
+        Map<String, String> kv = new LinkedHashMap<>();
+        if (!Files.exists(p)) {
+            return kv;
+        }
+        for (String line : Files.readAllLines(p, StandardCharsets.UTF_8)) {
+            int eq = line.indexOf('=');
+            if (eq > 0 && !line.startsWith("#")) {
+                kv.put(line.substring(0, eq).trim(), line.substring(eq + 1).trim());
+            }
+        }
+        if (!kv.containsKey("version") || !kv.containsKey("fromBootId")) {
+            LOG.log(Level.WARNING, "staging file " + p + " has no version or fromBootId: ignored");
+            return new LinkedHashMap<>();
+        }
+        return kv;
+    }
+
+    static void writeKv(Path p, Map<String, String> kv) throws IOException {
+        StringBuilder sb = new StringBuilder();
+        kv.forEach((k, v) -> sb.append(k).append('=').append(v).append('\n'));
+        Files.createDirectories(p.getParent());
+        Path tmp = Files.createTempFile(p.getParent(), "." + p.getFileName() + ".tmp-", "");
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(tmp,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            ch.write(java.nio.ByteBuffer.wrap(sb.toString().getBytes(StandardCharsets.UTF_8)));
+            ch.force(true);
+        }
+        Files.move(tmp, p, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private interface WriterAction {
+        void run(NodeWriter w);
+    }
+
+    private void report(WriterAction a) {
+        NodeWriter w = writers == null ? null : writers.get();
+        if (w != null) {
+            try {
+                a.run(w);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "cannot report to the Node: " + e.getMessage());
+            }
+        }
+    }
+
+    private void set(String st, String text) {
+        state = st;
+        why = text;
+        String key = st + text;
+        if (!key.equals(lastLogged)) {
+            lastLogged = key;
+            LOG.log(st.endsWith("FAILED") || "ERROR".equals(st) ? Level.WARNING : Level.INFO, "driver " + st + ": " + text);
+        }
+    }
+
+    @Override
+    public String getPodVersion() {
+        return settings.podVersion();
+    }
+
+    @Override
+    public String getLoadedVersion() {
+        return loadedVersion;
+    }
+
+    @Override
+    public boolean isModulesLoaded() {
+        return modulesLoaded;
+    }
+
+    @Override
+    public String getState() {
+        return state;
+    }
+
+    @Override
+    public String getStateReason() {
+        return why;
+    }
+
+    @Override
+    public String getStaged() {
+        try {
+            Map<String, String> kv = readKv(settings.stateDir().resolve(STAGED));
+            return kv.isEmpty() ? null : kv.toString();
+        } catch (IOException e) {
+            return "unreadable: " + e.getMessage();
+        }
+    }
+
+    @Override
+    public String getLoader() {
+        DriverLoader l = loaders == null ? null : loaders.get();
+        return l == null ? "none configured" : l.describe();
+    }
+
+    @Override
+    public String evaluateNow() {
+        LOG.log(Level.INFO, "driver round requested through the Driver MBean");
+        evaluate();
+        return state + ": " + why;
+    }
+
+    /** @return the time of the last round, for tests */
+    Instant now() {
+        return time.now();
+    }
+}

@@ -1,0 +1,206 @@
+package io.npulifecycle.kube.internal;
+
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.Dictionary;
+import java.util.Hashtable;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+import javax.management.DynamicMBean;
+import javax.management.StandardMBean;
+
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.event.Event;
+import org.osgi.service.event.EventAdmin;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.markers.MarkerStore;
+import io.npulifecycle.api.node.ApprovalService;
+import io.npulifecycle.api.node.NodeKeys;
+import io.npulifecycle.api.node.NodeWriter;
+import io.npulifecycle.api.node.PolicySource;
+import io.npulifecycle.api.time.TimeSource;
+
+/**
+ * Runs a {@link NodeSync} on the {@code KubernetesClient} service of {@code io.npulifecycle.kubeclient} (static
+ * greedy reference: the sync is rebuilt from the objects when the client is re-created), PID {@value #PID}. Registers
+ * {@link PolicySource}, {@link ApprovalService}, {@link NodeWriter} and the {@code io.npulifecycle:type=NodeSync}
+ * MBean. The node name comes from the configuration or, when empty, from the {@code NODE_NAME} environment variable;
+ * without one nothing is registered and the error is logged. An invalid configuration is logged naming the PID and
+ * the key, and the previous one is kept.
+ */
+@Component(configurationPid = NodeSyncComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL, service = {})
+@Designate(ocd = NodeSyncComponent.Config.class)
+public class NodeSyncComponent {
+
+    /** Configuration PID. */
+    public static final String PID = "io.npulifecycle.kube.node";
+    private static final System.Logger LOG = System.getLogger(NodeSyncComponent.class.getName());
+    private static final Pattern DNS_NAME = Pattern.compile("[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?");
+
+    /** Configuration of the node-side sync. */
+    @ObjectClassDefinition(name = "npu-lifecycle node-side Kubernetes sync",
+            description = "Informers on this node's Node and on the NPUOperatorCtl; the node agent's labels, annotations and Events.")
+    public @interface Config {
+        /** @return the node name */
+        @AttributeDefinition(description = "Name of this node; empty = the NODE_NAME environment variable.")
+        String nodeName() default "";
+
+        /** @return CR namespace */
+        @AttributeDefinition(description = "Namespace of the NPUOperatorCtl.")
+        String crNamespace() default "npu-operator";
+
+        /** @return CR name */
+        @AttributeDefinition(description = "Name of the NPUOperatorCtl.")
+        String crName() default "npuoperatorctl-sample";
+
+        /** @return Event namespace */
+        @AttributeDefinition(description = "Namespace of the Events written about this Node (kubectl describe node shows 'default').")
+        String eventNamespace() default "default";
+
+        /** @return health interval */
+        @AttributeDefinition(description = "Seconds between informer health checks (re-create a stopped or non-watching informer, resync).", min = "1")
+        int healthIntervalSeconds() default 30;
+    }
+
+    @Reference(policyOption = ReferencePolicyOption.GREEDY)
+    private KubernetesClient client;
+
+    @Reference
+    private TimeSource time;
+
+    @Reference
+    private MarkerStore markers;
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    private volatile EventAdmin eventAdmin;
+
+    private BundleContext context;
+    private NodeSync sync;
+    private NodeSync.Settings current;
+    private ServiceRegistration<?> services;
+    private ServiceRegistration<DynamicMBean> mbean;
+
+    @Activate
+    void activate(BundleContext ctx, Config config) {
+        this.context = ctx;
+        NodeSync.Settings s = settings(config);
+        if (s == null) {
+            LOG.log(Level.ERROR, "PID " + PID + ": no usable configuration: the node-side Kubernetes sync does not run"
+                    + " (no policy and no approval: nothing authorises a reboot)");
+            return;
+        }
+        startSync(s);
+    }
+
+    @Modified
+    void modified(Config config) {
+        NodeSync.Settings s = settings(config);
+        if (s == null) {
+            LOG.log(Level.ERROR, "PID " + PID + ": keeping the previous configuration");
+            return;
+        }
+        if (s.equals(current)) {
+            return;
+        }
+        stopSync();
+        startSync(s);
+    }
+
+    @Deactivate
+    void deactivate() {
+        stopSync();
+    }
+
+    private void startSync(NodeSync.Settings s) {
+        sync = new NodeSync(client, s, time, markers, this::post);
+        current = s;
+        sync.start();
+        services = context.registerService(new String[] {PolicySource.class.getName(), ApprovalService.class.getName(),
+                NodeWriter.class.getName()}, sync, null);
+        try {
+            Dictionary<String, Object> props = new Hashtable<>();
+            props.put(Mbeans.OBJECT_NAME_PROPERTY, NodeSyncMXBean.OBJECT_NAME);
+            mbean = context.registerService(DynamicMBean.class, new StandardMBean(sync, NodeSyncMXBean.class, true), props);
+        } catch (IllegalArgumentException e) {
+            LOG.log(Level.ERROR, "cannot register the NodeSync MBean", e);
+        }
+    }
+
+    private void stopSync() {
+        for (ServiceRegistration<?> r : new ServiceRegistration<?>[] {services, mbean}) {
+            if (r != null) {
+                try {
+                    r.unregister();
+                } catch (IllegalStateException ignored) {
+                    // gone with the bundle
+                }
+            }
+        }
+        services = null;
+        mbean = null;
+        if (sync != null) {
+            sync.stop();
+            sync = null;
+        }
+    }
+
+    private void post(String what) {
+        EventAdmin ea = eventAdmin;
+        if (ea != null) {
+            ea.postEvent(new Event(NodeKeys.TOPIC_NODE_CHANGED, Map.of("what", what)));
+        }
+    }
+
+    static NodeSync.Settings settings(Config c) {
+        String node = c.nodeName() == null ? "" : c.nodeName().trim();
+        String source = "PID " + PID + " key nodeName";
+        if (node.isEmpty()) {
+            String env = System.getenv("NODE_NAME");
+            node = env == null ? "" : env.trim();
+            source = "environment variable NODE_NAME";
+        }
+        if (node.isEmpty()) {
+            LOG.log(Level.ERROR, "no node name: set NODE_NAME (downward API spec.nodeName) or PID " + PID + " key nodeName");
+            return null;
+        }
+        if (!DNS_NAME.matcher(node).matches()) {
+            LOG.log(Level.ERROR, source + ": '" + node + "' is not a Kubernetes node name (lowercase DNS subdomain)");
+            return null;
+        }
+        if (!DNS_NAME.matcher(c.crNamespace()).matches() || c.crNamespace().length() > 63) {
+            LOG.log(Level.ERROR, "PID " + PID + " key crNamespace: '" + c.crNamespace() + "' is not a namespace name");
+            return null;
+        }
+        if (!DNS_NAME.matcher(c.crName()).matches()) {
+            LOG.log(Level.ERROR, "PID " + PID + " key crName: '" + c.crName() + "' is not a resource name");
+            return null;
+        }
+        if (!DNS_NAME.matcher(c.eventNamespace()).matches() || c.eventNamespace().length() > 63) {
+            LOG.log(Level.ERROR, "PID " + PID + " key eventNamespace: '" + c.eventNamespace() + "' is not a namespace name");
+            return null;
+        }
+        if (c.healthIntervalSeconds() < 1) {
+            LOG.log(Level.ERROR, "PID " + PID + " key healthIntervalSeconds: " + c.healthIntervalSeconds()
+                    + " must be at least 1");
+            return null;
+        }
+        return new NodeSync.Settings(node, c.crNamespace(), c.crName(), c.eventNamespace(),
+                Duration.ofSeconds(c.healthIntervalSeconds()));
+    }
+}

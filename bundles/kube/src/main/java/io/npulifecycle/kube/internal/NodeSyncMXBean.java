@@ -1,0 +1,63 @@
+package io.npulifecycle.kube.internal;
+
+/** The node-side Kubernetes sync, object name {@code io.npulifecycle:type=NodeSync}. */
+public interface NodeSyncMXBean {
+
+    /** Object name. */
+    String OBJECT_NAME = "io.npulifecycle:type=NodeSync";
+
+    /** @return the node name */
+    String getNodeName();
+
+    /** @return the NPUOperatorCtl watched, {@code namespace/name} */
+    String getPolicyResource();
+
+    /** @return whether the API server answered the last request and the Node informer is watching */
+    boolean isConnected();
+
+    /** @return whether the Node informer is watching */
+    boolean isNodeInformerWatching();
+
+    /** @return whether the NPUOperatorCtl informer is watching */
+    boolean isPolicyInformerWatching();
+
+    /** @return ISO-8601 time of the last informer event, or {@code null} */
+    String getLastInformerEvent();
+
+    /** @return ISO-8601 time of the last Node write, or {@code null} */
+    String getLastWrite();
+
+    /** @return how many times both informers went back to watching after not watching */
+    long getReconnects();
+
+    /** @return how many times the informers were re-created (relist) */
+    long getRelists();
+
+    /** @return Node writes done */
+    long getWrites();
+
+    /** @return Events created */
+    long getEventsPosted();
+
+    /** @return Events queued (API server unreachable) */
+    int getPendingEvents();
+
+    /** @return the policy as read, or {@code unknown (why)} */
+    String getPolicy();
+
+    /** @return why the policy is unknown (malformed NPUOperatorCtl...), or {@code null} */
+    String getPolicyProblem();
+
+    /** @return {@code approved}, {@code absent}, {@code invalid value '...'} or {@code unknown} */
+    String getApproval();
+
+    /** @return the last API error, or {@code null} */
+    String getLastError();
+
+    /**
+     * Re-creates both informers (relist). Logged.
+     *
+     * @return what was done
+     */
+    String relist();
+}

@@ -1,0 +1,60 @@
+package io.npulifecycle.kube.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import io.npulifecycle.api.node.NodePolicy;
+
+class PolicyParserTest {
+
+    static Map<String, Object> spec(Object version, Object autoUpgrade, Object autoRecover, Object max, Object window) {
+        Map<String, Object> rp = new java.util.HashMap<>();
+        rp.put("autoRecover", autoRecover);
+        rp.put("maxReboots", max);
+        rp.put("window", window);
+        Map<String, Object> d = new java.util.HashMap<>();
+        d.put("version", version);
+        d.put("upgradePolicy", Map.of("autoUpgrade", autoUpgrade));
+        d.put("recoveryPolicy", rp);
+        return Map.of("driver", d);
+    }
+
+    @Test
+    void validPolicy() {
+        NodePolicy p = PolicyParser.parse("ns/cr", spec("25.5.0", true, false, 2, "1h30m"), "7");
+        assertTrue(p.known());
+        assertEquals("25.5.0", p.desiredVersion());
+        assertTrue(p.allowsAutoUpgrade());
+        assertFalse(p.allowsAutoRecover());
+        assertEquals(2, p.maxReboots());
+        assertEquals(Duration.ofMinutes(90), p.window());
+    }
+
+    @Test
+    void malformedFieldsGiveAnUnknownPolicyThatAuthorisesNothing() {
+        Object[][] bad = {
+            {"25.5.0", "true", true, 1, "24h", "spec.driver.upgradePolicy.autoUpgrade"},
+            {"25.5.0", true, "yes", 1, "24h", "spec.driver.recoveryPolicy.autoRecover"},
+            {"latest", true, true, 1, "24h", "spec.driver.version"},
+            {25.5, true, true, 1, "24h", "spec.driver.version"},
+            {"25.5.0", true, true, -1, "24h", "maxReboots"},
+            {"25.5.0", true, true, 1.5, "24h", "maxReboots"},
+            {"25.5.0", true, true, 1, "1 day", "window"},
+            {"25.5.0", true, true, 1, 0, "window"},
+        };
+        for (Object[] b : bad) {
+            NodePolicy p = PolicyParser.parse("npu-operator/npuoperatorctl-sample", spec(b[0], b[1], b[2], b[3], b[4]), "1");
+            assertFalse(p.known(), b[5].toString());
+            assertFalse(p.allowsAutoRecover());
+            assertFalse(p.allowsAutoUpgrade());
+            assertTrue(p.problem().contains((String) b[5]) && p.problem().contains("npu-operator/npuoperatorctl-sample"), p.problem());
+        }
+        assertFalse(PolicyParser.parse("x", "not an object", "1").known());
+    }
+}

@@ -1,0 +1,292 @@
+package io.npulifecycle.kubeclient.internal;
+
+import java.lang.System.Logger.Level;
+import java.nio.file.Paths;
+import java.time.Instant;
+import java.util.Dictionary;
+import java.util.Hashtable;
+
+import javax.management.DynamicMBean;
+import javax.management.StandardMBean;
+
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.VersionInfo;
+import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.time.TimeSource;
+
+/**
+ * The runtime's Kubernetes client, PID {@value ClientSettings#PID}: builds one fabric8 {@link KubernetesClient}
+ * (JDK HTTP client) from the configuration and registers it as an OSGi service of type
+ * {@code io.fabric8.kubernetes.client.KubernetesClient} with the service properties {@value #PROP_MASTER_URL} and
+ * {@value #PROP_NAMESPACE}; the node-side and control-plane bundles use that service (they must not close it).
+ *
+ * <ul>
+ * <li>Where the API server is: see {@link ClientSettings} ({@code NPU_LIFECYCLE_KUBE_MASTER} overrides
+ * {@code masterUrl}; empty = automatic, as fabric8's {@code Config.autoConfigure}).</li>
+ * <li>No cluster configured or found: one log line says so, no service is registered, the runtime runs on.</li>
+ * <li>A bad {@code masterUrl}, namespace or number, or an unreadable kubeconfig: a log line naming the PID, the key
+ * and the value; at activation no service is registered, on a later change the previous client is kept.</li>
+ * <li>A valid configuration change closes the client (after unregistering it) and registers a new one; users see
+ * the service go and come back.</li>
+ * <li>MBean {@value KubernetesClientMXBean#OBJECT_NAME}.</li>
+ * </ul>
+ */
+@Component(configurationPid = ClientSettings.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL, service = {})
+@Designate(ocd = KubernetesClientComponent.Config.class)
+public class KubernetesClientComponent {
+
+    /** Service property: the API server URL of the registered client. */
+    public static final String PROP_MASTER_URL = "masterUrl";
+    /** Service property: the client's default namespace. */
+    public static final String PROP_NAMESPACE = "namespace";
+
+    private static final System.Logger LOG = System.getLogger(KubernetesClientComponent.class.getName());
+
+    /** Kubernetes client configuration. */
+    @ObjectClassDefinition(name = "npu-lifecycle Kubernetes client",
+            description = "Where the Kubernetes API server is and how the client talks to it.")
+    public @interface Config {
+        /** @return URL */
+        @AttributeDefinition(required = false, description = "API server URL (http:// or https://). Empty = automatic: "
+                + "the pod's service account, else $KUBECONFIG or ~/.kube/config. The environment variable "
+                + "NPU_LIFECYCLE_KUBE_MASTER overrides it.")
+        String masterUrl() default "";
+
+        /** @return path */
+        @AttributeDefinition(required = false, description = "Path of a kubeconfig file (its current context). Empty = none.")
+        String kubeconfig() default "";
+
+        /** @return namespace */
+        @AttributeDefinition(description = "Default namespace of the client.")
+        String namespace() default "npu-operator";
+
+        /** @return seconds */
+        @AttributeDefinition(min = "1", max = "3600", description = "Timeout of one request, in seconds.")
+        int requestTimeoutSeconds() default 10;
+
+        /** @return seconds */
+        @AttributeDefinition(min = "1", max = "600", description = "Timeout of establishing a connection, in seconds.")
+        int connectTimeoutSeconds() default 5;
+
+        /** @return ms */
+        @AttributeDefinition(min = "100", max = "600000", description = "Pause before a broken watch reconnects, in milliseconds.")
+        long watchReconnectIntervalMs() default 1000;
+    }
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    private volatile TimeSource time;
+
+    private BundleContext context;
+    private ClientStatus status;
+    private ServiceRegistration<DynamicMBean> mbean;
+
+    /** The settings of the registered client, or null. */
+    private volatile ClientSettings settings;
+    private volatile KubernetesClient client;
+    private volatile String configuration = "not configured yet";
+    private ServiceRegistration<KubernetesClient> registration;
+
+    @Activate
+    void activate(BundleContext ctx, Config cfg) {
+        this.context = ctx;
+        this.status = new ClientStatus(this::now);
+        Dictionary<String, Object> props = new Hashtable<>();
+        props.put(Mbeans.OBJECT_NAME_PROPERTY, KubernetesClientMXBean.OBJECT_NAME);
+        mbean = ctx.registerService(DynamicMBean.class,
+                new StandardMBean(new View(), KubernetesClientMXBean.class, true), props);
+        apply(cfg, true);
+    }
+
+    @Modified
+    void modified(Config cfg) {
+        apply(cfg, false);
+    }
+
+    @Deactivate
+    void deactivate() {
+        dropClient();
+        if (mbean != null) {
+            try {
+                mbean.unregister();
+            } catch (IllegalStateException e) {
+                // already gone with the bundle
+            }
+            mbean = null;
+        }
+    }
+
+    private Instant now() {
+        TimeSource t = time;
+        return t == null ? null : t.now();
+    }
+
+    private void apply(Config cfg, boolean initial) {
+        ClientSettings next;
+        org.osgi.framework.Bundle b = context.getBundle();
+        String home = System.getProperty("user.home");
+        try {
+            next = ClientSettings.resolve(cfg.masterUrl(), cfg.kubeconfig(), cfg.namespace(),
+                    cfg.requestTimeoutSeconds(), cfg.connectTimeoutSeconds(), cfg.watchReconnectIntervalMs(),
+                    System::getenv, key -> b.getBundleContext().getProperty(key),
+                    home == null ? null : Paths.get(home));
+        } catch (ClientSettings.Invalid e) {
+            rejected(e.getMessage(), initial);
+            return;
+        }
+        if (next.mode() == ClientSettings.Mode.NONE) {
+            dropClient();
+            configuration = "no cluster configured (masterUrl and kubeconfig empty, " + ClientSettings.ENV_MASTER
+                    + " unset, no service account, no $KUBECONFIG or ~/.kube/config)";
+            LOG.log(Level.WARNING, "PID " + ClientSettings.PID + ": " + configuration
+                    + ": no KubernetesClient registered; the Kubernetes features of this runtime stay idle");
+            return;
+        }
+        if (next.equals(settings) && client != null) {
+            return; // nothing changed
+        }
+        KubernetesClient fresh;
+        try {
+            io.fabric8.kubernetes.client.Config c = ClientFactory.config(next);
+            status.reset();
+            fresh = ClientFactory.build(c, status);
+        } catch (ClientSettings.Invalid e) {
+            rejected(e.getMessage(), initial);
+            return;
+        } catch (RuntimeException e) {
+            rejected("PID " + ClientSettings.PID + ": cannot build a Kubernetes client for " + next.describe() + ": "
+                    + e, initial);
+            return;
+        }
+        dropClient();
+        client = fresh;
+        settings = next;
+        configuration = next.describe();
+        Dictionary<String, Object> props = new Hashtable<>();
+        props.put(PROP_MASTER_URL, fresh.getMasterUrl().toString());
+        props.put(PROP_NAMESPACE, next.namespace());
+        registration = context.registerService(KubernetesClient.class, fresh, props);
+        LOG.log(Level.INFO, "KubernetesClient registered: " + fresh.getMasterUrl() + " (" + configuration + ")");
+    }
+
+    private void rejected(String message, boolean initial) {
+        status.configurationError(message);
+        if (initial || client == null) {
+            configuration = "invalid configuration: " + message;
+            LOG.log(Level.ERROR, message + ": no KubernetesClient registered");
+        } else {
+            LOG.log(Level.ERROR, message + ": keeping the previous client (" + settings.describe() + ")");
+        }
+    }
+
+    private void dropClient() {
+        ServiceRegistration<KubernetesClient> r = registration;
+        registration = null;
+        if (r != null) {
+            try {
+                r.unregister();
+            } catch (IllegalStateException e) {
+                // already gone with the bundle
+            }
+        }
+        KubernetesClient c = client;
+        client = null;
+        settings = null;
+        if (c != null) {
+            c.close();
+            LOG.log(Level.INFO, "KubernetesClient for " + c.getMasterUrl() + " unregistered and closed");
+        }
+    }
+
+    /** The MBean. */
+    final class View implements KubernetesClientMXBean {
+        @Override
+        public String getMasterUrl() {
+            KubernetesClient c = client;
+            return c == null ? "" : c.getMasterUrl().toString();
+        }
+
+        @Override
+        public String getNamespace() {
+            ClientSettings s = settings;
+            return s == null ? "" : s.namespace();
+        }
+
+        @Override
+        public String getConfiguration() {
+            return configuration;
+        }
+
+        @Override
+        public boolean isRegistered() {
+            return client != null;
+        }
+
+        @Override
+        public boolean isConnected() {
+            return client != null && status.isConnected();
+        }
+
+        @Override
+        public String getLastError() {
+            return status.getLastError();
+        }
+
+        @Override
+        public long getRequestCount() {
+            return status.getRequestCount();
+        }
+
+        @Override
+        public long getFailureCount() {
+            return status.getFailureCount();
+        }
+
+        @Override
+        public String checkConnection() {
+            KubernetesClient c = client;
+            if (c == null) {
+                LOG.log(Level.INFO, "checkConnection requested through JMX: no KubernetesClient (" + configuration + ")");
+                return "failed: no KubernetesClient registered: " + configuration;
+            }
+            LOG.log(Level.INFO, "checkConnection requested through JMX: GET " + c.getMasterUrl() + "version");
+            try {
+                VersionInfo v = ClientFactory.versionOnce(c);
+                String answer = "connected to " + c.getMasterUrl() + ": Kubernetes "
+                        + (v.getGitVersion() != null ? v.getGitVersion() : v.getMajor() + "." + v.getMinor());
+                LOG.log(Level.INFO, "checkConnection: " + answer);
+                return answer;
+            } catch (RuntimeException e) {
+                String why = ClientStatus.describe(e);
+                status.failed("GET " + c.getMasterUrl() + "version: " + why);
+                LOG.log(Level.WARNING, "checkConnection: GET " + c.getMasterUrl() + "version failed: " + why);
+                return "failed: " + why;
+            }
+        }
+    }
+
+    /** @return the settings of the registered client (tests), or null */
+    ClientSettings settings() {
+        return settings;
+    }
+
+    /** @return the registered client (tests), or null */
+    KubernetesClient client() {
+        return client;
+    }
+
+}

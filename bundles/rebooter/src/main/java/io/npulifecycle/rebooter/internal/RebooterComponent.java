@@ -1,0 +1,265 @@
+package io.npulifecycle.rebooter.internal;
+
+import java.lang.System.Logger.Level;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Dictionary;
+import java.util.Hashtable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import javax.management.DynamicMBean;
+import javax.management.StandardMBean;
+
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.event.Event;
+import org.osgi.service.event.EventConstants;
+import org.osgi.service.event.EventHandler;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.markers.MarkerListener;
+import io.npulifecycle.api.markers.MarkerStore;
+import io.npulifecycle.api.node.ApprovalService;
+import io.npulifecycle.api.node.NodeKeys;
+import io.npulifecycle.api.node.NodeWriter;
+import io.npulifecycle.api.node.PolicySource;
+import io.npulifecycle.api.reboot.RebootExecutor;
+import io.npulifecycle.api.time.TimeSource;
+
+/**
+ * The rebooter, PID {@value #PID}: runs {@link RebootEngine#evaluate()} every {@code pollIntervalSeconds} (TimeSource)
+ * and at once when a marker changes or the Node's approval or the policy changes (EventAdmin topic
+ * {@value NodeKeys#TOPIC_NODE_CHANGED}); registers the {@code io.npulifecycle:type=Rebooter} MBean. The Kubernetes
+ * services and the executor are optional and dynamic: without them the policy is unknown, no approval can be used and
+ * nothing reboots. An invalid configuration is logged naming the PID and the key; the previous one is kept.
+ */
+@Component(configurationPid = RebooterComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL, immediate = true,
+        service = EventHandler.class, property = EventConstants.EVENT_TOPIC + "=" + NodeKeys.TOPIC_NODE_CHANGED)
+@Designate(ocd = RebooterComponent.Config.class)
+public class RebooterComponent implements EventHandler {
+
+    /** Configuration PID. */
+    public static final String PID = "io.npulifecycle.rebooter";
+    private static final System.Logger LOG = System.getLogger(RebooterComponent.class.getName());
+
+    /** Configuration of the rebooter. */
+    @ObjectClassDefinition(name = "npu-lifecycle rebooter", description = "The node reboot path: policy or approval, re-check, loop protection.")
+    public @interface Config {
+        /** @return poll interval */
+        @AttributeDefinition(description = "Seconds between two evaluations (the rebooter is also woken at once by marker and node changes).", min = "1")
+        int pollIntervalSeconds() default 30;
+
+        /** @return state folder */
+        @AttributeDefinition(description = "Persistent host folder of rebooter.state (reboot history, consumed approvals); must outlive a reboot.")
+        String stateDir() default "/var/lib/npu-operator/";
+
+        /** @return max reboots */
+        @AttributeDefinition(name = "recovery.maxReboots", description = "Most automatic recovery reboots per window (spec.driver.recoveryPolicy.maxReboots overrides).", min = "0")
+        int recovery_maxReboots() default 3;
+
+        /** @return window */
+        @AttributeDefinition(name = "recovery.window", description = "Window of the recovery reboot limit, e.g. 24h, 90m (spec.driver.recoveryPolicy.window overrides).")
+        String recovery_window() default "24h";
+
+        /** @return dry run */
+        @AttributeDefinition(description = "Log and record what would be done, never reboot and never consume an approval (first installs).")
+        boolean dryRun() default false;
+
+        /** @return flush timeout */
+        @AttributeDefinition(description = "Seconds to wait for the Node writes (Rebooting Event) before the reboot call.", min = "0")
+        int flushTimeoutSeconds() default 5;
+    }
+
+    @Reference
+    private MarkerStore markers;
+
+    @Reference
+    private TimeSource time;
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+    private volatile PolicySource policySource;
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+    private volatile ApprovalService approvalService;
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+    private volatile NodeWriter nodeWriter;
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+    private volatile RebootExecutor executor;
+
+    private RebootEngine engine;
+    private ExecutorService worker;
+    private final AtomicBoolean queued = new AtomicBoolean();
+    private volatile Duration poll;
+    private volatile TimeSource.Scheduled next;
+    private volatile boolean active;
+    private ServiceRegistration<DynamicMBean> mbean;
+    private final MarkerListener listener = c -> wake();
+
+    @Activate
+    void activate(BundleContext ctx, Config config) {
+        RebootEngine.Settings s = settings(config);
+        if (s == null) {
+            s = new RebootEngine.Settings(Path.of("/var/lib/npu-operator/"), 3, Duration.ofHours(24), false, 5000);
+            poll = Duration.ofSeconds(30);
+            LOG.log(Level.ERROR, "PID " + PID + ": invalid configuration, using the defaults");
+        } else {
+            poll = Duration.ofSeconds(config.pollIntervalSeconds());
+        }
+        worker = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "npu-rebooter");
+            t.setDaemon(true);
+            return t;
+        });
+        engine = new RebootEngine(markers, () -> policySource, () -> approvalService, () -> nodeWriter, () -> executor,
+                time, s);
+        active = true;
+        markers.addListener(listener);
+        Dictionary<String, Object> props = new Hashtable<>();
+        props.put(Mbeans.OBJECT_NAME_PROPERTY, RebooterMXBean.OBJECT_NAME);
+        try {
+            mbean = ctx.registerService(DynamicMBean.class, new StandardMBean(engine, RebooterMXBean.class, true), props);
+        } catch (IllegalArgumentException e) {
+            LOG.log(Level.ERROR, "cannot register the Rebooter MBean", e);
+        }
+        LOG.log(Level.INFO, "rebooter active: poll every " + poll.toSeconds() + " s, state " + engine.getStateFile()
+                + ", executor: " + engine.getExecutor() + (s.dryRun() ? ", dryRun" : ""));
+        wake();
+    }
+
+    @Modified
+    void modified(Config config) {
+        RebootEngine.Settings s = settings(config);
+        if (s == null) {
+            LOG.log(Level.ERROR, "PID " + PID + ": keeping the previous configuration");
+            return;
+        }
+        poll = Duration.ofSeconds(config.pollIntervalSeconds());
+        engine.reconfigure(s);
+        LOG.log(Level.INFO, "rebooter reconfigured: poll every " + poll.toSeconds() + " s, state " + engine.getStateFile()
+                + (s.dryRun() ? ", dryRun" : ""));
+        wake();
+    }
+
+    @Deactivate
+    void deactivate() {
+        active = false;
+        markers.removeListener(listener);
+        TimeSource.Scheduled n = next;
+        if (n != null) {
+            n.cancel();
+        }
+        if (mbean != null) {
+            try {
+                mbean.unregister();
+            } catch (IllegalStateException ignored) {
+                // gone with the bundle
+            }
+        }
+        worker.shutdownNow();
+    }
+
+    void setExecutor(RebootExecutor e) {
+        this.executor = e;
+    }
+
+    @Override
+    public void handleEvent(Event event) {
+        wake();
+    }
+
+    private void wake() {
+        if (!active || !queued.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            worker.execute(this::round);
+        } catch (RuntimeException e) {
+            queued.set(false);
+        }
+    }
+
+    private void round() {
+        queued.set(false);
+        TimeSource.Scheduled n = next;
+        if (n != null) {
+            n.cancel();
+        }
+        try {
+            engine.evaluate();
+        } finally {
+            if (active) {
+                try {
+                    next = time.schedule(this::wake, poll);
+                } catch (IllegalStateException e) {
+                    LOG.log(Level.DEBUG, "time source shut down");
+                }
+            }
+        }
+    }
+
+    static RebootEngine.Settings settings(Config c) {
+        Path dir;
+        try {
+            dir = Path.of(c.stateDir().trim());
+        } catch (InvalidPathException | NullPointerException e) {
+            LOG.log(Level.ERROR, "PID " + PID + " key stateDir: '" + c.stateDir() + "' is not a path");
+            return null;
+        }
+        if (!dir.isAbsolute()) {
+            LOG.log(Level.ERROR, "PID " + PID + " key stateDir: '" + c.stateDir() + "' must be an absolute path");
+            return null;
+        }
+        if (c.pollIntervalSeconds() < 1) {
+            LOG.log(Level.ERROR, "PID " + PID + " key pollIntervalSeconds: " + c.pollIntervalSeconds() + " must be at least 1");
+            return null;
+        }
+        if (c.recovery_maxReboots() < 0) {
+            LOG.log(Level.ERROR, "PID " + PID + " key recovery.maxReboots: " + c.recovery_maxReboots() + " must be 0 or more");
+            return null;
+        }
+        Duration w = parseDuration(c.recovery_window());
+        if (w == null) {
+            LOG.log(Level.ERROR, "PID " + PID + " key recovery.window: '" + c.recovery_window()
+                    + "' is not a duration like 24h, 1h30m or 90s");
+            return null;
+        }
+        if (c.flushTimeoutSeconds() < 0) {
+            LOG.log(Level.ERROR, "PID " + PID + " key flushTimeoutSeconds: must be 0 or more");
+            return null;
+        }
+        return new RebootEngine.Settings(dir, c.recovery_maxReboots(), w, c.dryRun(), c.flushTimeoutSeconds() * 1000L);
+    }
+
+    /** @return a duration such as {@code 24h}, {@code 1h30m}, {@code 90s}, or {@code null} */
+    static Duration parseDuration(String text) {
+        if (text == null) {
+            return null;
+        }
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?:([0-9]{1,6})h)?(?:([0-9]{1,6})m)?(?:([0-9]{1,8})s)?")
+                .matcher(text.trim());
+        if (text.isBlank() || !m.matches()) {
+            return null;
+        }
+        long s = (m.group(1) == null ? 0 : Long.parseLong(m.group(1)) * 3600)
+                + (m.group(2) == null ? 0 : Long.parseLong(m.group(2)) * 60)
+                + (m.group(3) == null ? 0 : Long.parseLong(m.group(3)));
+        return s == 0 ? null : Duration.ofSeconds(s);
+    }
+}

@@ -1,0 +1,594 @@
+package io.npulifecycle.rebooter.internal;
+
+import static io.npulifecycle.rebooter.internal.TestCluster.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.npulifecycle.api.markers.MarkerStatus;
+import io.npulifecycle.api.markers.Markers;
+import io.npulifecycle.api.node.ApprovalService;
+import io.npulifecycle.api.node.ApprovalState;
+import io.npulifecycle.api.node.ConsumeResult;
+import io.npulifecycle.api.node.NodeKeys;
+import io.npulifecycle.api.reboot.DriverLoader;
+import io.npulifecycle.api.reboot.RebootExecutor;
+import io.npulifecycle.driver.internal.HealthView;
+
+/**
+ * The issue's scenarios (issue 4) against kubernetes-server-mock in CRUD mode, with the real marker store, node sync,
+ * rebooter and driver logic, a fake reboot executor and a fake driver loader. A "reboot" is simulated by closing the
+ * runtime, clearing the marker folder (tmpfs) and starting a runtime with a new boot id on the same state folder.
+ */
+class RebootPathTest {
+
+    @TempDir
+    Path tmp;
+    TestCluster cluster;
+    ManualTimeSource time;
+    Path markerDir;
+    Path stateDir;
+    Path procModules;
+    final FakeExecutor executor = new FakeExecutor();
+    final FakeHealth health = new FakeHealth();
+    FakeLoader loader;
+    final List<NodeRuntime> runtimes = new ArrayList<>();
+
+    static final class FakeExecutor implements RebootExecutor {
+        final List<String> reboots = new ArrayList<>();
+
+        @Override
+        public String describe() {
+            return "fake executor";
+        }
+
+        @Override
+        public void reboot(String reason) {
+            reboots.add(reason);
+        }
+    }
+
+    static final class FakeHealth implements HealthView {
+        volatile String verdict = "healthy";
+        volatile String expected = "0:0,1:0";
+        volatile String wedged = "";
+        volatile String version = "25.5.0";
+
+        @Override
+        public String verdict() {
+            return verdict;
+        }
+
+        @Override
+        public String expectedChips() {
+            return expected;
+        }
+
+        @Override
+        public String wedgedChips() {
+            return wedged;
+        }
+
+        @Override
+        public String driverVersion() {
+            return version;
+        }
+    }
+
+    /** Loads by writing module lines; fails the test if a driver is already loaded (that would need an unload). */
+    final class FakeLoader implements DriverLoader {
+        final List<String> loads = new ArrayList<>();
+
+        @Override
+        public String describe() {
+            return "fake loader";
+        }
+
+        @Override
+        public void load(String version) throws IOException {
+            String mods = Files.readString(procModules);
+            if (mods.contains("drv_davinci_intf")) {
+                fail("load(" + version + ") called while a driver is loaded: that would need an unload");
+            }
+            loads.add(version);
+            Files.writeString(procModules, "drv_davinci_intf 16384 0 - Live 0x0\n");
+            health.version = version;
+        }
+    }
+
+    @BeforeEach
+    void setUp() throws IOException {
+        cluster = new TestCluster();
+        time = new ManualTimeSource(Instant.parse("2026-12-01T10:00:00Z"));
+        markerDir = Files.createDirectories(tmp.resolve("run"));
+        stateDir = Files.createDirectories(tmp.resolve("var"));
+        procModules = tmp.resolve("modules");
+        Files.writeString(procModules, "drv_davinci_intf 16384 0 - Live 0x0\n");
+        loader = new FakeLoader();
+    }
+
+    @AfterEach
+    void tearDown() throws IOException {
+        runtimes.forEach(NodeRuntime::close);
+        cluster.close();
+    }
+
+    NodeRuntime boot(String bootId) {
+        return boot(bootId, null, false);
+    }
+
+    NodeRuntime boot(String bootId, Supplier<ApprovalService> approvals, boolean dryRun) {
+        NodeRuntime r = new NodeRuntime(bootId, markerDir, stateDir, cluster.agent, time, approvals, executor, loader,
+                health, procModules, "25.5.0", dryRun);
+        runtimes.add(r);
+        await("Node informer synced", () -> r.sync.approval().known(), this::tick);
+        return r;
+    }
+
+    /** Simulates the reboot: the runtime dies, /run is a tmpfs (cleared), a new boot id. */
+    NodeRuntime reboot(NodeRuntime old, String newBoot) throws IOException {
+        old.close();
+        runtimes.remove(old);
+        try (var s = Files.list(markerDir)) {
+            for (Path p : s.toList()) {
+                Files.delete(p);
+            }
+        }
+        return boot(newBoot);
+    }
+
+    void wedge(NodeRuntime r) throws IOException {
+        r.markers.write(Markers.REBOOT_REQUIRED, Map.of(Markers.KEY_REASON, Markers.REASON_RECOVERY,
+                Markers.KEY_CHIPS, "1:0", Markers.KEY_SINCE, time.now().toString()), "health-watch");
+    }
+
+    private int rounds;
+
+    /** Every 50 rounds of waiting (about 1 s), one health tick: an informer that failed to start is re-created. */
+    void tick() {
+        if (++rounds % 50 == 0) {
+            time.advance(Duration.ofSeconds(30));
+        }
+    }
+
+    void awaitPolicy(NodeRuntime r, boolean autoRecover) {
+        await("policy known", () -> r.sync.policy().known() && r.sync.policy().autoRecover() == autoRecover, this::tick);
+    }
+
+    void approve(NodeRuntime r, String value) {
+        cluster.annotate(NodeKeys.APPROVE_REBOOT, value);
+        // UNCERTAIN: over the proxy the watch sometimes stays "watching" but silent; a relist (the MBean operation)
+        // after a few seconds is the same remedy an operator has
+        int[] n = {0};
+        await("approval seen", () -> value.equals(r.sync.approval().value()), () -> {
+            tick();
+            if (++n[0] % 150 == 0) {
+                r.sync.relist();
+            }
+        });
+    }
+
+    @Test
+    void recoveryWithAutoRecoverRebootsOnceThenValidates() throws IOException {
+        cluster.policy(false, true, null, null);
+        NodeRuntime a = boot("boot-a");
+        awaitPolicy(a, true);
+        a.driver.evaluate();
+        assertTrue(a.markers.read(Markers.DRIVER_READY).present());
+        health.wedged = "1:0";
+        a.markers.remove(Markers.DRIVER_READY, "health-watch");
+        wedge(a);
+        await("label reboot-required", () -> "true".equals(cluster.label(NodeKeys.REBOOT_REQUIRED)));
+        await("one RebootRequired Event", () -> cluster.events(NodeKeys.EVENT_REBOOT_REQUIRED).size() == 1);
+        assertTrue(cluster.events(NodeKeys.EVENT_REBOOT_REQUIRED).get(0).getMessage().contains("reason=recovery"));
+        assertTrue(cluster.events(NodeKeys.EVENT_REBOOT_REQUIRED).get(0).getMessage().contains("1:0"));
+        a.rebooter.evaluate();
+        a.rebooter.evaluate();
+        assertEquals(List.of("recovery"), executor.reboots);
+        assertEquals("boot-a", cluster.annotation(NodeKeys.REBOOTING_FROM_BOOT_ID));
+        for (int i = 0; i < 5; i++) {
+            a.sync.requestSync();
+            a.rebooter.evaluate();
+        }
+        assertEquals(1, cluster.events(NodeKeys.EVENT_REBOOT_REQUIRED).size(), "one Event per request, not per poll");
+
+        health.wedged = "";
+        NodeRuntime b = reboot(a, "boot-b");
+        b.rebooter.evaluate();
+        b.driver.evaluate();
+        assertTrue(b.markers.read(Markers.DRIVER_READY).present(), "driver-ready back after validation");
+        await("label removed", () -> cluster.label(NodeKeys.REBOOT_REQUIRED) == null);
+        await("validated annotation", () -> "25.5.0@boot-b".equals(cluster.annotation(NodeKeys.DRIVER_VALIDATED)));
+        assertEquals(1, executor.reboots.size());
+        assertTrue(b.rebooter.getHistory().get(0).contains("completed"), b.rebooter.getHistory().toString());
+    }
+
+    @Test
+    void recoveryWithoutAutoRecoverWaitsForApprovalAndConsumesIt() throws IOException {
+        cluster.policy(false, false, null, null);
+        NodeRuntime a = boot("boot-a");
+        awaitPolicy(a, false);
+        wedge(a);
+        for (int i = 0; i < 3; i++) {
+            time.advance(Duration.ofSeconds(30));
+            a.rebooter.evaluate();
+        }
+        assertTrue(executor.reboots.isEmpty());
+        assertEquals("WAITING_FOR_APPROVAL", a.rebooter.getDecision());
+        approve(a, "true");
+        a.rebooter.evaluate();
+        assertEquals(List.of("recovery"), executor.reboots);
+        assertNull(cluster.annotation(NodeKeys.APPROVE_REBOOT), "approval consumed");
+        a.rebooter.evaluate();
+        assertEquals(1, executor.reboots.size());
+    }
+
+    @Test
+    void killedAfterConsumingRebootsExactlyOnceWithoutSecondApproval() throws IOException {
+        cluster.policy(false, false, null, null);
+        NodeRuntime[] holder = new NodeRuntime[1];
+        Supplier<ApprovalService> killing = () -> new Delegating(holder[0].sync) {
+            @Override
+            public ConsumeResult consumeApproval(String bootId) {
+                ConsumeResult r = super.consumeApproval(bootId);
+                throw new Killed("runtime killed right after " + r);
+            }
+        };
+        NodeRuntime a = boot("boot-a", killing, false);
+        holder[0] = a;
+        awaitPolicy(a, false);
+        wedge(a);
+        approve(a, "true");
+        assertThrows(Killed.class, a.rebooter::evaluate);
+        assertTrue(executor.reboots.isEmpty());
+        assertNull(cluster.annotation(NodeKeys.APPROVE_REBOOT));
+        // restart in the same boot: markers (tmpfs) survive a runtime restart, not a reboot
+        a.close();
+        runtimes.remove(a);
+        NodeRuntime a2 = boot("boot-a");
+        a2.rebooter.evaluate();
+        a2.rebooter.evaluate();
+        assertEquals(List.of("recovery"), executor.reboots, "exactly one reboot, no second approval");
+    }
+
+    @Test
+    void approvalWithdrawnBetweenDecisionAndRebootMeansNoReboot() throws IOException {
+        cluster.policy(false, false, null, null);
+        NodeRuntime[] holder = new NodeRuntime[1];
+        Supplier<ApprovalService> withdrawing = () -> new Delegating(holder[0].sync) {
+            @Override
+            public ConsumeResult consumeApproval(String bootId) {
+                cluster.annotate(NodeKeys.APPROVE_REBOOT, null);
+                return super.consumeApproval(bootId);
+            }
+        };
+        NodeRuntime a = boot("boot-a", withdrawing, false);
+        holder[0] = a;
+        awaitPolicy(a, false);
+        wedge(a);
+        approve(a, "true");
+        a.rebooter.evaluate();
+        assertTrue(executor.reboots.isEmpty());
+        assertEquals("WAITING_FOR_APPROVAL", a.rebooter.getDecision());
+    }
+
+    @Test
+    void chipRecoversFirstNoRebootApprovalLeftInPlace() throws IOException {
+        cluster.policy(false, false, null, null);
+        NodeRuntime a = boot("boot-a");
+        awaitPolicy(a, false);
+        approve(a, "true");
+        wedge(a);
+        a.markers.remove(Markers.REBOOT_REQUIRED, "health-watch"); // false-positive suppression
+        a.rebooter.evaluate();
+        assertTrue(executor.reboots.isEmpty());
+        assertEquals("true", cluster.annotation(NodeKeys.APPROVE_REBOOT));
+    }
+
+    @Test
+    void chipRecoversAfterConsumptionApprovalPutBack() throws IOException {
+        cluster.policy(false, false, null, null);
+        NodeRuntime[] holder = new NodeRuntime[1];
+        Supplier<ApprovalService> recovering = () -> new Delegating(holder[0].sync) {
+            @Override
+            public ConsumeResult consumeApproval(String bootId) {
+                ConsumeResult r = super.consumeApproval(bootId);
+                try {
+                    holder[0].markers.remove(Markers.REBOOT_REQUIRED, "health-watch");
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+                return r;
+            }
+        };
+        NodeRuntime a = boot("boot-a", recovering, false);
+        holder[0] = a;
+        awaitPolicy(a, false);
+        approve(a, "true");
+        wedge(a);
+        a.rebooter.evaluate();
+        assertTrue(executor.reboots.isEmpty());
+        assertEquals("RECHECK_FAILED", a.rebooter.getDecision());
+        assertEquals("true", cluster.annotation(NodeKeys.APPROVE_REBOOT), "an approval not used is put back");
+    }
+
+    /**
+     * A reboot command returns before the host goes down (systemctl reboot, the simulator): the node agent may run on
+     * for a moment and see the marker vanish. The approval was used by the reboot call and must not be put back
+     * (it would authorise a later, unrelated reboot). Found by the simulator demo.
+     */
+    @Test
+    void approvalIsNeverPutBackOnceTheRebootWasCalled() throws IOException {
+        cluster.policy(false, false, null, null);
+        NodeRuntime a = boot("boot-a");
+        awaitPolicy(a, false);
+        approve(a, "true");
+        wedge(a);
+        a.rebooter.evaluate();
+        assertEquals(List.of("recovery"), executor.reboots);
+        await("approval consumed", () -> cluster.annotation(NodeKeys.APPROVE_REBOOT) == null);
+        a.markers.remove(Markers.REBOOT_REQUIRED, "health-watch"); // the host is going down, the marker vanishes
+        for (int i = 0; i < 3; i++) {
+            time.advance(Duration.ofSeconds(30));
+            a.rebooter.evaluate();
+        }
+        a.sync.requestSync();
+        assertNull(cluster.annotation(NodeKeys.APPROVE_REBOOT), "the used approval must not come back");
+        assertEquals(1, executor.reboots.size());
+    }
+
+    @Test
+    void invalidApprovalValuesNeverRebootOneWarningEach() throws IOException {
+        cluster.policy(false, false, null, null);
+        NodeRuntime a = boot("boot-a");
+        awaitPolicy(a, false);
+        wedge(a);
+        for (String v : new String[] {"yes", "TRUE", ""}) {
+            approve(a, v);
+            a.rebooter.evaluate();
+            a.rebooter.evaluate();
+        }
+        assertTrue(executor.reboots.isEmpty());
+        await("three ApprovalInvalid Events", () -> cluster.events(NodeKeys.EVENT_APPROVAL_INVALID).size() == 3);
+        List<String> msgs = cluster.events(NodeKeys.EVENT_APPROVAL_INVALID).stream().map(e -> e.getMessage()).toList();
+        assertTrue(msgs.stream().anyMatch(m -> m.contains("'yes'")), msgs.toString());
+        assertTrue(msgs.stream().anyMatch(m -> m.contains("'TRUE'")), msgs.toString());
+        assertTrue(msgs.stream().anyMatch(m -> m.contains("''")), msgs.toString());
+        assertTrue(cluster.events(NodeKeys.EVENT_APPROVAL_INVALID).stream().allMatch(e -> "Warning".equals(e.getType())));
+    }
+
+    @Test
+    void apiUnreachableWithoutAutoRecoverNoReboot() throws IOException {
+        cluster.policy(false, false, null, null);
+        NodeRuntime a = boot("boot-a");
+        awaitPolicy(a, false);
+        approve(a, "true");
+        wedge(a);
+        cluster.proxy.down();
+        a.rebooter.evaluate();
+        assertTrue(executor.reboots.isEmpty());
+        assertEquals("WAITING_FOR_API", a.rebooter.getDecision());
+        assertEquals("true", cluster.annotation(NodeKeys.APPROVE_REBOOT), "approval not used");
+    }
+
+    @Test
+    void apiUnreachableWithAutoRecoverRebootsAndReportsWhenBack() throws IOException {
+        cluster.policy(false, true, null, null);
+        NodeRuntime a = boot("boot-a");
+        awaitPolicy(a, true);
+        cluster.proxy.down();
+        wedge(a);
+        a.rebooter.evaluate();
+        assertEquals(List.of("recovery"), executor.reboots);
+        assertNull(cluster.label(NodeKeys.REBOOT_REQUIRED));
+        cluster.proxy.up();
+        for (int i = 0; i < 3; i++) {
+            time.advance(Duration.ofSeconds(30));
+        }
+        await("label written when the API server is back", () -> "true".equals(cluster.label(NodeKeys.REBOOT_REQUIRED)));
+        await("RebootRequired Event", () -> cluster.events(NodeKeys.EVENT_REBOOT_REQUIRED).size() == 1);
+        await("Rebooting Event", () -> cluster.events(NodeKeys.EVENT_REBOOTING).size() == 1);
+    }
+
+    @Test
+    void recoveryRebootLimitReached() throws IOException {
+        cluster.policy(false, true, 2, "24h");
+        NodeRuntime r = boot("boot-0");
+        awaitPolicy(r, true);
+        for (int i = 1; i <= 2; i++) {
+            wedge(r);
+            r.rebooter.evaluate();
+            assertEquals(i, executor.reboots.size());
+            time.advance(Duration.ofMinutes(10));
+            r = reboot(r, "boot-" + i);
+            awaitPolicy(r, true);
+        }
+        wedge(r);
+        r.rebooter.evaluate();
+        r.rebooter.evaluate();
+        assertEquals(2, executor.reboots.size(), "no more reboots past the limit");
+        assertEquals("RECOVERY_BLOCKED", r.rebooter.getDecision());
+        await("RecoveryFailed Event", () -> cluster.events(NodeKeys.EVENT_RECOVERY_FAILED).size() == 1);
+        await("recovery-blocked label", () -> "true".equals(cluster.label(NodeKeys.RECOVERY_BLOCKED)));
+        // the window slides: a day later a recovery reboot is allowed again
+        time.advance(Duration.ofHours(25));
+        r.rebooter.evaluate();
+        assertEquals(3, executor.reboots.size());
+    }
+
+    @Test
+    void upgradeStagesNeverUnloadsRebootsLoadsValidates() throws IOException {
+        cluster.policy(true, false, null, null);
+        health.version = "25.2.0";
+        NodeRuntime a = boot("boot-a");
+        await("policy", () -> a.sync.policy().autoUpgrade());
+        a.driver.evaluate();
+        assertEquals("STAGED", a.driver.getState());
+        assertTrue(loader.loads.isEmpty(), "nothing loaded into a kernel with a driver");
+        assertTrue(Files.readString(procModules).contains("drv_davinci_intf"), "25.2.0 stays loaded");
+        assertEquals("upgrade", a.markers.read(Markers.REBOOT_REQUIRED).marker().reason());
+        assertEquals("25.5.0", a.markers.read(Markers.REBOOT_REQUIRED).marker().content().get("to"));
+        assertTrue(Files.readString(stateDir.resolve("driver-staged")).contains("version=25.5.0"));
+        await("reason=upgrade Event", () -> cluster.events(NodeKeys.EVENT_REBOOT_REQUIRED).stream()
+                .anyMatch(e -> e.getMessage().contains("reason=upgrade")));
+        await("25.2.0 reported", () -> "25.2.0".equals(cluster.label(NodeKeys.DRIVER_VERSION)));
+        a.rebooter.evaluate();
+        assertEquals(List.of("upgrade"), executor.reboots);
+
+        Files.writeString(procModules, ""); // fresh kernel: no module
+        health.version = null;
+        NodeRuntime b = reboot(a, "boot-b");
+        b.rebooter.evaluate();
+        b.driver.evaluate();
+        assertEquals(List.of("25.5.0"), loader.loads);
+        assertTrue(Files.exists(stateDir.resolve("driver-current")), "staged switched to current at the fresh boot");
+        b.driver.evaluate();
+        assertEquals("VALIDATED", b.driver.getState(), b.driver.getStateReason());
+        assertTrue(b.markers.read(Markers.DRIVER_READY).present());
+        await("version reported", () -> "25.5.0".equals(cluster.label(NodeKeys.DRIVER_VERSION)));
+        await("validated", () -> "25.5.0@boot-b".equals(cluster.annotation(NodeKeys.DRIVER_VALIDATED)));
+        await("DriverValidated Event", () -> cluster.events(NodeKeys.EVENT_DRIVER_VALIDATED).size() == 1);
+        assertEquals(1, loader.loads.size());
+    }
+
+    @Test
+    void validationFailureLeavesDriverReadyAbsentAndRequestsNoReboot() throws IOException {
+        cluster.policy(false, true, null, null);
+        health.verdict = "failed";
+        NodeRuntime a = boot("boot-a");
+        a.driver.evaluate();
+        assertEquals("VALIDATING", a.driver.getState());
+        time.advance(Duration.ofMinutes(11));
+        a.driver.evaluate();
+        assertEquals("VALIDATION_FAILED", a.driver.getState());
+        assertFalse(a.markers.read(Markers.DRIVER_READY).present());
+        assertFalse(a.markers.read(Markers.REBOOT_REQUIRED).present());
+        await("DriverValidationFailed Event", () -> cluster.events(NodeKeys.EVENT_DRIVER_VALIDATION_FAILED).size() == 1);
+    }
+
+    @Test
+    void markerFromPreviousBootIsIgnored() throws IOException {
+        cluster.policy(false, true, null, null);
+        NodeRuntime a = boot("boot-a");
+        awaitPolicy(a, true);
+        a.close();
+        runtimes.remove(a);
+        // a marker left by another boot (e.g. /run is not a tmpfs on this host)
+        new io.npulifecycle.markers.internal.FileMarkerStore(markerDir, "boot-old", time::now, null)
+                .write(Markers.REBOOT_REQUIRED, Map.of(Markers.KEY_REASON, Markers.REASON_RECOVERY), "health-watch");
+        NodeRuntime b = boot("boot-b");
+        awaitPolicy(b, true);
+        assertEquals(MarkerStatus.STALE, b.markers.read(Markers.REBOOT_REQUIRED).status());
+        b.rebooter.evaluate();
+        assertTrue(executor.reboots.isEmpty());
+        assertEquals("NONE", b.rebooter.getDecision());
+        assertTrue(b.rebooter.getDecisionReason().contains("previous boot"), b.rebooter.getDecisionReason());
+        assertNull(cluster.label(NodeKeys.REBOOT_REQUIRED));
+    }
+
+    @Test
+    void corruptStateFileNeverRebootsAndKeepsACopy() throws IOException {
+        cluster.policy(false, true, null, null);
+        Files.writeString(stateDir.resolve("rebooter.state"), "format=1\nhistory.0=garbage\n");
+        NodeRuntime a = boot("boot-a");
+        awaitPolicy(a, true);
+        wedge(a);
+        a.rebooter.evaluate();
+        assertTrue(executor.reboots.isEmpty());
+        assertEquals("STATE_CORRUPT", a.rebooter.getDecision());
+        try (var s = Files.list(stateDir)) {
+            assertTrue(s.anyMatch(p -> p.getFileName().toString().startsWith("rebooter.state.corrupt-")));
+        }
+        assertEquals("state reset", a.rebooter.resetState());
+        a.rebooter.evaluate();
+        assertEquals(1, executor.reboots.size());
+    }
+
+    @Test
+    void noExecutorOrDryRunNeverRebootsNorConsumes() throws IOException {
+        cluster.policy(false, false, null, null);
+        NodeRuntime a = boot("boot-a", null, true);
+        awaitPolicy(a, false);
+        approve(a, "true");
+        wedge(a);
+        a.rebooter.evaluate();
+        assertTrue(executor.reboots.isEmpty());
+        assertEquals("DRY_RUN", a.rebooter.getDecision());
+        assertEquals("true", cluster.annotation(NodeKeys.APPROVE_REBOOT), "a dry run never consumes an approval");
+        assertTrue(a.rebooter.getHistory().get(0).contains("dry-run"));
+    }
+
+    @Test
+    void informerRelistRebuildsNodeStateAfterApiServerOutage() throws IOException {
+        cluster.policy(false, false, null, null);
+        NodeRuntime a = boot("boot-a");
+        wedge(a);
+        await("label", () -> "true".equals(cluster.label(NodeKeys.REBOOT_REQUIRED)));
+        cluster.proxy.down();
+        // meanwhile someone removes our label directly on the API server
+        cluster.admin.nodes().withName(TestCluster.NODE).edit(n -> {
+            n.getMetadata().getLabels().remove(NodeKeys.REBOOT_REQUIRED);
+            return n;
+        });
+        for (int i = 0; i < 3; i++) {
+            time.advance(Duration.ofSeconds(30));
+        }
+        assertFalse(a.sync.isConnected());
+        cluster.proxy.up();
+        await("label restored after the relist", () -> {
+            time.advance(Duration.ofSeconds(30));
+            return "true".equals(cluster.label(NodeKeys.REBOOT_REQUIRED));
+        });
+        await("watching again", () -> a.sync.isNodeInformerWatching());
+        assertTrue(a.sync.getRelists() + a.sync.getReconnects() > 0);
+    }
+
+    static final class Killed extends Error {
+        private static final long serialVersionUID = 1L;
+
+        Killed(String m) {
+            super(m);
+        }
+    }
+
+    static class Delegating implements ApprovalService {
+        private final ApprovalService d;
+
+        Delegating(ApprovalService d) {
+            this.d = d;
+        }
+
+        @Override
+        public ApprovalState approval() {
+            return d.approval();
+        }
+
+        @Override
+        public ConsumeResult consumeApproval(String bootId) {
+            return d.consumeApproval(bootId);
+        }
+
+        @Override
+        public boolean restoreApproval(String bootId) {
+            return d.restoreApproval(bootId);
+        }
+    }
+}

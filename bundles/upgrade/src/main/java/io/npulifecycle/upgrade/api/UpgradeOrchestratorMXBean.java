@@ -1,0 +1,55 @@
+package io.npulifecycle.upgrade.api;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The driver rollout as seen by one control-plane replica: {@code io.npulifecycle:type=UpgradeOrchestrator}. Every
+ * replica computes the same view from its informers; only the leader writes.
+ */
+public interface UpgradeOrchestratorMXBean {
+
+    /** Object name. */
+    String OBJECT_NAME = "io.npulifecycle:type=UpgradeOrchestrator";
+
+    /** @return {@code spec.driver.version} being rolled out, "" without a (valid) NPUOperatorCtl */
+    String getTargetVersion();
+
+    /** @return NPU nodes per state (upgrade states plus pending, upgraded, unvalidated, unknown) */
+    Map<String, Integer> getCountsPerState();
+
+    /** @return each NPU node's state ("upgraded" when done) */
+    Map<String, String> getNodeStates();
+
+    /** @return nodes in reboot-required waiting for {@code npu.openfuyao.com/approve-reboot=true} */
+    List<String> getAwaitingApproval();
+
+    /** @return failed nodes, {@code name: reason} */
+    List<String> getFailedNodes();
+
+    /** @return the status conditions, {@code Type=Status (Reason): message} */
+    List<String> getConditions();
+
+    /** @return whether this replica holds the lease and writes */
+    boolean isLeader();
+
+    /** @return this replica's lease identity */
+    String getIdentity();
+
+    /** @return whether the rollout is paused (annotation {@code npu.openfuyao.com/paused=true} on the CR) */
+    boolean isPaused();
+
+    /** @return writes made by this replica, by kind, plus reconciles, 409 conflicts and informer rebuilds */
+    Map<String, Long> getWriteCounts();
+
+    /**
+     * Pauses the rollout (operator role): annotates the NPUOperatorCtl with {@code npu.openfuyao.com/paused=true}, so
+     * it survives a leader change; no node gets a new slot, nodes in flight finish their current step. Logged.
+     *
+     * @throws RuntimeException when the CR cannot be patched (message from the API server)
+     */
+    void pause();
+
+    /** Resumes the rollout (removes the annotation). Logged. */
+    void resume();
+}

@@ -1,0 +1,16 @@
+package io.npulifecycle.upgrade.api.model;
+
+/** {@code spec} of an NPUOperatorCtl. */
+public class NpuOperatorCtlSpec {
+    private DriverSpec driver;
+
+    /** @return {@code spec.driver} */
+    public DriverSpec getDriver() {
+        return driver;
+    }
+
+    /** @param driver {@code spec.driver} */
+    public void setDriver(DriverSpec driver) {
+        this.driver = driver;
+    }
+}

@@ -1,0 +1,141 @@
+package io.npulifecycle.upgrade.api.model;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import io.fabric8.kubernetes.api.model.Condition;
+
+/**
+ * {@code status} of an NPUOperatorCtl, written by the leader of the control plane. Condition types:
+ * {@code PreflightPassed}, {@code Progressing}, {@code Complete}, {@code Degraded}, {@code InvalidSpec}.
+ */
+public class NpuOperatorCtlStatus {
+    private Long observedGeneration;
+    private String targetVersion;
+    private String progress;
+    private Boolean paused;
+    private String startTime;
+    private String completionTime;
+    private Map<String, Integer> nodeCounts = new LinkedHashMap<>();
+    private List<String> awaitingApproval = new ArrayList<>();
+    private List<NodeIssue> failedNodes = new ArrayList<>();
+    private List<NodeIssue> heldNodes = new ArrayList<>();
+    private List<Condition> conditions = new ArrayList<>();
+
+    public Long getObservedGeneration() {
+        return observedGeneration;
+    }
+
+    public void setObservedGeneration(Long observedGeneration) {
+        this.observedGeneration = observedGeneration;
+    }
+
+    /** @return the driver version being rolled out */
+    public String getTargetVersion() {
+        return targetVersion;
+    }
+
+    public void setTargetVersion(String targetVersion) {
+        this.targetVersion = targetVersion;
+    }
+
+    /** @return {@code <upgraded>/<NPU nodes>}, the printer column */
+    public String getProgress() {
+        return progress;
+    }
+
+    public void setProgress(String progress) {
+        this.progress = progress;
+    }
+
+    public Boolean getPaused() {
+        return paused;
+    }
+
+    public void setPaused(Boolean paused) {
+        this.paused = paused;
+    }
+
+    /** @return RFC 3339 instant the rollout to {@link #getTargetVersion()} started */
+    public String getStartTime() {
+        return startTime;
+    }
+
+    public void setStartTime(String startTime) {
+        this.startTime = startTime;
+    }
+
+    /** @return RFC 3339 instant every NPU node was validated on the target */
+    public String getCompletionTime() {
+        return completionTime;
+    }
+
+    public void setCompletionTime(String completionTime) {
+        this.completionTime = completionTime;
+    }
+
+    /** @return NPU nodes per state: every upgrade state, plus {@code upgraded} and {@code unknown} */
+    public Map<String, Integer> getNodeCounts() {
+        return nodeCounts;
+    }
+
+    public void setNodeCounts(Map<String, Integer> nodeCounts) {
+        this.nodeCounts = nodeCounts;
+    }
+
+    /** @return nodes in reboot-required waiting for {@code npu.openfuyao.com/approve-reboot=true} */
+    public List<String> getAwaitingApproval() {
+        return awaitingApproval;
+    }
+
+    public void setAwaitingApproval(List<String> awaitingApproval) {
+        this.awaitingApproval = awaitingApproval;
+    }
+
+    /** @return nodes in upgrade-failed with the reason */
+    public List<NodeIssue> getFailedNodes() {
+        return failedNodes;
+    }
+
+    public void setFailedNodes(List<NodeIssue> failedNodes) {
+        this.failedNodes = failedNodes;
+    }
+
+    /** @return nodes held by a preflight check (NPU workloads, missing chip label) with the reason */
+    public List<NodeIssue> getHeldNodes() {
+        return heldNodes;
+    }
+
+    public void setHeldNodes(List<NodeIssue> heldNodes) {
+        this.heldNodes = heldNodes;
+    }
+
+    public List<Condition> getConditions() {
+        return conditions;
+    }
+
+    public void setConditions(List<Condition> conditions) {
+        this.conditions = conditions;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof NpuOperatorCtlStatus s)) {
+            return false;
+        }
+        return Objects.equals(observedGeneration, s.observedGeneration) && Objects.equals(targetVersion, s.targetVersion)
+                && Objects.equals(progress, s.progress) && Objects.equals(paused, s.paused)
+                && Objects.equals(startTime, s.startTime) && Objects.equals(completionTime, s.completionTime)
+                && Objects.equals(nodeCounts, s.nodeCounts) && Objects.equals(awaitingApproval, s.awaitingApproval)
+                && Objects.equals(failedNodes, s.failedNodes) && Objects.equals(heldNodes, s.heldNodes)
+                && Objects.equals(conditions, s.conditions);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(targetVersion, progress, nodeCounts);
+    }
+}

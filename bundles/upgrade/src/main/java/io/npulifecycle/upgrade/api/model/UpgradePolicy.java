@@ -1,0 +1,46 @@
+package io.npulifecycle.upgrade.api.model;
+
+import io.fabric8.kubernetes.api.model.IntOrString;
+
+/** {@code spec.driver.upgradePolicy}. */
+public class UpgradePolicy {
+    private Boolean autoUpgrade;
+    private Integer maxParallelUpgrades;
+    private IntOrString maxUnavailable;
+    private Deadlines deadlines;
+
+    /** @return true: reboot without approval; default false */
+    public Boolean getAutoUpgrade() {
+        return autoUpgrade;
+    }
+
+    public void setAutoUpgrade(Boolean autoUpgrade) {
+        this.autoUpgrade = autoUpgrade;
+    }
+
+    /** @return nodes upgraded at once; default 1, 0 = unlimited */
+    public Integer getMaxParallelUpgrades() {
+        return maxParallelUpgrades;
+    }
+
+    public void setMaxParallelUpgrades(Integer maxParallelUpgrades) {
+        this.maxParallelUpgrades = maxParallelUpgrades;
+    }
+
+    /** @return absolute count or percentage ({@code "25%"}, the default) of NPU nodes that may be unavailable */
+    public IntOrString getMaxUnavailable() {
+        return maxUnavailable;
+    }
+
+    public void setMaxUnavailable(IntOrString maxUnavailable) {
+        this.maxUnavailable = maxUnavailable;
+    }
+
+    public Deadlines getDeadlines() {
+        return deadlines;
+    }
+
+    public void setDeadlines(Deadlines deadlines) {
+        this.deadlines = deadlines;
+    }
+}

@@ -1,0 +1,93 @@
+package io.npulifecycle.upgrade.internal;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.fabric8.kubernetes.api.model.Node;
+
+/**
+ * The (chip, kernel, OS) combination of an NPU node, which selects its driver image and DaemonSet.
+ * <ul>
+ * <li>chip: node label {@code npu.openfuyao.com/chip} ({@code 910b}, {@code 310p}; architecture.md table);</li>
+ * <li>kernel: {@code status.nodeInfo.kernelVersion} without a trailing {@code .<os tag>} and architecture, e.g.
+ * {@code 6.6.0-145.0.4.135.oe2403sp3.aarch64} → {@code 6.6.0-145.0.4.135};</li>
+ * <li>os: {@code status.nodeInfo.osImage} shortened: {@code openEuler 24.03 (LTS-SP3)} → {@code oe2403sp3},
+ * {@code Ubuntu 22.04.4 LTS} → {@code ubuntu2204}, otherwise the lower-case letters and digits.</li>
+ * </ul>
+ *
+ * @param chip chip family
+ * @param kernel kernel part of the image tag
+ * @param os OS part of the image tag
+ */
+public record Combination(String chip, String kernel, String os) {
+
+    private static final Pattern OE = Pattern.compile("(?i)openeuler\\s+(\\d+)\\.(\\d+)(?:\\s*\\(LTS(?:-SP(\\d+))?\\))?.*");
+    private static final Pattern UBUNTU = Pattern.compile("(?i)ubuntu\\s+(\\d+)\\.(\\d+).*");
+    private static final Pattern KERNEL_SUFFIX = Pattern.compile("(\\.(oe|el|ky|ctl)[0-9a-z]*)?(\\.(x86_64|aarch64|arm64|amd64))?$");
+    private static final Pattern TAG_PART = Pattern.compile("^[A-Za-z0-9_.-]{1,60}$");
+
+    /**
+     * @param n an NPU node
+     * @return its combination
+     * @throws IllegalArgumentException naming the node and the missing or malformed field
+     */
+    public static Combination of(Node n) {
+        String name = n.getMetadata().getName();
+        String chip = n.getMetadata().getLabels() == null ? null : n.getMetadata().getLabels().get(Names.CHIP);
+        if (chip == null || !chip.matches("^[a-z0-9]{1,16}$")) {
+            throw new IllegalArgumentException("node " + name + ": label " + Names.CHIP + " is "
+                    + (chip == null ? "missing" : "'" + chip + "'") + " (expected a chip family like 910b or 310p)");
+        }
+        var info = n.getStatus() == null ? null : n.getStatus().getNodeInfo();
+        String kernel = info == null ? null : info.getKernelVersion();
+        String osImage = info == null ? null : info.getOsImage();
+        if (kernel == null || kernel.isBlank() || osImage == null || osImage.isBlank()) {
+            throw new IllegalArgumentException("node " + name
+                    + ": status.nodeInfo.kernelVersion/osImage missing (expected the kubelet's node info)");
+        }
+        String k = KERNEL_SUFFIX.matcher(kernel.trim()).replaceFirst("");
+        String os = os(osImage);
+        if (!TAG_PART.matcher(k).matches() || !TAG_PART.matcher(os).matches()) {
+            throw new IllegalArgumentException("node " + name + ": kernel '" + kernel + "' / OS '" + osImage
+                    + "' do not give an image tag part (expected [A-Za-z0-9_.-])");
+        }
+        return new Combination(chip, k, os);
+    }
+
+    static String os(String osImage) {
+        Matcher m = OE.matcher(osImage.trim());
+        if (m.matches()) {
+            return "oe" + m.group(1) + m.group(2) + (m.group(3) == null ? "" : "sp" + m.group(3));
+        }
+        m = UBUNTU.matcher(osImage.trim());
+        if (m.matches()) {
+            return "ubuntu" + m.group(1) + m.group(2);
+        }
+        return osImage.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]", "");
+    }
+
+    /** @return the value of node label {@code npu.openfuyao.com/driver-combination}: {@code <chip>-<10 hex>} */
+    public String key() {
+        try {
+            byte[] h = MessageDigest.getInstance("SHA-256").digest((chip + "|" + kernel + "|" + os).getBytes(StandardCharsets.UTF_8));
+            return chip + "-" + HexFormat.of().formatHex(h).substring(0, 10);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** @return DaemonSet name {@code npu-driver-<key>} */
+    public String daemonSetName() {
+        return "npu-driver-" + key();
+    }
+
+    @Override
+    public String toString() {
+        return chip + "-" + kernel + "-" + os;
+    }
+}

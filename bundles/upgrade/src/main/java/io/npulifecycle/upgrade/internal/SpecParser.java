@@ -1,0 +1,172 @@
+package io.npulifecycle.upgrade.internal;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * Validates {@code spec} of an NPUOperatorCtl read as an untyped map (so that a malformed resource never breaks the
+ * informer) into a {@link Policy}, or into a list of problems, each naming the field and what was expected. The
+ * rules are the CRD schema's ({@code config/kubernetes/crd-npuoperatorctl.yaml}), checked again because a CRD may
+ * be installed without its schema or edited.
+ */
+public final class SpecParser {
+
+    /** Driver version: {@code 25.5.0}, {@code 24.1.rc3}, {@code 23.0.3.1} (the CRD's pattern). */
+    public static final Pattern VERSION = Pattern.compile("^[0-9]+\\.[0-9]+\\.([rR][cC])?[0-9]+(\\.[0-9]+)*$");
+    /** Registry: host[:port][/path], no scheme (the CRD's pattern). */
+    public static final Pattern REGISTRY = Pattern.compile("^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9._-]+)*$");
+    /** Window: Go-like duration, e.g. {@code 24h}, {@code 1h30m}, {@code 600s}. */
+    public static final Pattern WINDOW = Pattern.compile("^([0-9]+(s|m|h))+$");
+    private static final Pattern PERCENT = Pattern.compile("^([0-9]{1,3})%$");
+
+    /** Result: a policy, or the problems. */
+    public record Result(Policy policy, List<String> problems) {
+        /** @return whether the spec is valid */
+        public boolean valid() {
+            return policy != null;
+        }
+    }
+
+    private SpecParser() {
+    }
+
+    /**
+     * @param spec the {@code spec} object of the resource (may be null)
+     * @return a policy, or problems such as {@code spec.driver.version: '' is not a driver version (expected ...)}
+     */
+    public static Result parse(Object spec) {
+        List<String> p = new ArrayList<>();
+        Map<?, ?> driver = map(spec, "spec", p) == null ? null : map(((Map<?, ?>) spec).get("driver"), "spec.driver", p);
+        if (driver == null) {
+            if (p.isEmpty()) {
+                p.add("spec.driver: missing (expected an object with at least version)");
+            }
+            return new Result(null, p);
+        }
+        String version = null;
+        Object v = driver.get("version");
+        if (!(v instanceof String s) || !VERSION.matcher(s).matches() || s.length() > 32) {
+            p.add("spec.driver.version: " + show(v) + " is not a driver version (expected digits like 25.5.0 or 24.1.rc3)");
+        } else {
+            version = s;
+        }
+        String registry = Policy.DEFAULT_REGISTRY;
+        Object r = driver.get("registry");
+        if (r != null) {
+            if (!(r instanceof String s) || !REGISTRY.matcher(s).matches()) {
+                p.add("spec.driver.registry: " + show(r) + " is not a registry (expected host[:port][/path] without scheme)");
+            } else {
+                registry = s;
+            }
+        }
+        boolean auto = false;
+        int maxPar = 1;
+        int maxUnav = 25;
+        boolean pct = true;
+        Map<UpgradeState, Duration> deadlines = Policy.defaultDeadlines();
+        Map<?, ?> up = driver.get("upgradePolicy") == null ? null
+                : map(driver.get("upgradePolicy"), "spec.driver.upgradePolicy", p);
+        if (up != null) {
+            auto = bool(up.get("autoUpgrade"), "spec.driver.upgradePolicy.autoUpgrade", false, p);
+            maxPar = (int) number(up.get("maxParallelUpgrades"), "spec.driver.upgradePolicy.maxParallelUpgrades", 1, 0,
+                    100000, p);
+            Object mu = up.get("maxUnavailable");
+            if (mu != null) {
+                String f = "spec.driver.upgradePolicy.maxUnavailable";
+                if (mu instanceof String s) {
+                    var m = PERCENT.matcher(s);
+                    if (m.matches() && Integer.parseInt(m.group(1)) <= 100) {
+                        maxUnav = Integer.parseInt(m.group(1));
+                    } else if (s.matches("^[0-9]{1,6}$")) {
+                        maxUnav = Integer.parseInt(s);
+                        pct = false;
+                    } else {
+                        p.add(f + ": " + show(mu) + " is not a count or a percentage (expected e.g. 2 or 25%, 0..100%)");
+                    }
+                } else {
+                    maxUnav = (int) number(mu, f, 25, 0, 100000, p);
+                    pct = false;
+                }
+            }
+            Object d = up.get("deadlines");
+            if (d != null) {
+                Map<?, ?> dm = map(d, "spec.driver.upgradePolicy.deadlines", p);
+                if (dm != null) {
+                    deadline(dm, "podRestartSeconds", UpgradeState.POD_RESTART_REQUIRED, deadlines, p);
+                    deadline(dm, "rebootRequiredSeconds", UpgradeState.REBOOT_REQUIRED, deadlines, p);
+                    deadline(dm, "rebootingSeconds", UpgradeState.REBOOTING, deadlines, p);
+                    deadline(dm, "validationSeconds", UpgradeState.VALIDATION_REQUIRED, deadlines, p);
+                }
+            }
+        }
+        Object rp = driver.get("recoveryPolicy");
+        if (rp != null) {
+            Map<?, ?> rm = map(rp, "spec.driver.recoveryPolicy", p);
+            if (rm != null) {
+                bool(rm.get("autoRecover"), "spec.driver.recoveryPolicy.autoRecover", false, p);
+                number(rm.get("maxReboots"), "spec.driver.recoveryPolicy.maxReboots", 3, 0, 1000, p);
+                Object w = rm.get("window");
+                if (w != null && (!(w instanceof String s) || !WINDOW.matcher(s).matches())) {
+                    p.add("spec.driver.recoveryPolicy.window: " + show(w) + " is not a duration (expected e.g. 24h, 90m, 1h30m)");
+                }
+            }
+        }
+        if (!p.isEmpty()) {
+            return new Result(null, p);
+        }
+        return new Result(new Policy(version, registry, auto, maxPar, maxUnav, pct, deadlines), List.of());
+    }
+
+    private static void deadline(Map<?, ?> dm, String key, UpgradeState s, Map<UpgradeState, Duration> out, List<String> p) {
+        long secs = number(dm.get(key), "spec.driver.upgradePolicy.deadlines." + key, out.get(s).toSeconds(), 0,
+                31_536_000L, p);
+        out.put(s, Duration.ofSeconds(secs));
+    }
+
+    private static Map<?, ?> map(Object o, String field, List<String> p) {
+        if (o instanceof Map<?, ?> m) {
+            return m;
+        }
+        p.add(field + ": " + (o == null ? "missing" : show(o) + " is not an object") + " (expected an object)");
+        return null;
+    }
+
+    private static boolean bool(Object o, String field, boolean def, List<String> p) {
+        if (o == null) {
+            return def;
+        }
+        if (o instanceof Boolean b) {
+            return b;
+        }
+        p.add(field + ": " + show(o) + " is not a boolean (expected true or false)");
+        return def;
+    }
+
+    private static long number(Object o, String field, long def, long min, long max, List<String> p) {
+        if (o == null) {
+            return def;
+        }
+        if (o instanceof Number n && (n instanceof Integer || n instanceof Long || n instanceof Short
+                || n.doubleValue() == Math.rint(n.doubleValue()))) {
+            long l = n.longValue();
+            if (l < min || l > max) {
+                p.add(field + ": " + l + " is out of range (expected an integer " + min + ".." + max + ")");
+                return def;
+            }
+            return l;
+        }
+        p.add(field + ": " + show(o) + " is not an integer (expected an integer " + min + ".." + max + ")");
+        return def;
+    }
+
+    private static String show(Object o) {
+        if (o == null) {
+            return "missing";
+        }
+        String s = o instanceof String ? "'" + o + "'" : String.valueOf(o);
+        return s.length() > 80 ? s.substring(0, 80) + "..." : s;
+    }
+}

@@ -1,0 +1,266 @@
+package io.npulifecycle.upgrade.internal;
+
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.Dictionary;
+import java.util.Hashtable;
+import java.util.List;
+import java.util.Map;
+
+import javax.management.DynamicMBean;
+import javax.management.StandardMBean;
+
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.time.TimeSource;
+import io.npulifecycle.upgrade.api.UpgradeOrchestratorMXBean;
+
+/**
+ * The upgrade orchestrator component, PID {@value #PID}: runs {@link UpgradeController} with {@link LeaderElection}
+ * on the {@code KubernetesClient} service of {@code io.npulifecycle.kubeclient}, and registers the
+ * {@code io.npulifecycle:type=UpgradeOrchestrator} MBean. An invalid configuration is logged with the PID and key and
+ * the previous one is kept; a valid change restarts the controller (state lives in Kubernetes, nothing is lost).
+ */
+@Component(configurationPid = UpgradeOrchestratorComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL,
+        service = {})
+@Designate(ocd = UpgradeOrchestratorComponent.Config.class)
+public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
+
+    /** Configuration PID. */
+    public static final String PID = "io.npulifecycle.upgrade";
+    private static final System.Logger LOG = System.getLogger(UpgradeOrchestratorComponent.class.getName());
+
+    /** Orchestrator configuration. */
+    @ObjectClassDefinition(name = "npu-lifecycle upgrade orchestrator", description = "Rolling driver upgrade of the NPU nodes.")
+    public @interface Config {
+        @AttributeDefinition(description = "Namespace of the NPUOperatorCtl and of the Lease.")
+        String namespace() default "npu-operator";
+
+        @AttributeDefinition(description = "Name of the NPUOperatorCtl to reconcile.")
+        String resourceName() default "npuoperatorctl-sample";
+
+        @AttributeDefinition(description = "Check that every driver image tag exists in the registry before touching a node.")
+        boolean registryCheck() default true;
+
+        @AttributeDefinition(description = "Registry scheme: https or http.")
+        String registryScheme() default "https";
+
+        @AttributeDefinition(description = "dockerconfigjson pull secret (in namespace) with the registry credentials; empty = anonymous.")
+        String pullSecret() default "";
+
+        @AttributeDefinition(description = "Debounce after an informer event, milliseconds.", min = "0", max = "60000")
+        int reconcileDelayMillis() default 200;
+
+        @AttributeDefinition(description = "Periodic reconcile (deadlines, informer health), seconds.", min = "1", max = "3600")
+        int resyncSeconds() default 10;
+
+        @AttributeDefinition(description = "Minimum interval between two status writes, seconds.", min = "0", max = "600")
+        int statusIntervalSeconds() default 2;
+
+        @AttributeDefinition(description = "Elect a leader through a Lease (false only for a single replica).")
+        boolean leaderElection() default true;
+
+        @AttributeDefinition(description = "Lease name.")
+        String leaseName() default "npu-lifecycle-upgrade";
+
+        @AttributeDefinition(description = "Lease duration, seconds.", min = "2", max = "600")
+        int leaseDurationSeconds() default 15;
+
+        @AttributeDefinition(description = "Renew deadline, seconds (below the lease duration).", min = "1", max = "600")
+        int renewDeadlineSeconds() default 10;
+
+        @AttributeDefinition(description = "Retry period, seconds (below the renew deadline).", min = "1", max = "600")
+        int retryPeriodSeconds() default 2;
+
+        @AttributeDefinition(description = "Lease holder identity; empty = env POD_NAME, else hostname plus a random suffix.")
+        String identity() default "";
+    }
+
+    @Reference
+    private KubernetesClient client;
+
+    @Reference
+    private TimeSource time;
+
+    private ControllerConfig cfg;
+    private volatile UpgradeController controller;
+    private volatile LeaderElection election;
+    private volatile String identity = "";
+    private ServiceRegistration<DynamicMBean> mbean;
+
+    @Activate
+    void activate(BundleContext ctx, Config raw) {
+        ControllerConfig c = validate(raw);
+        cfg = c == null ? ControllerConfig.defaults() : c;
+        startController();
+        Dictionary<String, Object> props = new Hashtable<>();
+        props.put(Mbeans.OBJECT_NAME_PROPERTY, OBJECT_NAME);
+        mbean = ctx.registerService(DynamicMBean.class, new StandardMBean(this, UpgradeOrchestratorMXBean.class, true), props);
+    }
+
+    @Modified
+    void modified(Config raw) {
+        ControllerConfig c = validate(raw);
+        if (c == null || c.equals(cfg)) {
+            return;
+        }
+        stopController();
+        cfg = c;
+        startController();
+        LOG.log(Level.INFO, "PID " + PID + ": reconfigured, controller restarted");
+    }
+
+    @Deactivate
+    void deactivate() {
+        if (mbean != null) {
+            try {
+                mbean.unregister();
+            } catch (IllegalStateException ignored) {
+                // bundle stopping
+            }
+        }
+        stopController();
+    }
+
+    private void startController() {
+        UpgradeController uc = new UpgradeController(client, time, cfg, null);
+        controller = uc;
+        uc.start();
+        if (cfg.leaderElection()) {
+            LeaderElection le = new LeaderElection(client, cfg, uc::setLeader, true);
+            identity = le.identity();
+            election = le;
+        } else {
+            identity = cfg.identity().isBlank() ? LeaderElection.defaultIdentity() : cfg.identity();
+            uc.setLeader(true);
+        }
+        LOG.log(Level.INFO, "upgrade orchestrator started for NPUOperatorCtl " + cfg.namespace() + "/" + cfg.resourceName()
+                + " (registryCheck " + cfg.registryCheck() + ", leaderElection " + cfg.leaderElection() + ")");
+    }
+
+    private void stopController() {
+        UpgradeController uc = controller;
+        if (uc != null) {
+            uc.setLeader(false);
+        }
+        LeaderElection le = election;
+        if (le != null) {
+            le.close();
+            election = null;
+        }
+        if (uc != null) {
+            uc.close();
+            controller = null;
+        }
+    }
+
+    /**
+     * @param c raw configuration
+     * @return the validated configuration, or null (logged with PID and key)
+     */
+    static ControllerConfig validate(Config c) {
+        String bad = null;
+        if (c.namespace() == null || !c.namespace().matches("^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")) {
+            bad = "namespace: '" + c.namespace() + "' is not a namespace name";
+        } else if (c.resourceName() == null || !c.resourceName().matches("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")) {
+            bad = "resourceName: '" + c.resourceName() + "' is not a resource name";
+        } else if (!"https".equals(c.registryScheme()) && !"http".equals(c.registryScheme())) {
+            bad = "registryScheme: '" + c.registryScheme() + "' (expected https or http)";
+        } else if (c.reconcileDelayMillis() < 0 || c.resyncSeconds() < 1 || c.statusIntervalSeconds() < 0) {
+            bad = "reconcileDelayMillis/resyncSeconds/statusIntervalSeconds: negative or zero resync";
+        } else if (!(c.retryPeriodSeconds() < c.renewDeadlineSeconds() && c.renewDeadlineSeconds() < c.leaseDurationSeconds())) {
+            bad = "leaseDurationSeconds/renewDeadlineSeconds/retryPeriodSeconds: expected retryPeriod < renewDeadline < leaseDuration, got "
+                    + c.retryPeriodSeconds() + "/" + c.renewDeadlineSeconds() + "/" + c.leaseDurationSeconds();
+        }
+        if (bad != null) {
+            LOG.log(Level.ERROR, "PID " + PID + " key " + bad + ": keeping the previous configuration");
+            return null;
+        }
+        return new ControllerConfig(c.namespace(), c.resourceName(), c.registryCheck(), c.registryScheme(),
+                c.pullSecret() == null ? "" : c.pullSecret(), Duration.ofMillis(c.reconcileDelayMillis()),
+                Duration.ofSeconds(c.resyncSeconds()), Duration.ofSeconds(c.statusIntervalSeconds()), c.leaderElection(),
+                c.leaseName(), Duration.ofSeconds(c.leaseDurationSeconds()), Duration.ofSeconds(c.renewDeadlineSeconds()),
+                Duration.ofSeconds(c.retryPeriodSeconds()), c.identity() == null ? "" : c.identity());
+    }
+
+    private UpgradeController.Snapshot snap() {
+        UpgradeController uc = controller;
+        return uc == null ? UpgradeController.Snapshot.EMPTY : uc.snapshot();
+    }
+
+    @Override
+    public String getTargetVersion() {
+        return snap().target();
+    }
+
+    @Override
+    public Map<String, Integer> getCountsPerState() {
+        return snap().counts();
+    }
+
+    @Override
+    public Map<String, String> getNodeStates() {
+        return snap().nodeStates();
+    }
+
+    @Override
+    public List<String> getAwaitingApproval() {
+        return snap().awaitingApproval();
+    }
+
+    @Override
+    public List<String> getFailedNodes() {
+        return snap().failed();
+    }
+
+    @Override
+    public List<String> getConditions() {
+        return snap().conditions();
+    }
+
+    @Override
+    public boolean isLeader() {
+        UpgradeController uc = controller;
+        return uc != null && uc.isLeader();
+    }
+
+    @Override
+    public String getIdentity() {
+        return identity;
+    }
+
+    @Override
+    public boolean isPaused() {
+        return snap().paused();
+    }
+
+    @Override
+    public Map<String, Long> getWriteCounts() {
+        UpgradeController uc = controller;
+        return uc == null ? Map.of() : uc.writeCounts();
+    }
+
+    @Override
+    public void pause() {
+        LOG.log(Level.INFO, "operation pause(): pausing the driver rollout of " + cfg.namespace() + "/" + cfg.resourceName());
+        controller.setPaused(true);
+    }
+
+    @Override
+    public void resume() {
+        LOG.log(Level.INFO, "operation resume(): resuming the driver rollout of " + cfg.namespace() + "/" + cfg.resourceName());
+        controller.setPaused(false);
+    }
+}

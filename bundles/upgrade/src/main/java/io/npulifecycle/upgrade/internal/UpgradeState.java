@@ -1,0 +1,54 @@
+package io.npulifecycle.upgrade.internal;
+
+/**
+ * Values of the node label {@code npu.openfuyao.com/driver-upgrade-state}. No label = nothing to do (done).
+ * Transitions are documented in {@code docs/upgrade.md}.
+ */
+public enum UpgradeState {
+    /** The loaded driver differs from the target; waiting for a rollout slot (and preflight). */
+    UPGRADE_REQUIRED("upgrade-required", false),
+    /** Slot given: the driver pod was deleted so the DaemonSet recreates it with the target image. */
+    POD_RESTART_REQUIRED("pod-restart-required", true),
+    /** The node agent staged the driver and asked for a reboot: waiting for approval (unless autoUpgrade). */
+    REBOOT_REQUIRED("reboot-required", true),
+    /** The node agent wrote rebooting-from-boot-id: the reboot is under way. */
+    REBOOTING("rebooting", true),
+    /** The node came back with a new boot id: waiting for driver-validated=&lt;target&gt;@&lt;boot-id&gt;. */
+    VALIDATION_REQUIRED("validation-required", true),
+    /** A deadline was missed; see the driver-upgrade-failure annotation. */
+    UPGRADE_FAILED("upgrade-failed", false);
+
+    private final String label;
+    private final boolean inFlight;
+
+    UpgradeState(String label, boolean inFlight) {
+        this.label = label;
+        this.inFlight = inFlight;
+    }
+
+    /** @return the label value */
+    public String label() {
+        return label;
+    }
+
+    /** @return whether a node in this state holds a rollout slot (maxParallelUpgrades) */
+    public boolean inFlight() {
+        return inFlight;
+    }
+
+    /**
+     * @param v a label value, may be null
+     * @return the state, or null when {@code v} is null, empty or unknown
+     */
+    public static UpgradeState of(String v) {
+        if (v == null) {
+            return null;
+        }
+        for (UpgradeState s : values()) {
+            if (s.label.equals(v)) {
+                return s;
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,288 @@
+package io.npulifecycle.upgrade.internal;
+
+import static io.npulifecycle.upgrade.testing.MockCluster.await;
+import static io.npulifecycle.upgrade.testing.MockCluster.driver;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.npulifecycle.upgrade.testing.MockCluster;
+
+/**
+ * Rollouts against kubernetes-server-mock (CRUD) with node agents emulated at the Kubernetes level. Clock: 200
+ * simulated seconds per wall second (a 60 s reboot takes 0.3 s).
+ */
+class RolloutTest {
+
+    static final String OLD = "24.1.0";
+    static final String NEW = "25.5.0";
+    static final Duration WAIT = Duration.ofSeconds(30);
+    MockCluster c;
+
+    MockCluster cluster() {
+        c = new MockCluster(200);
+        return c;
+    }
+
+    @AfterEach
+    void close() {
+        if (c != null) {
+            c.close();
+        }
+    }
+
+    UpgradeController controller(boolean leader) {
+        ControllerConfig d = ControllerConfig.defaults();
+        ControllerConfig cfg = new ControllerConfig(d.namespace(), d.resourceName(), false, "http", "", d.reconcileDelay(),
+                d.resync(), d.statusInterval(), false, d.leaseName(), d.leaseDuration(), d.renewDeadline(), d.retryPeriod(), "t");
+        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), c.time, cfg, null));
+        uc.start();
+        uc.setLeader(leader);
+        return uc;
+    }
+
+    void approve(String node) {
+        c.admin.nodes().withName(node).patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"metadata\":{\"annotations\":{\"npu.openfuyao.com/approve-reboot\":\"true\"}}}");
+    }
+
+    void setLabel(String node, String key, String value) {
+        c.admin.nodes().withName(node).patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"metadata\":{\"labels\":{\"" + key + "\":" + (value == null ? "null" : "\"" + value + "\"") + "}}}");
+    }
+
+    void awaitComplete(String version) {
+        try {
+            await("all nodes on " + version + " with empty driver-upgrade-state and Complete=True", WAIT,
+                    () -> c.allDone(version) && c.condition("Complete").startsWith("True"));
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; status " + c.status() + "; nodes "
+                    + c.admin.nodes().list().getItems().stream().map(n -> n.getMetadata().getName() + n.getMetadata().getLabels()).toList(), e);
+        }
+    }
+
+    @Test
+    void manualRolloutApprovalsInAdvanceMaxParallel1() {
+        cluster().addNodes(5, OLD);
+        for (int i = 1; i <= 5; i++) {
+            approve("n" + i);
+        }
+        c.emulator.start();
+        controller(true);
+        c.createCr(driver(NEW, false, 1, "100%", null));
+        awaitComplete(NEW);
+        assertEquals(1, c.emulator.maxInFlight.get(), "maxParallelUpgrades=1");
+        assertEquals(5, c.emulator.reboots.get(), "one reboot per node");
+        assertEquals("5/5", c.status().get("progress"));
+        assertTrue(c.status().get("completionTime") != null);
+        List<String> reasons = c.admin.v1().events().inNamespace(MockCluster.NS).list().getItems().stream()
+                .map(e -> e.getReason()).toList();
+        assertTrue(reasons.contains("RolloutStarted") && reasons.contains("RolloutComplete"), reasons.toString());
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void manualRolloutApprovalsOneByOneInRandomOrder() {
+        cluster().addNodes(5, OLD);
+        c.emulator.start();
+        controller(true);
+        c.createCr(driver(NEW, false, 0, "100%", null));
+        Random rnd = new Random(42);
+        for (int i = 0; i < 5; i++) {
+            List<String>[] waiting = new List[1];
+            await("a node awaiting approval in the status", WAIT, () -> {
+                Object a = c.status().get("awaitingApproval");
+                waiting[0] = a instanceof List<?> l ? (List<String>) l : List.of();
+                return !waiting[0].isEmpty();
+            });
+            List<String> w = new ArrayList<>(waiting[0]);
+            Collections.shuffle(w, rnd);
+            String pick = w.get(0);
+            assertEquals("reboot-required", c.label(pick, Names.UPGRADE_STATE));
+            approve(pick);
+            await(pick + " done", WAIT, () -> c.label(pick, Names.UPGRADE_STATE) == null);
+        }
+        awaitComplete(NEW);
+        assertEquals(5, c.emulator.reboots.get());
+    }
+
+    @Test
+    void autoUpgradeMaxParallel3() {
+        cluster().addNodes(7, OLD);
+        c.emulator.start();
+        controller(true);
+        c.createCr(driver(NEW, true, 3, "100%", null));
+        awaitComplete(NEW);
+        assertEquals(3, c.emulator.maxInFlight.get(), "maxParallelUpgrades=3 reached and held");
+        assertEquals(7, c.emulator.reboots.get());
+    }
+
+    @Test
+    void maxUnavailableCountsAnAlreadyFailedNodeThenRetry() {
+        cluster().addNodes(5, OLD);
+        setLabel("n5", Names.UPGRADE_STATE, "upgrade-failed");
+        c.emulator.start();
+        controller(true);
+        c.createCr(driver(NEW, true, 0, 2, null)); // 2 unavailable: n5 (failed) + 1 in flight
+        await("n1..n4 done", WAIT, () -> {
+            for (int i = 1; i <= 4; i++) {
+                if (c.label("n" + i, Names.UPGRADE_STATE) != null || !NEW.equals(c.label("n" + i, Names.DRIVER_VERSION))) {
+                    return false;
+                }
+            }
+            return true;
+        });
+        assertEquals(1, c.emulator.maxInFlight.get(), "one failed node + one in flight = maxUnavailable 2");
+        assertEquals("upgrade-failed", c.label("n5", Names.UPGRADE_STATE), "a failed node stays failed until retried");
+        assertTrue(c.condition("Degraded").startsWith("True"), c.condition("Degraded"));
+        setLabel("n5", Names.UPGRADE_STATE, "upgrade-required"); // the documented retry
+        awaitComplete(NEW);
+        assertTrue(c.condition("Degraded").startsWith("False"));
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void neverApprovedAndNeverValidatedFailAtTheirDeadlinesOthersGoOnThenRetry() {
+        cluster().addNodes(5, OLD);
+        for (String n : List.of("n1", "n3", "n4", "n5")) {
+            approve(n);
+        }
+        c.emulator.setValidates("n3", false);
+        c.emulator.start();
+        controller(true);
+        c.createCr(driver(NEW, false, 0, "100%", Map.of("rebootRequiredSeconds", 600, "validationSeconds", 300)));
+        await("n2 and n3 upgrade-failed, the others done", WAIT, () -> "upgrade-failed".equals(c.label("n2", Names.UPGRADE_STATE))
+                && "upgrade-failed".equals(c.label("n3", Names.UPGRADE_STATE)) && c.label("n1", Names.UPGRADE_STATE) == null
+                && c.label("n4", Names.UPGRADE_STATE) == null && c.label("n5", Names.UPGRADE_STATE) == null);
+        String f2 = c.node("n2").getMetadata().getAnnotations().get(Names.UPGRADE_FAILURE);
+        String f3 = c.node("n3").getMetadata().getAnnotations().get(Names.UPGRADE_FAILURE);
+        assertTrue(f2.contains("reboot-required deadline") && f2.contains("not approved"), f2);
+        assertTrue(f3.contains("validation-required deadline") && f3.contains("wedged"), f3);
+        await("status lists the failed nodes", WAIT, () -> String.valueOf(c.status().get("failedNodes")).contains("n2")
+                && String.valueOf(c.status().get("failedNodes")).contains("n3") && c.condition("Degraded").startsWith("True"));
+        List<String> nodeEvents = c.admin.v1().events().inNamespace("default").list().getItems().stream()
+                .filter(e -> "DriverUpgradeFailed".equals(e.getReason())).map(e -> e.getInvolvedObject().getName()).sorted().toList();
+        assertEquals(List.of("n2", "n3"), nodeEvents, "one Warning Event per failed node");
+        assertEquals(NEW, c.label("n3", Names.DRIVER_VERSION));
+        // never marked done without a validation result: n3 stays failed while it does not validate
+        assertEquals("upgrade-failed", c.label("n3", Names.UPGRADE_STATE));
+        // retry: n2 relabelled upgrade-required and approved; n3's chips validate again
+        approve("n2");
+        setLabel("n2", Names.UPGRADE_STATE, "upgrade-required");
+        c.emulator.setValidates("n3", true);
+        awaitComplete(NEW);
+    }
+
+    @Test
+    void npuWorkloadHoldsItsNodeAndIsNamed() {
+        cluster().addNodes(3, OLD);
+        c.admin.pods().inNamespace("team-a").resource(new PodBuilder().withNewMetadata().withName("train-0").endMetadata()
+                .withNewSpec().withNodeName("n2").addNewContainer().withName("m").withImage("x").withNewResources()
+                .addToLimits("huawei.com/Ascend910B", new Quantity("8")).endResources().endContainer().endSpec()
+                .withNewStatus().withPhase("Running").endStatus().build()).create();
+        c.emulator.start();
+        controller(true);
+        c.createCr(driver(NEW, true, 0, "100%", null));
+        await("n1, n3 done, n2 held", WAIT, () -> c.label("n1", Names.UPGRADE_STATE) == null && NEW.equals(c.label("n1", Names.DRIVER_VERSION))
+                && c.label("n3", Names.UPGRADE_STATE) == null && NEW.equals(c.label("n3", Names.DRIVER_VERSION))
+                && c.condition("PreflightPassed").contains("team-a/train-0"));
+        assertEquals("upgrade-required", c.label("n2", Names.UPGRADE_STATE));
+        assertEquals(OLD, c.label("n2", Names.DRIVER_VERSION));
+        assertTrue(c.condition("PreflightPassed").startsWith("False NpuWorkloadsPresent"), c.condition("PreflightPassed"));
+        assertTrue(String.valueOf(c.status().get("heldNodes")).contains("n2"));
+        c.admin.pods().inNamespace("team-a").withName("train-0").delete();
+        awaitComplete(NEW);
+        assertTrue(c.condition("PreflightPassed").startsWith("True"));
+    }
+
+    @Test
+    void targetChangedMidRolloutIncludingADowngradeNothingLeftHalfWay() {
+        cluster().addNodes(6, OLD);
+        c.emulator.rebootDuration = Duration.ofSeconds(300);
+        c.emulator.start();
+        controller(true);
+        c.createCr(driver(NEW, true, 2, "100%", null));
+        await("two nodes rebooting", WAIT, () -> c.emulator.maxInFlight.get() >= 2 && c.admin.nodes().list().getItems().stream()
+                .filter(n -> "rebooting".equals(n.getMetadata().getLabels().get(Names.UPGRADE_STATE))).count() >= 1);
+        c.setDriver(driver("24.0.0", true, 2, "100%", null)); // downgrade below the loaded version
+        c.emulator.rebootDuration = Duration.ofSeconds(60);
+        awaitComplete("24.0.0");
+        assertNull(c.label("n1", Names.UPGRADE_STATE));
+    }
+
+    @Test
+    void invalidSpecTouchesNothingAndNamesTheField() {
+        cluster().addNodes(2, OLD);
+        c.emulator.start();
+        controller(true);
+        c.createCr(driver("abc", true, -1, "200%", null));
+        await("InvalidSpec=True", WAIT, () -> c.condition("InvalidSpec").startsWith("True"));
+        String m = c.condition("InvalidSpec");
+        assertTrue(m.contains("spec.driver.version: 'abc'") && m.contains("spec.driver.upgradePolicy.maxParallelUpgrades: -1")
+                && m.contains("spec.driver.upgradePolicy.maxUnavailable: '200%'"), m);
+        assertNull(c.label("n1", Names.UPGRADE_STATE));
+        assertNull(c.label("n1", Names.COMBINATION), "nothing touched");
+        assertTrue(c.admin.apps().daemonSets().inNamespace(MockCluster.NS).list().getItems().isEmpty());
+        c.setDriver(driver(NEW, true, 0, "100%", null));
+        awaitComplete(NEW);
+        assertTrue(c.condition("InvalidSpec").startsWith("False"));
+    }
+
+    @Test
+    void pauseHoldsNewSlotsAndResumeContinues() {
+        cluster().addNodes(4, OLD);
+        c.emulator.start();
+        UpgradeController uc = controller(true);
+        c.createCr(driver(NEW, true, 1, "100%", null));
+        await("one node upgraded", WAIT, () -> NEW.equals(c.label("n1", Names.DRIVER_VERSION)));
+        uc.setPaused(true);
+        await("Progressing=False Paused, status.paused", WAIT, () -> c.condition("Progressing").startsWith("False Paused")
+                && Boolean.TRUE.equals(c.status().get("paused")));
+        await("in-flight nodes finish", WAIT, () -> c.admin.nodes().list().getItems().stream()
+                .noneMatch(n -> { String s = n.getMetadata().getLabels().get(Names.UPGRADE_STATE);
+                    return s != null && !"upgrade-required".equals(s); }));
+        int reboots = c.emulator.reboots.get();
+        assertTrue(reboots < 4, "paused before the end");
+        assertTrue(uc.snapshot().paused());
+        uc.setPaused(false);
+        awaitComplete(NEW);
+    }
+
+    @Test
+    void informerLossMidRolloutCompletes() {
+        cluster().addNodes(4, OLD);
+        c.emulator.start();
+        UpgradeController uc = controller(true);
+        c.createCr(driver(NEW, true, 1, "100%", null));
+        await("first node upgraded", WAIT, () -> NEW.equals(c.label("n1", Names.DRIVER_VERSION)));
+        uc.simulateInformerLoss();
+        awaitComplete(NEW);
+        assertTrue(uc.writeCounts().get("informer-rebuilds") >= 1);
+    }
+
+    @Test
+    void aNonLeaderNeverWrites() {
+        cluster().addNodes(2, OLD);
+        c.emulator.start();
+        UpgradeController follower = controller(false);
+        c.createCr(driver(NEW, true, 0, "100%", null));
+        await("follower computed the view", WAIT, () -> "25.5.0".equals(follower.snapshot().target()));
+        assertNull(c.label("n1", Names.UPGRADE_STATE));
+        assertEquals(0, c.requestsOf("npu-controller")[1], "no write request from a follower");
+        assertTrue(c.status().isEmpty());
+    }
+}

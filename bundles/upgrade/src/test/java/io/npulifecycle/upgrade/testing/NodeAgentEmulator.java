@@ -1,0 +1,361 @@
+package io.npulifecycle.upgrade.testing;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.npulifecycle.api.time.TimeSource;
+
+/**
+ * Emulates, at the Kubernetes level only, what the control plane sees of NPU nodes: the DaemonSet controller (one
+ * driver pod per node matching a driver DaemonSet's nodeSelector, created with the DaemonSet's image when absent)
+ * and one node agent per node, following the node agent ↔ control plane contract of docs/architecture.md:
+ * <ol>
+ * <li>a driver pod whose image version differs from the loaded one → stage, label
+ * {@code npu.openfuyao.com/reboot-required=true}, annotation {@code reboot-reason=upgrade}, Event RebootRequired
+ * {@code reason=upgrade};</li>
+ * <li>reboot only with autoUpgrade (read from the NPUOperatorCtl) or a consumed {@code approve-reboot=true},
+ * writing {@code rebooting-from-boot-id} right before;</li>
+ * <li>after {@link #rebootDuration} (simulated): new {@code boot-id}, {@code driver-version} = staged,
+ * {@code driver-validated=<version>@<boot-id>} and {@code npu-health=healthy} (after {@link #validationDelay} in a
+ * second write if non-zero), {@code reboot-required} removed.</li>
+ * </ol>
+ * Public so that the simulator and the 1,000/5,000-node benchmarks can reuse it (test-jar of
+ * io.npulifecycle.upgrade).
+ */
+public final class NodeAgentEmulator implements AutoCloseable {
+
+    private static final String P = "npu.openfuyao.com/";
+    private static final ResourceDefinitionContext CTX = new ResourceDefinitionContext.Builder()
+            .withGroup("npu.openfuyao.com").withVersion("v1").withKind("NPUOperatorCtl").withPlural("npuoperatorctls")
+            .withNamespaced(true).build();
+
+    private final KubernetesClient client;
+    private final TimeSource time;
+    private final String crNamespace;
+    private final String crName;
+    private final String registry;
+    private final ExecutorService exec = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "node-agent-emulator");
+        t.setDaemon(true);
+        return t;
+    });
+    private final Map<String, Agent> agents = new ConcurrentHashMap<>();
+    private final Set<String> dirty = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean allDirty = new AtomicBoolean();
+    private final AtomicBoolean queued = new AtomicBoolean();
+    private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
+    private SharedIndexInformer<Node> nodes;
+    private SharedIndexInformer<Pod> pods;
+    private SharedIndexInformer<DaemonSet> dss;
+    private SharedIndexInformer<GenericKubernetesResource> crs;
+    private volatile boolean closed;
+    /** Simulated reboot time. */
+    public volatile Duration rebootDuration = Duration.ofSeconds(60);
+    /** Simulated time between the new boot's report and driver-validated; zero = the same write. */
+    public volatile Duration validationDelay = Duration.ZERO;
+    /** Highest number of nodes seen at once in an in-flight upgrade state (a slot). */
+    public final AtomicInteger maxInFlight = new AtomicInteger();
+    /** Reboots done. */
+    public final AtomicInteger reboots = new AtomicInteger();
+
+    private static final class Agent {
+        final String name;
+        volatile String loaded;
+        volatile String bootId = UUID.randomUUID().toString();
+        volatile String staged;
+        volatile boolean rebooting;
+        volatile boolean validates = true;
+
+        Agent(String name, String loaded) {
+            this.name = name;
+            this.loaded = loaded;
+        }
+    }
+
+    /**
+     * @param client a client of its own (so its requests can be counted apart from the controller's)
+     * @param time the (scaled) time source
+     * @param crNamespace namespace of the NPUOperatorCtl
+     * @param crName its name
+     * @param registry registry of the initial driver pods' images
+     */
+    public NodeAgentEmulator(KubernetesClient client, TimeSource time, String crNamespace, String crName, String registry) {
+        this.client = client;
+        this.time = time;
+        this.crNamespace = crNamespace;
+        this.crName = crName;
+        this.registry = registry;
+    }
+
+    /**
+     * Creates an NPU node with a validated driver {@code loaded} and its driver pod.
+     *
+     * @param name node name
+     * @param chip {@code 910b} / {@code 310p}
+     * @param kernel {@code status.nodeInfo.kernelVersion}
+     * @param osImage {@code status.nodeInfo.osImage}
+     * @param loaded the loaded driver version
+     * @param kernelTag / osTag the image tag parts of the combination (for the initial pod image)
+     */
+    public void addNode(String name, String chip, String kernel, String osImage, String loaded, String kernelTag, String osTag) {
+        Agent a = new Agent(name, loaded);
+        agents.put(name, a);
+        client.nodes().resource(new NodeBuilder().withNewMetadata().withName(name)
+                .addToLabels("openfuyao.com/npu.present", "true").addToLabels(P + "chip", chip)
+                .addToLabels(P + "driver-version", loaded).addToLabels(P + "npu-health", "healthy")
+                .addToAnnotations(P + "boot-id", a.bootId).addToAnnotations(P + "driver-validated", loaded + "@" + a.bootId)
+                .endMetadata().withNewSpec().endSpec().withNewStatus().withNewNodeInfo().withKernelVersion(kernel)
+                .withOsImage(osImage).endNodeInfo().addNewCondition().withType("Ready").withStatus("True").endCondition()
+                .endStatus().build()).create();
+        createPod(name, registry + "/mlops/ascend-driver:" + loaded + "-" + chip + "-" + kernelTag + "-" + osTag,
+                "npu-driver-initial", Map.of("app", "npu-driver-daemonset"));
+    }
+
+    /** @param node whose next boots never validate (npu-health=wedged), or validate again (true) */
+    public void setValidates(String node, boolean validates) {
+        Agent a = agents.get(node);
+        a.validates = validates;
+        if (validates && !a.rebooting) {
+            patch(node, Map.of(P + "driver-validated", a.loaded + "@" + a.bootId), Map.of(P + "npu-health", "healthy"));
+        }
+    }
+
+    /** Starts the informers. */
+    public void start() {
+        ResourceEventHandler<Node> nh = handler(n -> n.getMetadata().getName());
+        ResourceEventHandler<Pod> ph = handler(p -> p.getSpec() == null ? null : p.getSpec().getNodeName());
+        nodes = client.nodes().withLabel("openfuyao.com/npu.present").runnableInformer(0);
+        pods = client.pods().inNamespace("npu-operator").withLabel("app", "npu-driver-daemonset").runnableInformer(0);
+        dss = client.apps().daemonSets().inNamespace("npu-operator").runnableInformer(0);
+        crs = client.genericKubernetesResources(CTX).inNamespace(crNamespace).runnableInformer(0);
+        nodes.addEventHandler(nh);
+        pods.addEventHandler(ph);
+        dss.addEventHandler(handler(d -> null));
+        crs.addEventHandler(handler(c -> null));
+        informers.addAll(List.of(nodes, pods, dss, crs));
+        informers.forEach(i -> i.start().toCompletableFuture().join());
+    }
+
+    private <T> ResourceEventHandler<T> handler(java.util.function.Function<T, String> nodeOf) {
+        return new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(T o) {
+                mark(nodeOf.apply(o));
+            }
+
+            @Override
+            public void onUpdate(T o, T n) {
+                mark(nodeOf.apply(n));
+            }
+
+            @Override
+            public void onDelete(T o, boolean u) {
+                mark(nodeOf.apply(o));
+            }
+        };
+    }
+
+    private void mark(String node) {
+        if (node == null) {
+            allDirty.set(true);
+        } else {
+            dirty.add(node);
+        }
+        if (queued.compareAndSet(false, true) && !closed) {
+            exec.execute(this::run);
+        }
+    }
+
+    private void run() {
+        queued.set(false);
+        if (closed) {
+            return;
+        }
+        List<String> todo = new ArrayList<>();
+        if (allDirty.getAndSet(false)) {
+            todo.addAll(agents.keySet());
+            dirty.clear();
+        } else {
+            todo.addAll(dirty);
+            todo.forEach(dirty::remove);
+        }
+        int inFlight = 0;
+        for (Node n : nodes.getStore().list()) {
+            String s = n.getMetadata().getLabels().get(P + "driver-upgrade-state");
+            if (s != null && Set.of("pod-restart-required", "reboot-required", "rebooting", "validation-required").contains(s)) {
+                inFlight++;
+            }
+        }
+        maxInFlight.accumulateAndGet(inFlight, Math::max);
+        for (String name : todo) {
+            try {
+                step(name);
+            } catch (KubernetesClientException e) {
+                mark(name);
+            }
+        }
+    }
+
+    private void step(String name) {
+        Agent a = agents.get(name);
+        Node n = nodes.getStore().getByKey(name);
+        if (a == null || n == null) {
+            return;
+        }
+        // the DaemonSet controller
+        Pod pod = null;
+        for (Pod p : pods.getStore().list()) {
+            if (name.equals(p.getSpec().getNodeName()) && p.getMetadata().getDeletionTimestamp() == null) {
+                pod = p;
+            }
+        }
+        if (pod == null) {
+            for (DaemonSet ds : dss.getStore().list()) {
+                Map<String, String> sel = ds.getSpec().getTemplate().getSpec().getNodeSelector();
+                if (sel != null && sel.entrySet().stream().allMatch(e -> e.getValue().equals(n.getMetadata().getLabels().get(e.getKey())))) {
+                    createPod(name, ds.getSpec().getTemplate().getSpec().getContainers().get(0).getImage(),
+                            ds.getMetadata().getName(), ds.getSpec().getTemplate().getMetadata().getLabels());
+                }
+            }
+            return;
+        }
+        if (a.rebooting) {
+            return;
+        }
+        // the node agent in the driver pod
+        String image = pod.getSpec().getContainers().get(0).getImage();
+        String tag = image.substring(image.lastIndexOf(':') + 1);
+        String podVersion = tag.substring(0, tag.indexOf('-'));
+        Map<String, String> labels = n.getMetadata().getLabels();
+        Map<String, String> ann = n.getMetadata().getAnnotations();
+        if (!podVersion.equals(a.loaded) && !podVersion.equals(a.staged)) {
+            a.staged = podVersion;
+            patch(name, Map.of(P + "reboot-reason", "upgrade"), Map.of(P + "reboot-required", "true"));
+            client.v1().events().inNamespace("default").resource(new EventBuilder().withNewMetadata()
+                    .withName(name + "." + UUID.randomUUID()).endMetadata().withNewInvolvedObject().withKind("Node")
+                    .withName(name).endInvolvedObject().withReason("RebootRequired").withType("Normal")
+                    .withMessage("reason=upgrade: driver " + podVersion + " staged for the next boot").build()).create();
+            return;
+        }
+        if (podVersion.equals(a.loaded) && a.staged != null && !a.staged.equals(a.loaded)) {
+            a.staged = null; // the pod went back to the loaded version: nothing to boot into
+            patch(name, Map.of(), nullMap(P + "reboot-required"));
+            return;
+        }
+        if ("true".equals(labels.get(P + "reboot-required")) && a.staged != null) {
+            boolean approved = "true".equals(ann.get(P + "approve-reboot"));
+            if (approved || autoUpgrade()) {
+                a.rebooting = true;
+                Map<String, String> an = new java.util.HashMap<>();
+                an.put(P + "rebooting-from-boot-id", a.bootId);
+                an.put(P + "approve-reboot", null);
+                patch(name, an, Map.of());
+                time.schedule(() -> exec.execute(() -> boot(a)), rebootDuration);
+            }
+        }
+    }
+
+    private void boot(Agent a) {
+        if (closed) {
+            return;
+        }
+        reboots.incrementAndGet();
+        a.bootId = UUID.randomUUID().toString();
+        a.loaded = a.staged;
+        a.staged = null;
+        Map<String, String> an = new java.util.HashMap<>();
+        an.put(P + "boot-id", a.bootId);
+        an.put(P + "reboot-reason", null);
+        Map<String, String> lb = new java.util.HashMap<>();
+        lb.put(P + "driver-version", a.loaded);
+        lb.put(P + "reboot-required", null);
+        boolean inline = validationDelay.isZero() && a.validates;
+        if (inline) {
+            an.put(P + "driver-validated", a.loaded + "@" + a.bootId);
+            lb.put(P + "npu-health", "healthy");
+        } else {
+            an.put(P + "driver-validated", null);
+            lb.put(P + "npu-health", a.validates ? "unknown" : "wedged");
+        }
+        patch(a.name, an, lb);
+        a.rebooting = false;
+        if (!inline && a.validates) {
+            String boot = a.bootId;
+            time.schedule(() -> exec.execute(() -> {
+                if (boot.equals(a.bootId) && a.validates) {
+                    patch(a.name, Map.of(P + "driver-validated", a.loaded + "@" + boot), Map.of(P + "npu-health", "healthy"));
+                }
+            }), validationDelay);
+        }
+        mark(a.name);
+    }
+
+    private boolean autoUpgrade() {
+        GenericKubernetesResource cr = crs.getStore().getByKey(crNamespace + "/" + crName);
+        if (cr == null || !(cr.getAdditionalProperties().get("spec") instanceof Map<?, ?> spec)
+                || !(spec.get("driver") instanceof Map<?, ?> d) || !(d.get("upgradePolicy") instanceof Map<?, ?> up)) {
+            return false;
+        }
+        return Boolean.TRUE.equals(up.get("autoUpgrade"));
+    }
+
+    private void createPod(String node, String image, String owner, Map<String, String> labels) {
+        client.pods().inNamespace("npu-operator").resource(new PodBuilder().withNewMetadata()
+                .withName(owner + "-" + node + "-" + UUID.randomUUID().toString().substring(0, 5)).withLabels(labels)
+                .endMetadata().withNewSpec().withNodeName(node).addNewContainer().withName("driver").withImage(image)
+                .endContainer().endSpec().withNewStatus().withPhase("Running").endStatus().build()).create();
+    }
+
+    private static Map<String, String> nullMap(String k) {
+        Map<String, String> m = new java.util.HashMap<>();
+        m.put(k, null);
+        return m;
+    }
+
+    private void patch(String node, Map<String, String> annotations, Map<String, String> labels) {
+        Map<String, Object> meta = new java.util.HashMap<>();
+        if (!annotations.isEmpty()) {
+            meta.put("annotations", annotations);
+        }
+        if (!labels.isEmpty()) {
+            meta.put("labels", labels);
+        }
+        client.nodes().withName(node).patch(PatchContext.of(PatchType.JSON_MERGE),
+                client.getKubernetesSerialization().asJson(Map.of("metadata", meta)));
+    }
+
+    /** @return the loaded version of a node as the agent knows it */
+    public String loaded(String node) {
+        return agents.get(node).loaded;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        informers.forEach(SharedIndexInformer::stop);
+        exec.shutdownNow();
+    }
+}

@@ -1,0 +1,114 @@
+package io.npulifecycle.simulator.harness;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Entry point of {@code bin/npu-lifecycle demo} and {@code bin/npu-lifecycle scenario}, loaded by the launcher from
+ * {@code lib/harness/}.
+ *
+ * <pre>
+ * npu-lifecycle demo [--nodes N] [--chips N] [--scale X] [--work DIR]
+ * npu-lifecycle scenario FILE... [--work DIR]
+ * </pre>
+ */
+public final class HarnessMain {
+
+    /** Held so the configured levels are not garbage-collected with their loggers. */
+    private static final java.util.logging.Logger ROOT = java.util.logging.Logger.getLogger("");
+
+    private HarnessMain() {
+    }
+
+    /** The harness prints its own progress; libraries only speak up for warnings. */
+    static void quietLibraries() {
+        ROOT.setLevel(java.util.logging.Level.WARNING);
+        for (java.util.logging.Handler h : ROOT.getHandlers()) {
+            h.setLevel(java.util.logging.Level.WARNING);
+        }
+    }
+
+    /**
+     * @param args the arguments after the subcommand's name, preceded by it ({@code demo ...} or
+     *        {@code scenario ...})
+     * @param out standard output
+     * @param err standard error
+     * @return the exit code: 0 every step passed, 1 a step failed, 2 bad arguments or scenario file
+     */
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length == 0) {
+            err.println("npu-lifecycle: demo or scenario expected");
+            return 2;
+        }
+        String install = System.getProperty("npu.lifecycle.install");
+        if (install == null) {
+            err.println("npu-lifecycle: -Dnpu.lifecycle.install is not set (run bin/npu-lifecycle)");
+            return 2;
+        }
+        Path installDir = Path.of(install);
+        quietLibraries();
+        int nodes = 3;
+        int chips = 8;
+        double scale = 30;
+        Path work = null;
+        List<Path> files = new ArrayList<>();
+        try {
+            for (int i = 1; i < args.length; i++) {
+                String a = args[i];
+                switch (a) {
+                    case "--nodes": nodes = intArg(args, ++i, a, 1, 16); break;
+                    case "--chips": chips = intArg(args, ++i, a, 1, 16); break;
+                    case "--scale": scale = intArg(args, ++i, a, 1, 1000); break;
+                    case "--work":
+                        if (i + 1 >= args.length) {
+                            throw new IllegalArgumentException("--work needs a folder");
+                        }
+                        work = Path.of(args[++i]);
+                        break;
+                    default:
+                        if (a.startsWith("--") || !"scenario".equals(args[0])) {
+                            throw new IllegalArgumentException("unknown option '" + a + "' for " + args[0]);
+                        }
+                        files.add(Path.of(a));
+                }
+            }
+            if (work == null) {
+                work = Files.createTempDirectory("npu-lifecycle-" + args[0] + "-");
+            }
+        } catch (IllegalArgumentException | java.io.IOException e) {
+            err.println("npu-lifecycle " + args[0] + ": " + e.getMessage());
+            return 2;
+        }
+        switch (args[0]) {
+            case "demo":
+                return Demo.run(nodes, chips, scale, work.toAbsolutePath(), installDir, out);
+            case "scenario":
+                if (files.isEmpty()) {
+                    err.println("npu-lifecycle scenario: give at least one scenario file");
+                    return 2;
+                }
+                return ScenarioRunner.runFiles(files, work.toAbsolutePath(), installDir, out, err);
+            default:
+                err.println("npu-lifecycle: unknown harness command '" + args[0] + "'");
+                return 2;
+        }
+    }
+
+    private static int intArg(String[] args, int i, String option, int min, int max) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(option + " needs a number");
+        }
+        try {
+            int v = Integer.parseInt(args[i]);
+            if (v < min || v > max) {
+                throw new IllegalArgumentException(option + " " + v + " is outside " + min + ".." + max);
+            }
+            return v;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " '" + args[i] + "' is not a whole number");
+        }
+    }
+}

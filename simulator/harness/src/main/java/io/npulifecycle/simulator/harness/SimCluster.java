@@ -1,0 +1,298 @@
+package io.npulifecycle.simulator.harness;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.npulifecycle.simulator.cluster.EmbeddedCluster;
+
+/**
+ * A simulated cluster on this machine, no real cluster needed: the embedded Kubernetes API (with the CRD, the
+ * {@code NPUOperatorCtl} and NPU nodes), a cluster registry, a control-plane runtime, one node-agent runtime per node
+ * with the simulator, and the kubelet / DaemonSet controller emulation. Every runtime is a real Felix runtime started
+ * by {@code bin/npu-lifecycle}; they share a compressed clock.
+ */
+public final class SimCluster implements AutoCloseable {
+
+    /** Jolokia user of every runtime of the simulated cluster. */
+    public static final String USER = "sim-operator";
+
+    private final SimSettings settings;
+    private final Path work;
+    private final Path install;
+    private final Consumer<String> log;
+    private final String password;
+    private EmbeddedCluster cluster;
+    private FakeRegistry registry;
+    private RuntimeProcess controlPlane;
+    private Jolokia controlPlaneJolokia;
+    private int controlPlanePort;
+    private final Map<String, SimNode> nodes = new LinkedHashMap<>();
+    private DaemonSetController daemonSets;
+    private Thread daemonSetThread;
+
+    /**
+     * @param settings cluster size, chips, versions, time scale
+     * @param work a folder for every runtime's home and the emulated hosts
+     * @param install the installation (bin/, bundles/, conf/)
+     * @param log where the harness reports what it does
+     */
+    public SimCluster(SimSettings settings, Path work, Path install, Consumer<String> log) {
+        this.settings = settings;
+        this.work = work;
+        this.install = install;
+        this.log = log;
+        this.password = "sim-" + Long.toHexString(new java.security.SecureRandom().nextLong());
+    }
+
+    /**
+     * Starts everything: API server, CRD, CR at the installed version, registry holding the installed version and
+     * {@code extraVersions}, NPU nodes, the control plane, and the DaemonSet controller that starts the node agents.
+     *
+     * @param extraVersions further driver versions the registry holds (e.g. the upgrade target)
+     * @throws IOException when a folder or a process cannot be created
+     */
+    public void start(List<String> extraVersions) throws IOException {
+        Files.createDirectories(work);
+        Path crd = install.resolve("conf/kubernetes/crd-npuoperatorctl.yaml");
+        if (Files.exists(crd)) {
+            System.setProperty(EmbeddedCluster.CRD_FILE_PROPERTY, crd.toString());
+        }
+        cluster = EmbeddedCluster.start();
+        cluster.installCrd();
+        cluster.ensureNamespace(DaemonSetController.NAMESPACE);
+        registry = new FakeRegistry();
+        List<String> versions = new ArrayList<>(List.of(settings.installedVersion()));
+        versions.addAll(extraVersions);
+        for (int i = 0; i < settings.nodes(); i++) {
+            Node n = cluster.addNode(EmbeddedCluster.npuNode("node-" + i, settings.chipType(),
+                    EmbeddedCluster.DEFAULT_KERNEL, EmbeddedCluster.DEFAULT_OS_IMAGE));
+            for (String v : versions) {
+                registry.add(repositoryAndTag(EmbeddedCluster.driverImage(v, settings.chipType())));
+            }
+            nodes.put(n.getMetadata().getName(), null);
+        }
+        GenericKubernetesResource cr = cluster.createNpuOperatorCtl(settings.installedVersion(), false, false);
+        patchDriver(Map.of("registry", registry.address()));
+        log.accept("cluster: API server " + cluster.masterUrl() + ", registry " + registry.address() + ", CR "
+                + cr.getMetadata().getNamespace() + "/" + cr.getMetadata().getName());
+        Path kubeconfig = cluster.writeKubeconfig(work.resolve("kubeconfig"));
+        log.accept("cluster: kubeconfig " + kubeconfig + "  (export KUBECONFIG=" + kubeconfig + ")");
+
+        for (String name : List.copyOf(nodes.keySet())) {
+            nodes.put(name, new SimNode(name, work.resolve(name), install, freePort(), USER, password,
+                    cluster.masterUrl(), settings));
+        }
+        startControlPlane();
+        daemonSets = new DaemonSetController(cluster.client(), nodes, log);
+        daemonSetThread = new Thread(daemonSets, "sim-daemonset-controller");
+        daemonSetThread.setDaemon(true);
+        daemonSetThread.start();
+    }
+
+    private void startControlPlane() throws IOException {
+        Path home = work.resolve("control-plane/home");
+        Path etc = Files.createDirectories(home.resolve("etc"));
+        controlPlanePort = freePort();
+        SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + controlPlanePort
+                + "\nlog.level=" + settings.logLevel() + "\n");
+        SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
+        SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n");
+        Map<String, String> env = new HashMap<>();
+        env.put("NPU_LIFECYCLE_JOLOKIA_USER", USER);
+        env.put("NPU_LIFECYCLE_JOLOKIA_PASSWORD", password);
+        env.put("NPU_LIFECYCLE_KUBE_MASTER", cluster.masterUrl());
+        env.put("POD_NAME", "npu-lifecycle-control-plane-0");
+        controlPlane = new RuntimeProcess(install, "control-plane", home, env);
+        controlPlane.start(Map.of());
+        controlPlaneJolokia = new Jolokia(controlPlanePort, USER, password);
+    }
+
+    /** Kills the control plane (SIGKILL) and starts it again, as a Deployment would. */
+    public void restartControlPlane(boolean kill) throws IOException {
+        if (kill) {
+            controlPlane.kill();
+        } else {
+            controlPlane.stop();
+        }
+        controlPlane.start(Map.of());
+    }
+
+    static String repositoryAndTag(String image) {
+        int slash = image.indexOf('/');
+        return slash < 0 ? image : image.substring(slash + 1);
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    /**
+     * Merges fields into {@code spec.driver} of the CR (a JSON merge patch, like {@code kubectl patch --type=merge}).
+     *
+     * @param fields e.g. {@code version=25.5.0}, or nested maps such as {@code upgradePolicy={autoUpgrade=false}}
+     */
+    public void patchDriver(Map<String, Object> fields) {
+        cluster.npuOperatorCtls().inNamespace(EmbeddedCluster.NPU_NAMESPACE)
+                .withName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME).edit(r -> {
+                    @SuppressWarnings("unchecked")
+                    Map<String, Object> spec = (Map<String, Object>) r.getAdditionalProperties()
+                            .computeIfAbsent("spec", k -> new LinkedHashMap<>());
+                    @SuppressWarnings("unchecked")
+                    Map<String, Object> driver = (Map<String, Object>) spec.computeIfAbsent("driver",
+                            k -> new LinkedHashMap<>());
+                    merge(driver, fields);
+                    return r;
+                });
+    }
+
+    @SuppressWarnings("unchecked")
+    static void merge(Map<String, Object> target, Map<String, Object> patch) {
+        for (Map.Entry<String, Object> e : patch.entrySet()) {
+            if (e.getValue() == null) {
+                target.remove(e.getKey());
+            } else if (e.getValue() instanceof Map && target.get(e.getKey()) instanceof Map) {
+                merge((Map<String, Object>) target.get(e.getKey()), (Map<String, Object>) e.getValue());
+            } else {
+                target.put(e.getKey(), e.getValue() instanceof Map
+                        ? new LinkedHashMap<>((Map<String, Object>) e.getValue()) : e.getValue());
+            }
+        }
+    }
+
+    /** @return the CR as stored */
+    public GenericKubernetesResource npuOperatorCtl() {
+        return cluster.npuOperatorCtls().inNamespace(EmbeddedCluster.NPU_NAMESPACE)
+                .withName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME).get();
+    }
+
+    /**
+     * Sets (value non-null) or removes (null) an annotation of a node, like {@code kubectl annotate}.
+     */
+    public void annotate(String node, String key, String value) {
+        cluster.client().nodes().withName(node).edit(n -> {
+            if (n.getMetadata().getAnnotations() == null) {
+                n.getMetadata().setAnnotations(new HashMap<>());
+            }
+            if (value == null) {
+                n.getMetadata().getAnnotations().remove(key);
+            } else {
+                n.getMetadata().getAnnotations().put(key, value);
+            }
+            return n;
+        });
+    }
+
+    /** Approves one reboot of {@code node} ({@code npu.openfuyao.com/approve-reboot=true}). */
+    public void approve(String node) {
+        annotate(node, "npu.openfuyao.com/approve-reboot", "true");
+    }
+
+    /** @return the Node object */
+    public Node node(String name) {
+        return cluster.client().nodes().withName(name).get();
+    }
+
+    /** @return the node's labels (never null) */
+    public Map<String, String> labels(String name) {
+        Node n = node(name);
+        return n == null || n.getMetadata().getLabels() == null ? Map.of() : n.getMetadata().getLabels();
+    }
+
+    /** @return the node's annotations (never null) */
+    public Map<String, String> annotations(String name) {
+        Node n = node(name);
+        return n == null || n.getMetadata().getAnnotations() == null ? Map.of() : n.getMetadata().getAnnotations();
+    }
+
+    /** @return every core/v1 Event whose involved object is {@code node} */
+    public List<io.fabric8.kubernetes.api.model.Event> events(String node) {
+        return cluster.client().v1().events().inAnyNamespace().list().getItems().stream()
+                .filter(e -> e.getInvolvedObject() != null && node.equals(e.getInvolvedObject().getName()))
+                .toList();
+    }
+
+    /** @return every core/v1 Event of the cluster */
+    public List<io.fabric8.kubernetes.api.model.Event> allEvents() {
+        return cluster.client().v1().events().inAnyNamespace().list().getItems();
+    }
+
+    /** @return the emulated nodes by name */
+    public Map<String, SimNode> nodes() {
+        return nodes;
+    }
+
+    /** @return the fabric8 client of the embedded API */
+    public KubernetesClient client() {
+        return cluster.client();
+    }
+
+    /** @return the embedded API server */
+    public EmbeddedCluster cluster() {
+        return cluster;
+    }
+
+    /** @return the cluster registry */
+    public FakeRegistry registry() {
+        return registry;
+    }
+
+    /** @return the control plane's Jolokia client */
+    public Jolokia controlPlaneJolokia() {
+        return controlPlaneJolokia;
+    }
+
+    /** @return the control-plane runtime */
+    public RuntimeProcess controlPlane() {
+        return controlPlane;
+    }
+
+    /** @return the Jolokia password of every runtime (never logged by the runtimes) */
+    public String password() {
+        return password;
+    }
+
+    /** Pauses or resumes the kubelet / DaemonSet emulation. */
+    public void pauseKubelet(boolean value) {
+        daemonSets.paused(value);
+    }
+
+    /** @return the settings */
+    public SimSettings settings() {
+        return settings;
+    }
+
+    /** Stops every runtime and the API server. */
+    @Override
+    public void close() {
+        if (daemonSets != null) {
+            daemonSets.stop();
+        }
+        for (SimNode n : nodes.values()) {
+            if (n != null) {
+                n.stopAgent();
+            }
+        }
+        if (controlPlane != null) {
+            controlPlane.stop();
+        }
+        if (registry != null) {
+            registry.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+}

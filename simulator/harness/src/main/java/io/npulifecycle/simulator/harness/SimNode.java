@@ -1,0 +1,235 @@
+package io.npulifecycle.simulator.harness;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+
+import org.jolokia.json.JSONArray;
+import org.jolokia.json.JSONObject;
+
+/**
+ * One emulated NPU node of the simulated cluster: its host folders (the simulator's state, {@code /run/npu-operator},
+ * {@code /var/lib/npu-operator}) and its node-agent runtime, started as the driver pod's container would be, with
+ * {@code NODE_NAME} and {@code DRIVER_VERSION} (from the pod's image) in the environment.
+ */
+public final class SimNode {
+
+    /** MBean of the simulator inside the node agent. */
+    public static final String SIMULATOR = "io.npulifecycle:type=Simulator";
+
+    private final String name;
+    private final Path root;
+    private final int port;
+    private final Jolokia jolokia;
+    private final RuntimeProcess runtime;
+    private volatile String podVersion;
+
+    SimNode(String name, Path root, Path install, int port, String user, String password, String masterUrl,
+            SimSettings settings) throws IOException {
+        this.name = name;
+        this.root = root;
+        this.port = port;
+        Path home = root.resolve("home");
+        Path etc = Files.createDirectories(home.resolve("etc"));
+        Path sim = root.resolve("simulator");
+        Path run = Files.createDirectories(root.resolve("run-npu-operator"));
+        Path varLib = Files.createDirectories(root.resolve("var-lib-npu-operator"));
+        // the emulated host has a boot id before any node agent starts, like a real one
+        Files.createDirectories(sim);
+        if (!Files.exists(sim.resolve("boot_id"))) {
+            write(sim.resolve("boot_id"), java.util.UUID.randomUUID() + "\n");
+        }
+        write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + port + "\nlog.level="
+                + settings.logLevel() + "\n");
+        write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
+        write(etc.resolve("io.npulifecycle.simulator.cfg"), "stateDir=" + sim + "\nmarkersFolder=" + run
+                + "\nchipType=" + settings.chipType() + "\nnpus=" + settings.npus() + "\nchipsPerNpu="
+                + settings.chipsPerNpu() + "\ndriverVersion=" + settings.installedVersion()
+                + "\nrestartMode=framework\n");
+        write(etc.resolve("io.npulifecycle.markers.cfg"), "folder=" + run + "\nbootIdPath=" + sim.resolve("boot_id")
+                + "\n");
+        write(etc.resolve("io.npulifecycle.probe.cfg"), "npuSmiCommand=" + sim.resolve("bin/npu-smi") + "\n");
+        write(etc.resolve("io.npulifecycle.driver.cfg"), "procModules=" + sim.resolve("proc-modules")
+                + "\nstateDir=" + varLib + "\n");
+        write(etc.resolve("io.npulifecycle.rebooter.cfg"), "stateDir=" + varLib + "\n");
+        write(etc.resolve("io.npulifecycle.kube.node.cfg"), "nodeName=" + name + "\n");
+        Map<String, String> env = new HashMap<>();
+        env.put("NPU_LIFECYCLE_JOLOKIA_USER", user);
+        env.put("NPU_LIFECYCLE_JOLOKIA_PASSWORD", password);
+        env.put("NPU_LIFECYCLE_KUBE_MASTER", masterUrl);
+        env.put("NODE_NAME", name);
+        this.runtime = new RuntimeProcess(install, "node", home, env);
+        this.jolokia = new Jolokia(port, user, password);
+    }
+
+    static void write(Path file, String content) throws IOException {
+        Files.writeString(file, content, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Starts (or restarts) the node agent as the container of a driver pod carrying {@code version}.
+     *
+     * @throws IOException if the process cannot start
+     */
+    public synchronized void startAgent(String version) throws IOException {
+        runtime.stop();
+        podVersion = version;
+        runtime.start(Map.of("DRIVER_VERSION", version));
+    }
+
+    /** Stops the node agent (the pod is gone). */
+    public synchronized void stopAgent() {
+        runtime.stop();
+    }
+
+    /** SIGKILLs the node agent; the harness restarts it as kubelet would. */
+    public void killAgent() {
+        runtime.kill();
+    }
+
+    /** @return the version of the driver pod the agent was started from, or {@code null} */
+    public String podVersion() {
+        return podVersion;
+    }
+
+    /** @return the node name */
+    public String name() {
+        return name;
+    }
+
+    /** @return the node's Jolokia client */
+    public Jolokia jolokia() {
+        return jolokia;
+    }
+
+    /** @return the node's HTTP port */
+    public int port() {
+        return port;
+    }
+
+    /** @return the agent process */
+    public RuntimeProcess runtime() {
+        return runtime;
+    }
+
+    /** @return the node's folder (home, simulator, markers, state) */
+    public Path root() {
+        return root;
+    }
+
+    /** @return the simulator's generated npu-smi */
+    public Path npuSmi() {
+        return root.resolve("simulator/bin/npu-smi");
+    }
+
+    /**
+     * Reads a marker of the emulated node.
+     *
+     * @param marker {@code driver-ready} or {@code reboot-required}
+     * @return its content, or {@code null} when absent or unreadable
+     */
+    public Properties marker(String marker) {
+        Path f = root.resolve("run-npu-operator").resolve(marker);
+        Properties p = new Properties();
+        try (var r = Files.newBufferedReader(f)) {
+            p.load(r);
+            return p;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Reads the emulated host's state directly (it outlives agent restarts).
+     *
+     * @return state.properties of the simulator, empty when not created yet
+     */
+    public Properties hostState() {
+        Properties p = new Properties();
+        try (var r = Files.newBufferedReader(root.resolve("simulator/state.properties"))) {
+            p.load(r);
+        } catch (IOException e) {
+            // not created yet
+        }
+        return p;
+    }
+
+    /** @return simulated reboots of this node */
+    public int reboots() {
+        return Integer.parseInt(hostState().getProperty("reboots", "0"));
+    }
+
+    /** @return violations recorded by the simulator */
+    public int violations() {
+        return Integer.parseInt(hostState().getProperty("violations", "0"));
+    }
+
+    /** @return the driver version loaded in the emulated kernel, or {@code null} */
+    public String loadedVersion() {
+        String v = hostState().getProperty("loadedVersion", "");
+        return v.isBlank() ? null : v;
+    }
+
+    /**
+     * Runs the node's npu-smi like the runbook's verification ({@code npu-smi info | head -2}).
+     *
+     * @return its first two lines
+     */
+    public String npuSmiHead() {
+        try {
+            Process p = new ProcessBuilder(npuSmi().toString(), "info").redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            p.waitFor();
+            String[] lines = out.split("\n", 3);
+            return lines.length >= 2 ? lines[0] + "\n" + lines[1] : out;
+        } catch (IOException e) {
+            return "npu-smi: " + e.getMessage();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        }
+    }
+
+    /**
+     * A fault injection through Jolokia, as a CI pipeline would do it.
+     *
+     * @return the operation's answer
+     * @throws IllegalStateException with the Jolokia error when the operation failed
+     */
+    public String simulator(String operation, Object... args) {
+        JSONObject r = jolokia.exec(SIMULATOR, operation, args);
+        if (r == null) {
+            throw new IllegalStateException(name + ": the node agent does not answer on " + jolokia.url());
+        }
+        Object status = r.get("status");
+        if (!(status instanceof Number) || ((Number) status).intValue() != 200) {
+            throw new IllegalStateException(name + ": " + operation + " failed: " + r.get("error"));
+        }
+        return String.valueOf(r.get("value"));
+    }
+
+    /** @return the chips the health-watch expects, e.g. {@code 0:0,1:0}, or empty */
+    public String expectedChips() {
+        Object v = jolokia.read("io.npulifecycle:type=HealthWatch", "ExpectedChips");
+        return v == null ? "" : String.valueOf(v);
+    }
+
+    /** @return the wedged chips per the health-watch, or empty */
+    public String wedgedChips() {
+        Object v = jolokia.read("io.npulifecycle:type=HealthWatch", "WedgedChips");
+        return v == null ? "" : String.valueOf(v);
+    }
+
+    /** @return the simulator's chips list ({@code N:M state}) */
+    @SuppressWarnings("unchecked")
+    public List<String> simChips() {
+        Object v = jolokia.read(SIMULATOR, "Chips");
+        return v instanceof JSONArray ? (List<String>) (List<?>) v : List.of();
+    }
+}
