@@ -41,7 +41,7 @@ public final class FrameworkConfig {
     public static Map<String, String> properties(String role, String productVersion, RuntimeHome home,
             java.nio.file.Path install, RuntimeSettings settings, Credentials credentials, AccessPolicy policy) {
         Map<String, String> p = new LinkedHashMap<>();
-        p.put("org.osgi.framework.storage", home.cache().toString());
+        p.put("org.osgi.framework.storage", home.cache().resolve("osgi").toString());
         p.put("org.osgi.framework.storage.clean", "onFirstInit");
         p.put("org.osgi.framework.startlevel.beginning", String.valueOf(BundleList.FRAMEWORK_START_LEVEL));
         p.put("org.osgi.framework.system.packages.extra", SYSTEM_PACKAGES_EXTRA);
@@ -85,7 +85,7 @@ public final class FrameworkConfig {
         p.put("felix.fileinstall.tmpdir", home.cache().resolve("fileinstall-tmp").toString());
 
         p.put("ds.loglevel", "warn");
-        p.put("gosh.args", "--nointeractive");
+        p.put("gosh.home", home.root().toString());
         return p;
     }
 }

@@ -115,6 +115,9 @@ public final class LaunchOptions {
                 }
                 home = Path.of(args[++i]);
             } else if (a.startsWith("--home=")) {
+                if (a.substring("--home=".length()).isBlank()) {
+                    throw usage("--home= needs a folder");
+                }
                 home = Path.of(a.substring("--home=".length()));
             } else {
                 throw usage("unknown option '" + a + "' for " + command);

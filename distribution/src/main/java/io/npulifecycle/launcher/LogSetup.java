@@ -20,6 +20,9 @@ import java.util.logging.Logger;
  */
 public final class LogSetup {
 
+    /** Held so its level is not garbage-collected with the logger. */
+    private static final Logger JETTY = Logger.getLogger("org.eclipse.jetty");
+
     private LogSetup() {
     }
 
@@ -110,14 +113,15 @@ public final class LogSetup {
         };
         console.setLevel(l);
         root.addHandler(console);
-        // Jetty is chatty at INFO; keep it to warnings unless DEBUG/TRACE is asked for.
-        if (l.intValue() >= Level.INFO.intValue()) {
-            Logger.getLogger("org.eclipse.jetty").setLevel(Level.WARNING);
-        }
+        // Jetty is chatty at INFO, and at DEBUG it logs request headers, Authorization included: never below INFO.
+        JETTY.setLevel(l.intValue() >= Level.INFO.intValue() ? Level.WARNING : Level.INFO);
         if (logs == null) {
             return null;
         }
         try {
+            // logs may hold host names, versions and chips: owner and group only
+            java.nio.file.Files.setPosixFilePermissions(logs,
+                    java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-x---"));
             FileHandler file = new FileHandler(logs.resolve("npu-lifecycle.%g.log").toString(), 10 * 1024 * 1024, 5,
                     true);
             file.setFormatter(new LineFormatter());

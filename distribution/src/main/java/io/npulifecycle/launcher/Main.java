@@ -123,6 +123,7 @@ public final class Main {
         Path install = installDir();
         RuntimeHome home = new RuntimeHome(o.home());
         home.prepare(install.resolve("conf").resolve("defaults"));
+        home.lock(role(o));
         RuntimeSettings settings = RuntimeSettings.load(home.etc(), env);
         String logProblem = LogSetup.configure(settings.logLevel(), home.logs(), out);
         if (logProblem != null) {
@@ -139,6 +140,9 @@ public final class Main {
         for (BundleList.Entry e : entries) {
             if (e.deploy() && e.appliesTo(role, shell) && home.placeInDeploy(e.file())) {
                 LOG.info("Placed " + e.file().getFileName() + " in " + home.deploy());
+            } else if (!e.deploy() && home.removeFromDeploy(e.file())) {
+                LOG.info("Removed " + e.file().getFileName().toString().replaceAll("-[0-9].*", ".jar") + " from "
+                        + home.deploy() + ": this installation starts it itself (start level " + e.startLevel() + ")");
             }
         }
         Map<String, String> props = FrameworkConfig.properties(role, productVersion(), home, install, settings,
@@ -208,6 +212,10 @@ public final class Main {
             Thread.sleep(100);
         }
         return false;
+    }
+
+    private static String role(LaunchOptions o) {
+        return o.role().id();
     }
 
     private static String hostForUrl(String host) {

@@ -16,7 +16,14 @@ import java.util.jar.Manifest;
  */
 public final class RuntimeHome {
 
+    /** File that marks a folder as an npu-lifecycle runtime home. */
+    public static final String MARKER = ".npu-lifecycle-home";
+    /** Lock file held while a runtime uses the home. */
+    public static final String LOCK = ".lock";
+
     private final Path root;
+    private java.nio.channels.FileChannel lockChannel;
+    private java.nio.channels.FileLock lock;
 
     /**
      * @param root the absolute home folder
@@ -34,12 +41,16 @@ public final class RuntimeHome {
      *         be created or written
      */
     public void prepare(Path defaults) throws LaunchException {
+        refuseForeignFolder();
         try {
             for (Path d : new Path[] {root, etc(), deploy(), cache(), logs(), run()}) {
                 Files.createDirectories(d);
             }
             Path probe = Files.createTempFile(root, ".write-check", ".tmp");
             Files.delete(probe);
+            if (!Files.exists(root.resolve(MARKER))) {
+                Files.writeString(root.resolve(MARKER), "This folder is an npu-lifecycle runtime home.\n");
+            }
         } catch (IOException | SecurityException e) {
             throw new LaunchException(LaunchException.HOME, "npu-lifecycle: the runtime home " + root
                     + " cannot be used: " + describe(e) + ". Give a writable folder with --home DIR.", e);
@@ -56,6 +67,76 @@ public final class RuntimeHome {
                 throw new LaunchException(LaunchException.HOME, "cannot copy default configuration from " + defaults
                         + " to " + etc() + ": " + e, e);
             }
+        }
+    }
+
+    /**
+     * Refuses a folder that exists, is not empty and is not a runtime home: the runtime cleans its bundle cache and
+     * writes etc/, deploy/, logs/ there, which must never touch an operator's unrelated files (for example
+     * {@code --home /var} or the current folder).
+     */
+    private void refuseForeignFolder() throws LaunchException {
+        if (!Files.isDirectory(root) || Files.exists(root.resolve(MARKER)) || Files.isDirectory(etc())) {
+            return;
+        }
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(root)) {
+            if (ds.iterator().hasNext()) {
+                throw new LaunchException(LaunchException.HOME, "npu-lifecycle: " + root + " is not empty and is "
+                        + "not an npu-lifecycle runtime home (no " + MARKER + "): give a new or empty folder with "
+                        + "--home DIR");
+            }
+        } catch (IOException e) {
+            throw new LaunchException(LaunchException.HOME, "npu-lifecycle: the runtime home " + root
+                    + " cannot be used: " + describe(e) + ". Give a writable folder with --home DIR.", e);
+        }
+    }
+
+    /**
+     * Takes the home's lock for the life of this process, so two runtimes never share a home (bundle cache, state,
+     * logs). The lock file records the pid and role of the holder.
+     *
+     * @param role the runtime's role, recorded in the lock file
+     * @throws LaunchException ({@link LaunchException#HOME}) naming the holder when another runtime uses the home
+     */
+    public void lock(String role) throws LaunchException {
+        Path file = root.resolve(LOCK);
+        try {
+            lockChannel = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.CREATE,
+                    java.nio.file.StandardOpenOption.WRITE, java.nio.file.StandardOpenOption.READ);
+            lock = lockChannel.tryLock();
+            if (lock == null) {
+                String holder = new String(Files.readAllBytes(file), java.nio.charset.StandardCharsets.UTF_8).trim();
+                lockChannel.close();
+                throw new LaunchException(LaunchException.HOME, "npu-lifecycle: the runtime home " + root
+                        + " is in use by another runtime (" + (holder.isEmpty() ? "unknown" : holder)
+                        + "); give each runtime its own --home");
+            }
+            lockChannel.truncate(0);
+            lockChannel.write(java.nio.ByteBuffer.wrap(("pid=" + ProcessHandle.current().pid() + " role=" + role
+                    + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8)), 0);
+            lockChannel.force(true);
+        } catch (IOException e) {
+            throw new LaunchException(LaunchException.HOME, "npu-lifecycle: cannot lock the runtime home " + root
+                    + ": " + describe(e), e);
+        }
+    }
+
+    /**
+     * Removes {@code deploy/<symbolic name>.jar} when the installation now starts that bundle itself (an older
+     * installation delivered it through deploy/), so it never runs twice.
+     *
+     * @param bundle a bundle the launcher installs
+     * @return {@code true} when a copy was removed
+     */
+    public boolean removeFromDeploy(Path bundle) throws LaunchException {
+        try {
+            String bsn = symbolicName(bundle);
+            if (!bsn.startsWith("io.npulifecycle.")) {
+                return false;
+            }
+            return Files.deleteIfExists(deploy().resolve(bsn + ".jar"));
+        } catch (IOException e) {
+            throw new LaunchException(LaunchException.HOME, "cannot clean " + deploy() + ": " + e, e);
         }
     }
 
@@ -180,7 +261,7 @@ public final class RuntimeHome {
         return root.resolve("deploy");
     }
 
-    /** @return {@code cache/}, the framework storage */
+    /** @return {@code cache/}; the framework storage is {@code cache/osgi}, cleaned at every start */
     public Path cache() {
         return root.resolve("cache");
     }

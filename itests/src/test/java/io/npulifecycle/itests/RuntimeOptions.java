@@ -52,7 +52,12 @@ public final class RuntimeOptions {
             Path homeDir = FelixTestSupport.newWorkDir(homePrefix);
             RuntimeHome home = new RuntimeHome(homeDir);
             home.prepare(install.resolve("conf/defaults"));
-            for (Map.Entry<String, String> e : etcFiles.entrySet()) {
+            Map<String, String> files = new java.util.LinkedHashMap<>();
+            if ("node".equals(role)) {
+                files.putAll(HostPaths.etcFiles(FelixTestSupport.newWorkDir(homePrefix + "-host")));
+            }
+            files.putAll(etcFiles);
+            for (Map.Entry<String, String> e : files.entrySet()) {
                 Files.writeString(home.etc().resolve(e.getKey()), e.getValue(), StandardCharsets.UTF_8);
             }
             int port = FelixTestSupport.freePort();

@@ -184,6 +184,84 @@ class LauncherIT {
     }
 
     @Test
+    void aSecondRuntimeOnTheSameHomeIsRefused() throws Exception {
+        int port = RuntimeProcess.freePort();
+        Path home = tmp.resolve("home");
+        try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env(port), "control-plane",
+                "--no-shell", "--home", home.toString())) {
+            rt.await("the first runtime up", Duration.ofSeconds(90),
+                    () -> rt.get(RUNTIME + "/Role", USER, PASSWORD).body.contains("\"status\":200"));
+            Path out = tmp.resolve("second.txt");
+            int second = RuntimeProcess.freePort();
+            int rc = RuntimeProcess.runToExit(out, env(second), 60, "control-plane", "--no-shell", "--home",
+                    home.toString());
+            String text = Files.readString(out);
+            assertEquals(3, rc, text);
+            assertTrue(text.contains("is in use by another runtime") && text.contains("role=control-plane"), text);
+            assertTrue(rt.alive(), "the first runtime is undisturbed");
+        }
+    }
+
+    @Test
+    void aForeignFolderOrAnEmptyHomeIsNeverUsed() throws Exception {
+        Path foreign = Files.createDirectories(tmp.resolve("var"));
+        Path precious = Files.createDirectories(foreign.resolve("cache")).resolve("precious.txt");
+        Files.writeString(precious, "keep me");
+        Path out = tmp.resolve("out.txt");
+        int rc = RuntimeProcess.runToExit(out, Map.of(), 60, "control-plane", "--no-shell", "--home",
+                foreign.toString());
+        assertEquals(3, rc, Files.readString(out));
+        assertTrue(Files.readString(out).contains("not an npu-lifecycle runtime home"), Files.readString(out));
+        assertEquals("keep me", Files.readString(precious), "nothing in a foreign folder is touched");
+        rc = RuntimeProcess.runToExit(out, Map.of(), 60, "node", "--home=");
+        assertEquals(2, rc, Files.readString(out));
+        assertTrue(Files.readString(out).contains("--home= needs a folder"), Files.readString(out));
+    }
+
+    @Test
+    void oversizedRequestsAreRefusedAndForeignOriginsGetNoCorsHeaders() throws Exception {
+        int port = RuntimeProcess.freePort();
+        try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env(port), "control-plane",
+                "--no-shell", "--home", tmp.resolve("cp").toString())) {
+            rt.await("Jolokia up", Duration.ofSeconds(90),
+                    () -> rt.get(RUNTIME + "/Role", USER, PASSWORD).body.contains("\"status\":200"));
+            java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+            String auth = "Basic " + java.util.Base64.getEncoder().encodeToString((USER + ":" + PASSWORD).getBytes());
+            byte[] big = new byte[3 * 1024 * 1024];
+            java.util.Arrays.fill(big, (byte) 'a');
+            java.net.http.HttpResponse<String> r = http.send(java.net.http.HttpRequest.newBuilder(
+                    java.net.URI.create("http://127.0.0.1:" + port + "/jolokia/")).header("Authorization", auth)
+                    .header("Content-Type", "application/json")
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(big)).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertEquals(413, r.statusCode(), r.body());
+            java.net.http.HttpResponse<String> cors = http.send(java.net.http.HttpRequest.newBuilder(
+                    java.net.URI.create("http://127.0.0.1:" + port + RUNTIME + "/Role")).header("Authorization", auth)
+                    .header("Origin", "http://evil.example").GET().build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertTrue(cors.headers().firstValue("Access-Control-Allow-Origin").isEmpty(),
+                    "no CORS header for a foreign origin: " + cors.headers().map());
+            assertTrue(rt.alive());
+            assertEquals(200, rt.get(RUNTIME + "/Role", USER, PASSWORD).status);
+        }
+    }
+
+    @Test
+    void debugLoggingNeverWritesTheAuthorizationHeader() throws Exception {
+        int port = RuntimeProcess.freePort();
+        Map<String, String> env = new java.util.HashMap<>(env(port));
+        env.put("NPU_LIFECYCLE_LOG_LEVEL", "TRACE");
+        try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env, "control-plane",
+                "--no-shell", "--home", tmp.resolve("cp").toString())) {
+            rt.await("Jolokia up", Duration.ofSeconds(90),
+                    () -> rt.get(RUNTIME + "/Role", USER, PASSWORD).body.contains("\"status\":200"));
+            String header = java.util.Base64.getEncoder().encodeToString((USER + ":" + PASSWORD).getBytes());
+            assertFalse(rt.output().contains(header), "the Basic credentials must never be logged");
+            assertFalse(rt.output().contains(PASSWORD));
+        }
+    }
+
+    @Test
     void portInUseIsAClearError() throws Exception {
         try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1,
                 java.net.InetAddress.getByName("127.0.0.1"))) {

@@ -60,6 +60,7 @@ public final class RuntimeProcess implements AutoCloseable {
      */
     public static RuntimeProcess start(Path output, int port, Map<String, String> env, String... args)
             throws IOException {
+        isolateNode(args);
         List<String> cmd = new ArrayList<>();
         cmd.add(distribution().resolve("bin/npu-lifecycle").toString());
         cmd.addAll(List.of(args));
@@ -70,6 +71,25 @@ public final class RuntimeProcess implements AutoCloseable {
         pb.environment().remove("NPU_LIFECYCLE_HOME");
         pb.environment().putAll(env);
         return new RuntimeProcess(pb.start(), output, port);
+    }
+
+    /**
+     * A node agent started by a test never touches the host's /run/npu-operator, /var/lib/npu-operator, /proc/modules
+     * or boot id: unless the test configured them itself, they point into {@code <home>-host/}.
+     */
+    private static void isolateNode(String... args) {
+        if (args.length == 0 || !"node".equals(args[0])) {
+            return;
+        }
+        for (int i = 1; i + 1 < args.length; i++) {
+            if ("--home".equals(args[i])) {
+                Path home = Path.of(args[i + 1]);
+                Path parent = home.toAbsolutePath().getParent();
+                if (parent != null && Files.isDirectory(parent)) {
+                    io.npulifecycle.itests.HostPaths.isolate(home, parent.resolve(home.getFileName() + "-host"));
+                }
+            }
+        }
     }
 
     /** Runs a command to completion (for commands that exit), returning its exit code. */

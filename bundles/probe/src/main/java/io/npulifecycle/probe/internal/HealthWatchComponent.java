@@ -30,6 +30,8 @@ import org.osgi.service.event.EventAdmin;
 import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+import org.osgi.service.metatype.annotations.Option;
+import org.apache.felix.hc.api.HealthCheck;
 
 import io.npulifecycle.api.management.Mbeans;
 import io.npulifecycle.api.markers.MarkerStore;
@@ -44,7 +46,13 @@ import io.npulifecycle.api.time.TimeSource;
  * The health-watch component, PID {@value WatchConfig#PID}: runs {@link HealthWatchEngine} on one probe thread,
  * registers the {@code io.npulifecycle:type=HealthWatch} MBean and one {@code io.npulifecycle:type=Chip,npu=N,chip=M}
  * MBean per expected chip, and posts the engine's events through EventAdmin. An invalid configuration (at
- * activation or {@code @Modified}) is logged with the PID and key and the previous (or default) one is kept.
+ * activation or {@code @Modified}) is logged with the PID, the configuration file ({@code felix.fileinstall.filename})
+ * and the key, and the previous (or, at activation, the default) one is kept. A {@code method} that is neither
+ * {@code npu-smi}, {@code dcmi} nor the method of a registered {@link ChipProbe} service is such an invalid
+ * configuration (QA report: {@code method=npu_smi} was accepted and no chip was ever judged); when a ChipProbe service
+ * with that method registers later, the rejected configuration is applied then.
+ *
+ * <p>Registers the Felix Health Check {@value HealthWatchCheck#NAME} (tag {@code ready}, {@link HealthWatchCheck}).
  *
  * <p>A {@link ChipProbe} service whose {@link ChipProbe#method()} equals the configured {@code method} (e.g. the
  * simulator's) replaces the built-in npu-smi / DCMI probes.
@@ -54,6 +62,8 @@ import io.npulifecycle.api.time.TimeSource;
 public class HealthWatchComponent {
 
     private static final System.Logger LOG = System.getLogger(HealthWatchComponent.class.getName());
+    /** Property of a configuration read by Felix FileInstall naming its file. */
+    static final String FILE_PROPERTY = "felix.fileinstall.filename";
 
     /** Health-watch configuration. */
     @ObjectClassDefinition(name = "npu-lifecycle health-watch", description = "Chip probing, wedge detection and recovery markers.")
@@ -75,7 +85,9 @@ public class HealthWatchComponent {
         int probeErrorThreshold() default 3;
 
         /** @return method */
-        @AttributeDefinition(description = "Probe method: npu-smi or dcmi.")
+        @AttributeDefinition(description = "Probe method: npu-smi or dcmi (or the method of a registered ChipProbe "
+                + "service, e.g. the simulator's). Any other value is rejected and the previous configuration kept.",
+                options = {@Option(label = "npu-smi", value = "npu-smi"), @Option(label = "dcmi", value = "dcmi")})
         String method() default "npu-smi";
 
         /** @return command */
@@ -98,13 +110,33 @@ public class HealthWatchComponent {
         @AttributeDefinition(description = "Health Alarm/Critical is a failure (strike) instead of degraded.")
         boolean alarmIsFailure() default false;
 
-        /** @return flag */
-        @AttributeDefinition(description = "A probe that times out is a strike for every expected chip (true) or a probe error (false).")
+        /**
+         * Default {@code true} on purpose: a wedged driver makes npu-smi hang (the field symptom), so the issue's
+         * acceptance criteria require a hang to be a strike. The fixtures README calls a time-out a probe error; the
+         * issue overrides it. Set {@code false} to follow the README (a hang then never leads to a reboot).
+         *
+         * @return flag
+         */
+        @AttributeDefinition(description = "A probe that times out is a strike for every expected chip (true, the "
+                + "default) or a probe error (false). Default true because a wedged driver makes npu-smi hang: the "
+                + "issue's acceptance criteria require a hang to be a strike, overriding the fixtures README which "
+                + "calls a time-out a probe error.")
         boolean timeoutIsFailure() default true;
 
         /** @return bytes */
-        @AttributeDefinition(description = "Largest npu-smi output read, bytes.")
+        @AttributeDefinition(description = "Largest npu-smi output read, bytes (4096 to 1048576). More is a probe "
+                + "error 'npu-smi printed more than N bytes' and the process tree is killed at once.", min = "4096", max = "1048576")
         int maxOutputBytes() default 1048576;
+
+        /** @return path */
+        @AttributeDefinition(description = "Kernel module list (/proc/modules on a host). When set, the chips are not "
+                + "judged while none of driverModules is loaded (right after a boot, before the driver bundle loads "
+                + "the driver): the probe is a probe error, never a strike. Empty = no check.")
+        String driverModulesFile() default "";
+
+        /** @return module names */
+        @AttributeDefinition(description = "NPU driver kernel modules; any one of them loaded = a driver is loaded.")
+        String[] driverModules() default {"drv_davinci_intf", "drv_devdrv"};
     }
 
     @Reference
@@ -120,13 +152,28 @@ public class HealthWatchComponent {
     private final Map<ChipId, ServiceRegistration<DynamicMBean>> chipMbeans = new ConcurrentHashMap<>();
     private BundleContext context;
     private ExecutorService executor;
-    private HealthWatchEngine engine;
+    private volatile HealthWatchEngine engine;
     private ServiceRegistration<DynamicMBean> watchMbean;
     private DcmiProbe dcmi;
+    private ServiceRegistration<HealthCheck> healthCheck;
+    /** A configuration rejected only for its method, applied when a ChipProbe service with that method registers. */
+    private Config pendingRaw;
+    private Map<String, Object> pendingProps;
 
     @Reference(service = ChipProbe.class, cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC)
     void bindProbe(ChipProbe p) {
         serviceProbes.add(p);
+        Config raw;
+        Map<String, Object> props;
+        synchronized (this) {
+            raw = pendingRaw;
+            props = pendingProps;
+        }
+        if (raw != null && engine != null && p.method().equals(raw.method().trim())) {
+            LOG.log(Level.INFO, "PID " + WatchConfig.PID + ": a ChipProbe service for method '" + p.method()
+                    + "' registered; applying the configuration rejected for it");
+            modified(raw, props);
+        }
     }
 
     void unbindProbe(ChipProbe p) {
@@ -134,11 +181,10 @@ public class HealthWatchComponent {
     }
 
     @Activate
-    void activate(BundleContext ctx, Config raw) {
+    void activate(BundleContext ctx, Config raw, Map<String, Object> props) {
         this.context = ctx;
-        WatchConfig cfg = validate(raw);
+        WatchConfig cfg = validate(raw, props, "using the default configuration");
         if (cfg == null) {
-            LOG.log(Level.ERROR, "PID " + WatchConfig.PID + ": using the default configuration");
             cfg = defaults();
         }
         executor = Executors.newSingleThreadExecutor(r -> {
@@ -147,22 +193,55 @@ public class HealthWatchComponent {
             return t;
         });
         engine = new HealthWatchEngine(time, markers, executor, this::post, this::syncChipMbeans, cfg, probeFor(cfg));
-        Dictionary<String, Object> props = new Hashtable<>();
-        props.put(Mbeans.OBJECT_NAME_PROPERTY, HealthWatchMXBean.OBJECT_NAME);
-        watchMbean = ctx.registerService(DynamicMBean.class, new StandardMBean(engine, HealthWatchMXBean.class, true), props);
+        engine.driverLoaded(driverCheck(raw));
+        Dictionary<String, Object> mbeanProps = new Hashtable<>();
+        mbeanProps.put(Mbeans.OBJECT_NAME_PROPERTY, HealthWatchMXBean.OBJECT_NAME);
+        watchMbean = ctx.registerService(DynamicMBean.class, new StandardMBean(engine, HealthWatchMXBean.class, true),
+                mbeanProps);
+        Dictionary<String, Object> hc = new Hashtable<>();
+        hc.put(HealthCheck.NAME, HealthWatchCheck.NAME);
+        hc.put(HealthCheck.TAGS, HealthWatchCheck.TAGS);
+        healthCheck = ctx.registerService(HealthCheck.class, new HealthWatchCheck(() -> engine, this::hasProbe), hc);
         engine.start();
         LOG.log(Level.INFO, "health-watch started: method " + cfg.method() + ", interval " + cfg.interval()
                 + ", timeout " + cfg.timeout() + ", failureThreshold " + cfg.failureThreshold());
     }
 
     @Modified
-    void modified(Config raw) {
-        WatchConfig cfg = validate(raw);
+    synchronized void modified(Config raw, Map<String, Object> props) {
+        WatchConfig cfg = validate(raw, props, "keeping the previous configuration");
         if (cfg == null) {
             return; // logged; previous configuration kept
         }
         engine.reconfigure(cfg, probeFor(cfg));
+        engine.driverLoaded(driverCheck(raw));
         LOG.log(Level.INFO, "health-watch reconfigured: method " + cfg.method() + ", interval " + cfg.interval());
+    }
+
+    /**
+     * @return {@code null} when no module file is configured, else whether an NPU driver module is loaded now
+     *         ({@code null} too when the file cannot be read: the check never blocks probing by itself)
+     */
+    static java.util.function.Supplier<String> driverCheck(Config raw) {
+        String file = raw.driverModulesFile() == null ? "" : raw.driverModulesFile().trim();
+        if (file.isEmpty()) {
+            return () -> null;
+        }
+        java.util.List<String> names = java.util.Arrays.asList(raw.driverModules());
+        return () -> {
+            try {
+                for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of(file))) {
+                    int sp = line.indexOf(' ');
+                    if (names.contains(sp < 0 ? line.trim() : line.substring(0, sp))) {
+                        return null;
+                    }
+                }
+                return "no NPU driver module (" + String.join(", ", names) + ") is loaded per " + file
+                        + ": the chips are not judged until the driver is loaded";
+            } catch (java.io.IOException | RuntimeException e) {
+                return null;
+            }
+        };
     }
 
     @Deactivate
@@ -172,20 +251,60 @@ public class HealthWatchComponent {
         if (dcmi != null) {
             dcmi.close();
         }
+        unregister(healthCheck);
         unregister(watchMbean);
         chipMbeans.values().forEach(HealthWatchComponent::unregister);
         chipMbeans.clear();
     }
 
-    static WatchConfig validate(Config c) {
+    /**
+     * Validates a configuration; an invalid one is logged at ERROR as {@code PID io.npulifecycle.probe
+     * (file:/x/etc/io.npulifecycle.probe.cfg) key timeout: must be below interval (60 s), got 90; keeping the
+     * previous configuration}.
+     *
+     * @param c the configuration
+     * @param props the component properties ({@code felix.fileinstall.filename} names the file), may be {@code null}
+     * @param fallback what the caller does on rejection, for the log line
+     * @return the configuration, or {@code null} when invalid (logged)
+     */
+    WatchConfig validate(Config c, Map<String, Object> props, String fallback) {
+        Object file = props == null ? null : props.get(FILE_PROPERTY);
         try {
-            return WatchConfig.validate(c.interval(), c.timeout(), c.failureThreshold(), c.probeErrorThreshold(),
-                    c.method(), c.npuSmiCommand(), c.npuSmiEnvironment(), c.dcmiLibrary(), c.expectedChips(),
-                    c.alarmIsFailure(), c.timeoutIsFailure(), c.maxOutputBytes());
+            WatchConfig cfg = WatchConfig.validate(c.interval(), c.timeout(), c.failureThreshold(),
+                    c.probeErrorThreshold(), c.method(), c.npuSmiCommand(), c.npuSmiEnvironment(), c.dcmiLibrary(),
+                    c.expectedChips(), c.alarmIsFailure(), c.timeoutIsFailure(), c.maxOutputBytes());
+            WatchConfig.checkMethod(cfg.method(), registeredMethods());
+            synchronized (this) {
+                pendingRaw = null;
+                pendingProps = null;
+            }
+            return cfg;
         } catch (WatchConfig.Invalid e) {
-            LOG.log(Level.ERROR, e.getMessage() + ": keeping the previous configuration");
+            if ("method".equals(e.key())) {
+                synchronized (this) {
+                    pendingRaw = c;
+                    pendingProps = props;
+                }
+            }
+            LOG.log(Level.ERROR, e.message(file) + "; " + fallback);
             return null;
         }
+    }
+
+    private List<String> registeredMethods() {
+        List<String> out = new java.util.ArrayList<>();
+        for (ChipProbe p : serviceProbes) {
+            out.add(p.method());
+        }
+        return out;
+    }
+
+    /**
+     * @param method a configured method
+     * @return whether a probe serves it: built in or a registered ChipProbe service
+     */
+    boolean hasProbe(String method) {
+        return WatchConfig.BUILT_IN_METHODS.contains(method) || registeredMethods().contains(method);
     }
 
     static WatchConfig defaults() {

@@ -98,6 +98,7 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
     private volatile String lastRaw;
     private Map<String, String> lastPersisted = Map.of();
     private String stateError;
+    private volatile String storeError;
 
     private int generation;
     private TimeSource.Scheduled scheduled;
@@ -220,7 +221,9 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
             long t0 = time.monotonicNanos();
             ProbeResult r;
             try {
-                r = p.probe(cfg.timeout());
+                // The probe's deadline is real (a process and a JDK timer): a compressed clock (the simulator)
+                // shortens it by the same factor as every other period, so a hang still costs one probe period.
+                r = p.probe(wallTimeout(cfg.timeout(), time.scale()));
                 if (r == null) {
                     r = ProbeResult.whole(Classification.PROBE_ERROR, p.method() + " probe returned no result", null);
                 }
@@ -228,6 +231,10 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
                 r = ProbeResult.whole(Classification.PROBE_ERROR, p.method() + " probe failed: " + e, null);
             }
             long ms = (time.monotonicNanos() - t0) / 1_000_000;
+            String notLoaded = driverNotLoaded.get();
+            if (notLoaded != null) {
+                r = ProbeResult.whole(Classification.PROBE_ERROR, notLoaded, r.rawOutput());
+            }
             boolean expectedChanged = apply(r, start, ms, cfg);
             if (expectedChanged) {
                 notifyExpected();
@@ -261,7 +268,7 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
         lastDurationMs = ms;
         lastVerdict = a.verdict();
         lastError = a.error();
-        lastRaw = r.rawOutput() == null ? null : NpuSmiParser.cut(r.rawOutput());
+        lastRaw = NpuSmiParser.printable(r.rawOutput());
         if (a.driverVersion() != null) {
             driverVersion = a.driverVersion();
         }
@@ -389,9 +396,11 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
                 markers.write(Markers.REBOOT_REQUIRED, content, WRITER);
             }
             markersDirty = false;
+            storeError = null;
         } catch (MarkerStoreException e) {
             markersDirty = true;
             lastError = "cannot update markers on wedge: " + e.getMessage();
+            storeError = lastError;
             LOG.log(Level.ERROR, "health-watch " + lastError + " (retried at the next probe)");
         }
     }
@@ -428,6 +437,7 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
             events.post(HealthWatchEvents.TOPIC_SUPPRESSED, props);
         } catch (MarkerStoreException e) {
             lastError = "cannot clear markers on recovery: " + e.getMessage();
+            storeError = lastError;
             LOG.log(Level.ERROR, "health-watch " + lastError + " (retried at the next probe)");
         }
     }
@@ -466,7 +476,9 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
             markers.writeState(STATE_NAME, s);
             lastPersisted = s;
             stateError = null;
+            storeError = null;
         } catch (MarkerStoreException e) {
+            storeError = "cannot write the state file: " + e.getMessage();
             if (!e.getMessage().equals(stateError)) { // once per distinct error, not at every probe
                 stateError = e.getMessage();
                 LOG.log(Level.ERROR, "health-watch cannot write its state file (strikes would not survive a restart): "
@@ -550,6 +562,46 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
      */
     public synchronized ChipState chip(ChipId id) {
         return chips.get(id);
+    }
+
+    /**
+     * @return the last failed write to the marker store (marker or state file) when no write has succeeded since,
+     *         else {@code null}; read by the health check
+     */
+    public String markerStoreError() {
+        return storeError;
+    }
+
+    /** @return the marker store of this engine */
+    MarkerStore markers() {
+        return markers;
+    }
+
+    /** @return the current probe */
+    /**
+     * @param timeout the configured timeout, in (simulated) time
+     * @param scale simulated seconds per wall second
+     * @return the wall-clock timeout to give the probe, at least 100 ms
+     */
+    static Duration wallTimeout(Duration timeout, double scale) {
+        if (scale <= 1.0) {
+            return timeout;
+        }
+        return Duration.ofMillis(Math.max(100, (long) (timeout.toMillis() / scale)));
+    }
+
+    private volatile java.util.function.Supplier<String> driverNotLoaded = () -> null;
+
+    /**
+     * @param check returns {@code null} when a driver is loaded (or unknown), else why the chips must not be judged
+     *        now; such a probe is a probe error, never a strike
+     */
+    public void driverLoaded(java.util.function.Supplier<String> check) {
+        this.driverNotLoaded = check == null ? () -> null : check;
+    }
+
+    ChipProbe probe() {
+        return probe;
     }
 
     /** @return whether a wedge is active (markers written, not yet suppressed) */

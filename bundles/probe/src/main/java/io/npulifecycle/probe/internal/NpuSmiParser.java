@@ -357,6 +357,34 @@ public final class NpuSmiParser {
     }
 
     /**
+     * The raw output as kept for the MBean {@code HealthWatch/LastRawOutput}: cut to {@value #RAW_KEEP_CHARS}
+     * characters, every control character except {@code \n} and {@code \t} (C0, DEL, C1) and every unpaired surrogate
+     * replaced by {@code ?}, so the text is valid UTF-8 and Jolokia serves it as valid JSON (QA report: binary output
+     * with a control character made the JSON invalid).
+     *
+     * @param text raw output, may be {@code null}
+     * @return the printable text, {@code null} for {@code null}
+     */
+    public static String printable(String text) {
+        if (text == null) {
+            return null;
+        }
+        String t = cut(text);
+        StringBuilder sb = new StringBuilder(t.length());
+        for (int i = 0; i < t.length(); i++) {
+            char c = t.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < t.length() && Character.isLowSurrogate(t.charAt(i + 1))) {
+                sb.append(c).append(t.charAt(++i));
+            } else if (Character.isSurrogate(c) || (Character.isISOControl(c) && c != '\n' && c != '\t')) {
+                sb.append('?');
+            } else {
+                sb.append(c);
+            }
+        }
+        return sb.toString();
+    }
+
+    /**
      * @param text raw output
      * @return the text cut to {@value #RAW_KEEP_CHARS} characters
      */

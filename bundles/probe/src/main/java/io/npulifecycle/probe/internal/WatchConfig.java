@@ -30,16 +30,66 @@ public record WatchConfig(Duration interval, Duration timeout, int failureThresh
         String method, List<String> command, Map<String, String> environment, String dcmiLibrary,
         SortedSet<ChipId> pinnedChips, ProbeOptions options, int maxOutputBytes) {
 
+    /** The built-in probe methods. */
+    public static final List<String> BUILT_IN_METHODS = List.of("npu-smi", "dcmi");
+    private static final java.util.regex.Pattern ENV_KEY = java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+    /**
+     * Checks that a probe method can be served (QA report: {@code method=npu_smi} was accepted and every probe became
+     * "no ChipProbe service for method 'npu_smi'").
+     *
+     * @param method the configured method
+     * @param registered methods of the registered {@code ChipProbe} services (the simulator's, tests')
+     * @throws Invalid naming the key {@code method} and the value when it is neither built in nor registered
+     */
+    public static void checkMethod(String method, java.util.Collection<String> registered) throws Invalid {
+        String m = method == null ? "" : method.trim();
+        if (!BUILT_IN_METHODS.contains(m) && !registered.contains(m)) {
+            throw new Invalid("method", "'" + method + "' is not npu-smi, dcmi or the method of a registered ChipProbe"
+                    + " service " + new java.util.TreeSet<>(registered));
+        }
+    }
+
     /** Configuration PID of the health-watch. */
     public static final String PID = "io.npulifecycle.probe";
 
     /** Thrown by {@link #validate} with a message naming the PID and the key. */
     public static final class Invalid extends Exception {
         private static final long serialVersionUID = 1L;
+        private final String key;
+        private final String why;
 
         Invalid(String key, String why) {
             super("PID " + PID + " key " + key + ": " + why);
+            this.key = key;
+            this.why = why;
         }
+
+        /** @return the configuration key at fault, e.g. {@code timeout} */
+        public String key() {
+            return key;
+        }
+
+        /**
+         * The message with the configuration file, e.g. {@code PID io.npulifecycle.probe
+         * (file:/x/etc/io.npulifecycle.probe.cfg) key timeout: must be below interval (60 s), got 90} (QA report:
+         * the file was missing from the log line).
+         *
+         * @param file the {@code felix.fileinstall.filename} of the configuration, or {@code null} when it did not
+         *        come from a file
+         * @return the message
+         */
+        public String message(Object file) {
+            return "PID " + PID + (file == null ? "" : " (" + file + ")") + " key " + key + ": " + why;
+        }
+    }
+
+    /**
+     * @param v a number of seconds or a count
+     * @return {@code 60} for 60.0, {@code 0.5} for 0.5
+     */
+    static String num(double v) {
+        return v == Math.rint(v) && Math.abs(v) < 1e15 ? String.valueOf((long) v) : String.valueOf(v);
     }
 
     /**
@@ -64,13 +114,13 @@ public record WatchConfig(Duration interval, Duration timeout, int failureThresh
             int probeErrorThreshold, String method, String[] command, String[] environment, String dcmiLibrary,
             String expectedChips, boolean alarmIsFailure, boolean timeoutIsFailure, int maxOutputBytes) throws Invalid {
         if (!(intervalSeconds > 0) || intervalSeconds > 86_400) {
-            throw new Invalid("interval", "must be > 0 and at most 86400 seconds, got " + intervalSeconds);
+            throw new Invalid("interval", "must be > 0 and at most 86400 seconds, got " + num(intervalSeconds));
         }
         if (!(timeoutSeconds > 0)) {
-            throw new Invalid("timeout", "must be > 0 seconds, got " + timeoutSeconds);
+            throw new Invalid("timeout", "must be > 0 seconds, got " + num(timeoutSeconds));
         }
         if (timeoutSeconds >= intervalSeconds) {
-            throw new Invalid("timeout", "must be below interval (" + intervalSeconds + " s), got " + timeoutSeconds);
+            throw new Invalid("timeout", "must be below interval (" + num(intervalSeconds) + " s), got " + num(timeoutSeconds));
         }
         if (failureThreshold < 1) {
             throw new Invalid("failureThreshold", "must be >= 1, got " + failureThreshold);
@@ -99,8 +149,9 @@ public record WatchConfig(Duration interval, Duration timeout, int failureThresh
                     continue;
                 }
                 int eq = e.indexOf('=');
-                if (eq <= 0) {
-                    throw new Invalid("npuSmiEnvironment", "element '" + e + "' is not KEY=VALUE");
+                if (eq <= 0 || !ENV_KEY.matcher(e.substring(0, eq).trim()).matches() || e.indexOf('\0') >= 0) {
+                    throw new Invalid("npuSmiEnvironment", "element '" + e.replace('\0', '?')
+                            + "' is not KEY=VALUE with KEY made of letters, digits and _ (not starting with a digit)");
                 }
                 env.put(e.substring(0, eq).trim(), e.substring(eq + 1));
             }
@@ -115,7 +166,8 @@ public record WatchConfig(Duration interval, Duration timeout, int failureThresh
             throw new Invalid("expectedChips", e.getMessage());
         }
         if (maxOutputBytes < 4096 || maxOutputBytes > NpuSmiParser.DEFAULT_MAX_BYTES) {
-            throw new Invalid("maxOutputBytes", "must be between 4096 and " + NpuSmiParser.DEFAULT_MAX_BYTES);
+            throw new Invalid("maxOutputBytes", "must be between 4096 and " + NpuSmiParser.DEFAULT_MAX_BYTES + ", got "
+                    + maxOutputBytes);
         }
         return new WatchConfig(Duration.ofMillis(Math.round(intervalSeconds * 1000)),
                 Duration.ofMillis(Math.round(timeoutSeconds * 1000)), failureThreshold, probeErrorThreshold,

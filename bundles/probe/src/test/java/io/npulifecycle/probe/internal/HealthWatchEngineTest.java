@@ -162,6 +162,29 @@ class HealthWatchEngineTest {
     }
 
     @Test
+    void noStrikeWhileNoDriverModuleIsLoaded() throws Exception {
+        driverReady();
+        script.addAll(List.of(OK2, E8005, E8005, E8005, E8005));
+        start(config("", 20), fake);
+        firstProbe();
+        engine.driverLoaded(() -> "no NPU driver module is loaded");
+        nextProbe();
+        nextProbe();
+        nextProbe();
+        nextProbe();
+        assertEquals(0, engine.chip(new ChipId(1, 0)).getConsecutiveFailures(), "a boot without a driver is no wedge");
+        assertFalse(reboot().present());
+        assertTrue(engine.getLastError().contains("no NPU driver module"), engine.getLastError());
+    }
+
+    @Test
+    void theProbeDeadlineShrinksWithACompressedClock() {
+        assertEquals(Duration.ofSeconds(20), HealthWatchEngine.wallTimeout(Duration.ofSeconds(20), 1.0));
+        assertEquals(Duration.ofMillis(333), HealthWatchEngine.wallTimeout(Duration.ofSeconds(20), 60.0));
+        assertEquals(Duration.ofMillis(100), HealthWatchEngine.wallTimeout(Duration.ofSeconds(1), 1000.0));
+    }
+
+    @Test
     void threeFailuresWedgeExactlyAtTheThirdOnSchedule() throws Exception {
         driverReady();
         script.addAll(List.of(OK2, E8005, E8005, E8005));

@@ -91,12 +91,89 @@ class NpuSmiProbeTest {
     }
 
     @Test
-    void hugeOutputIsCappedAndAProbeError() {
-        ProbeResult r = new NpuSmiProbe(List.of("sh", "-c", "head -c 5242880 /dev/zero | tr '\\0' '|'"), Map.of(),
-                64 * 1024, ProbeOptions.DEFAULTS).probe(Duration.ofSeconds(20));
+    void hugeOutputIsCappedAtTheConfiguredDefaultAndAProbeError() {
+        ProbeResult r = probe(ProbeOptions.DEFAULTS, "sh", "-c", "head -c 5242880 /dev/zero | tr '\\0' '|'")
+                .probe(Duration.ofSeconds(20));
         assertEquals(Classification.PROBE_ERROR, r.outcome());
-        assertTrue(r.error().contains("exceeds 65536 bytes"), r.error());
+        assertTrue(r.error().contains("npu-smi printed more than 1048576 bytes"), r.error());
         assertTrue(r.rawOutput().length() <= NpuSmiParser.RAW_KEEP_CHARS);
+    }
+
+    /** QA: {@code yes} ran to the timeout and was a strike; it must be cut at the cap at once, a probe error. */
+    @Test
+    void endlessOutputIsCutAtTheCapAtOnceNeverAStrike() throws Exception {
+        Path pidFile = dir.resolve("yes.pid");
+        NpuSmiProbe p = new NpuSmiProbe(List.of("sh", "-c", "echo $$ > " + pidFile + "; exec yes"), Map.of(),
+                64 * 1024, ProbeOptions.DEFAULTS);
+        long t0 = System.nanoTime();
+        ProbeResult r = p.probe(Duration.ofSeconds(15));
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertEquals(Classification.PROBE_ERROR, r.outcome(), r.error());
+        assertTrue(r.error().contains("npu-smi printed more than 65536 bytes"), r.error());
+        assertTrue(tookMs < 5_000, "cut after " + tookMs + " ms, not at the cap");
+        assertGone(Long.parseLong(Files.readString(pidFile).trim()));
+    }
+
+    /**
+     * QA: a background child holding stdout made the probe answer after 4,010 ms with a 3,000 ms timeout and leaked.
+     * The probe must answer within the timeout, from the printed fixture, and the child must be killed.
+     */
+    @Test
+    void backgroundChildHoldingStdoutIsKilledAndTheTimeoutHolds() throws Exception {
+        Path setsid = Path.of("/usr/bin/setsid");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(setsid), "no setsid");
+        assertBackgroundChildKilled(setsid);
+    }
+
+    /** The same without setsid: the descendants seen while npu-smi was alive are killed. */
+    @Test
+    void backgroundChildIsKilledWithoutSetsidToo() throws Exception {
+        assertBackgroundChildKilled(null);
+    }
+
+    private void assertBackgroundChildKilled(Path setsid) throws Exception {
+        Path pidFile = dir.resolve("bg.pid");
+        Path script = dir.resolve("npu-smi");
+        Files.writeString(script, "#!/bin/sh\nsleep 30 &\necho $! > " + pidFile + "\nsleep 0.3\ncat '"
+                + Fixtures.file("310p3_npu-smi-25.2.0_healthy.txt") + "'\nexit 0\n");
+        script.toFile().setExecutable(true);
+        NpuSmiProbe p = new NpuSmiProbe(List.of(script.toString()), Map.of(), NpuSmiParser.DEFAULT_MAX_BYTES,
+                ProbeOptions.DEFAULTS, setsid);
+        long t0 = System.nanoTime();
+        ProbeResult r = p.probe(Duration.ofMillis(3000));
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertTrue(tookMs < 3000, "answered after " + tookMs + " ms with a 3000 ms timeout");
+        assertNull(r.outcome(), r.error());
+        assertEquals(2, r.chips().size());
+        assertGone(Long.parseLong(Files.readString(pidFile).trim()));
+    }
+
+    /** QA: npu-smi inherited the runtime's environment (NPU_LIFECYCLE_JOLOKIA_PASSWORD); it gets a minimal one. */
+    @Test
+    void npuSmiRunsWithAMinimalEnvironment() throws Exception {
+        assertFalse(System.getenv().isEmpty());
+        Path script = dir.resolve("npu-smi");
+        Files.writeString(script, "#!/bin/sh\nenv\n");
+        script.toFile().setExecutable(true);
+        ProbeResult r = new NpuSmiProbe(List.of(script.toString()), Map.of("LD_LIBRARY_PATH", "/x:/y"),
+                NpuSmiParser.DEFAULT_MAX_BYTES, ProbeOptions.DEFAULTS).probe(Duration.ofSeconds(10));
+        java.util.Set<String> vars = new java.util.TreeSet<>();
+        for (String line : r.rawOutput().strip().split("\n")) {
+            String name = line.substring(0, Math.max(0, line.indexOf('=')));
+            if (!List.of("PWD", "OLDPWD", "SHLVL", "_").contains(name)) { // set by the shell itself
+                vars.add(line);
+            }
+        }
+        assertEquals(new java.util.TreeSet<>(List.of("LANG=C", "LD_LIBRARY_PATH=/x:/y",
+                "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")), vars, r.rawOutput());
+    }
+
+    private static void assertGone(long pid) throws Exception {
+        Optional<ProcessHandle> h = ProcessHandle.of(pid);
+        if (h.isPresent()) {
+            h.get().onExit().get(10, TimeUnit.SECONDS); // wait on the condition with a deadline
+        }
+        assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "process " + pid + " killed");
     }
 
     @Test

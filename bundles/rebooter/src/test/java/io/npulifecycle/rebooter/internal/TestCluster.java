@@ -39,16 +39,19 @@ final class TestCluster implements AutoCloseable {
         server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(),
                 new KubernetesMixedDispatcher(new HashMap<>()), false);
         server.init(InetAddress.getLoopbackAddress(), 0);
-        admin = client(server.getPort());
+        // the test's own reads are patient (a loaded 2-core CI machine); the agent's client fails fast, as the
+        // outage tests need
+        admin = client(server.getPort(), 30_000, 3);
         proxy = new ToggleProxy(server.getPort());
-        agent = client(proxy.port());
+        agent = client(proxy.port(), 10_000, 0);
         admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE)
                 .addToLabels("openfuyao.com/npu.present", "true").endMetadata().build()).create();
     }
 
-    private static KubernetesClient client(int port) {
+    private static KubernetesClient client(int port, int requestTimeoutMs, int retries) {
         Config c = new ConfigBuilder().withMasterUrl("http://127.0.0.1:" + port).withNamespace("default")
-                .withRequestTimeout(3000).withConnectionTimeout(1000).withRequestRetryBackoffLimit(0).build();
+                .withRequestTimeout(requestTimeoutMs).withConnectionTimeout(Math.min(requestTimeoutMs, 5000))
+                .withRequestRetryBackoffLimit(retries).build();
         return new KubernetesClientBuilder().withConfig(c).withHttpClientFactory(new JdkHttpClientFactory()).build();
     }
 

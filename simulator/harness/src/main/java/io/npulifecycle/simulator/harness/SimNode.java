@@ -53,7 +53,15 @@ public final class SimNode {
                 + "\nrestartMode=framework\n");
         write(etc.resolve("io.npulifecycle.markers.cfg"), "folder=" + run + "\nbootIdPath=" + sim.resolve("boot_id")
                 + "\n");
-        write(etc.resolve("io.npulifecycle.probe.cfg"), "npuSmiCommand=" + sim.resolve("bin/npu-smi") + "\n");
+        // the operator pins the node's chips, so a chip that is already dead after a reboot still counts
+        StringBuilder chips = new StringBuilder();
+        for (int n = 0; n < settings.npus(); n++) {
+            for (int c = 0; c < settings.chipsPerNpu(); c++) {
+                chips.append(chips.length() == 0 ? "" : ",").append(n).append(':').append(c);
+            }
+        }
+        write(etc.resolve("io.npulifecycle.probe.cfg"), "npuSmiCommand=" + sim.resolve("bin/npu-smi")
+                + "\nexpectedChips=" + chips + "\ndriverModulesFile=" + sim.resolve("proc-modules") + "\n");
         write(etc.resolve("io.npulifecycle.driver.cfg"), "procModules=" + sim.resolve("proc-modules")
                 + "\nstateDir=" + varLib + "\n");
         write(etc.resolve("io.npulifecycle.rebooter.cfg"), "stateDir=" + varLib + "\n");
