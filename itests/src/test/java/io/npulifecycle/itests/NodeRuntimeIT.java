@@ -111,8 +111,10 @@ public class NodeRuntimeIT extends NodeRuntimeSupport {
     @Test
     public void healthEndpointsAnswerWithoutAuthenticationAndWithoutDetails() {
         awaitProductActive();
-        await("ready and OK", TIMEOUT, () -> "{\"status\":\"OK\"}".equals(get("/health/ready", null, null).body));
-        assertEquals(200, get("/health/ready", null, null).status);
+        // no npu-smi on a test machine: the health-watch is probe-degraded (WARN), which keeps readiness
+        await("ready", TIMEOUT, () -> get("/health/ready", null, null).status == 200);
+        String ready = get("/health/ready", null, null).body;
+        assertTrue(ready, ready.equals("{\"status\":\"OK\"}") || ready.equals("{\"status\":\"WARN\"}"));
         assertEquals("{\"status\":\"OK\"}", get("/health/live", null, null).body);
         assertEquals(404, get("/health/other", null, null).status);
     }
@@ -221,6 +223,9 @@ public class NodeRuntimeIT extends NodeRuntimeSupport {
             return problems.contains("io.npulifecycle.time.cfg") && problems.contains("key scale='fast'")
                     && problems.contains("unknown key speed");
         }, () -> String.valueOf(attributeList(mbs, config, "Problems")));
+        // the clock component is re-created on a configuration change (no @Modified): wait for it, then it must still
+        // run at the previous valid scale
+        await("the clock back", TIMEOUT, () -> scale() > 0);
         assertEquals("the component keeps its previous configuration", 2.5, scale(), 0.0);
         awaitProductActive();
         assertAllBundlesActive();

@@ -116,12 +116,24 @@ public final class MockCluster implements AutoCloseable {
         admin.genericKubernetesResources(CTX).inNamespace(NS).resource(r).create();
     }
 
-    /** Replaces {@code spec.driver} of the CR (the generation is bumped by the mock on spec changes? not needed). */
+    /**
+     * Replaces {@code spec.driver} of the CR, as a person's {@code kubectl edit} would: on a 409 (the controller wrote
+     * the status in between) it reads the object again and retries, up to 10 times.
+     */
     public void setDriver(Map<String, Object> driver) {
-        admin.genericKubernetesResources(CTX).inNamespace(NS).withName(CR).edit(r -> {
-            r.setAdditionalProperty("spec", Map.of("driver", driver));
-            return r;
-        });
+        for (int attempt = 1;; attempt++) {
+            try {
+                admin.genericKubernetesResources(CTX).inNamespace(NS).withName(CR).edit(r -> {
+                    r.setAdditionalProperty("spec", Map.of("driver", driver));
+                    return r;
+                });
+                return;
+            } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+                if (e.getCode() != 409 || attempt >= 10) {
+                    throw e;
+                }
+            }
+        }
     }
 
     /** Builds a {@code spec.driver} map. */

@@ -146,6 +146,12 @@ public final class ScenarioRunner {
                 return label + ": " + e.getMessage();
             }
         }
+        // A driver unloaded in a running kernel fails every scenario, whether or not it asked about violations.
+        int violations = sim.nodes().values().stream().mapToInt(SimNode::violations).sum();
+        if (violations != 0) {
+            return "the simulator recorded " + violations + " violation(s) (a driver unloaded in a running kernel); "
+                    + "see io.npulifecycle:type=Simulator/Violations";
+        }
         return null;
     }
 

@@ -145,7 +145,7 @@ public final class SimCluster implements AutoCloseable {
      * @param fields e.g. {@code version=25.5.0}, or nested maps such as {@code upgradePolicy={autoUpgrade=false}}
      */
     public void patchDriver(Map<String, Object> fields) {
-        cluster.npuOperatorCtls().inNamespace(EmbeddedCluster.NPU_NAMESPACE)
+        retryOnConflict(() -> cluster.npuOperatorCtls().inNamespace(EmbeddedCluster.NPU_NAMESPACE)
                 .withName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME).edit(r -> {
                     @SuppressWarnings("unchecked")
                     Map<String, Object> spec = (Map<String, Object>) r.getAdditionalProperties()
@@ -155,7 +155,24 @@ public final class SimCluster implements AutoCloseable {
                             k -> new LinkedHashMap<>());
                     merge(driver, fields);
                     return r;
-                });
+                }));
+    }
+
+    /**
+     * Runs a read-modify-write like a person's {@code kubectl edit}: on a 409 (a controller or node agent wrote the
+     * object in between) it runs again with the newer object, up to 10 times.
+     */
+    static void retryOnConflict(Runnable edit) {
+        for (int attempt = 1;; attempt++) {
+            try {
+                edit.run();
+                return;
+            } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+                if (e.getCode() != 409 || attempt >= 10) {
+                    throw e;
+                }
+            }
+        }
     }
 
     @SuppressWarnings("unchecked")
@@ -182,7 +199,7 @@ public final class SimCluster implements AutoCloseable {
      * Sets (value non-null) or removes (null) an annotation of a node, like {@code kubectl annotate}.
      */
     public void annotate(String node, String key, String value) {
-        cluster.client().nodes().withName(node).edit(n -> {
+        retryOnConflict(() -> cluster.client().nodes().withName(node).edit(n -> {
             if (n.getMetadata().getAnnotations() == null) {
                 n.getMetadata().setAnnotations(new HashMap<>());
             }
@@ -192,7 +209,7 @@ public final class SimCluster implements AutoCloseable {
                 n.getMetadata().getAnnotations().put(key, value);
             }
             return n;
-        });
+        }));
     }
 
     /** Approves one reboot of {@code node} ({@code npu.openfuyao.com/approve-reboot=true}). */
