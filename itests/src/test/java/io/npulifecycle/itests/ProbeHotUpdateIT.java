@@ -135,6 +135,7 @@ public class ProbeHotUpdateIT extends NodeRuntimeSupport {
         assertNotEquals(lastModified, findBundle("io.npulifecycle.probe").getLastModified());
 
         // The restarted health-watch probes once at start; either that probe or the next one is strike 3.
+        await("the chip MBean back", TIMEOUT, () -> attr(CHIP_00, "ConsecutiveFailures") != null);
         Object failures = attr(CHIP_00, "ConsecutiveFailures");
         assertTrue("strikes were lost in the update: " + failures,
                 Integer.valueOf(2).equals(failures) || Integer.valueOf(3).equals(failures));
