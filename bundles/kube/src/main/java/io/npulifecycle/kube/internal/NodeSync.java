@@ -637,16 +637,19 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
             a.remove(NodeKeys.APPROVE_REBOOT);
             a.put(NodeKeys.REBOOTING_FROM_BOOT_ID, bootId);
             n.getMetadata().setAnnotations(a);
+            // Desired state first: a concurrent flush of this writer must never remove the consumption mark that
+            // this update sets (it is what makes the consumption detectable after a crash and restorable).
+            Optional<String> previousMark = annotations.put(NodeKeys.REBOOTING_FROM_BOOT_ID, Optional.of(bootId));
             try {
                 Node written = client.nodes().resource(n).lockResourceVersion(rv).update();
                 apiOk = true;
                 writes.incrementAndGet();
                 node = written;
-                annotations.put(NodeKeys.REBOOTING_FROM_BOOT_ID, Optional.of(bootId));
                 LOG.log(Level.INFO, "approval " + NodeKeys.APPROVE_REBOOT + " consumed on Node " + settings.nodeName()
                         + " (resourceVersion " + rv + ") for a reboot leaving boot " + bootId);
                 return ConsumeResult.CONSUMED;
             } catch (KubernetesClientException e) {
+                restoreDesired(NodeKeys.REBOOTING_FROM_BOOT_ID, previousMark);
                 if (e.getCode() == 409) {
                     LOG.log(Level.INFO, "approval consumption on Node " + settings.nodeName() + ": resourceVersion " + rv
                             + " is stale (409), re-reading (attempt " + attempt + ")");
@@ -656,6 +659,14 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
             }
         }
         return ConsumeResult.CONFLICT;
+    }
+
+    private void restoreDesired(String key, Optional<String> previous) {
+        if (previous == null) {
+            annotations.remove(key);
+        } else {
+            annotations.put(key, previous);
+        }
     }
 
     private ConsumeResult unreachable(String what, KubernetesClientException e) {
@@ -674,9 +685,9 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
                     return false;
                 }
                 Map<String, String> a = new HashMap<>(ann(n));
-                annotations.put(NodeKeys.REBOOTING_FROM_BOOT_ID, Optional.empty());
                 if (!bootId.equals(a.get(NodeKeys.REBOOTING_FROM_BOOT_ID))) {
                     // no consumption for this boot on the Node: nothing to put back
+                    annotations.put(NodeKeys.REBOOTING_FROM_BOOT_ID, Optional.empty());
                     return true;
                 }
                 a.remove(NodeKeys.REBOOTING_FROM_BOOT_ID);
@@ -684,6 +695,8 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
                 String rv = n.getMetadata().getResourceVersion();
                 n.getMetadata().setAnnotations(a);
                 node = client.nodes().resource(n).lockResourceVersion(rv).update();
+                // only now: a flush of the desired state before this update would have removed the mark it checks
+                annotations.put(NodeKeys.REBOOTING_FROM_BOOT_ID, Optional.empty());
                 writes.incrementAndGet();
                 LOG.log(Level.INFO, "approval put back on Node " + settings.nodeName()
                         + ": the reboot it was consumed for (leaving boot " + bootId + ") did not happen");

@@ -1,5 +1,6 @@
 package io.npulifecycle.probe.internal;
 
+import io.npulifecycle.clock.testing.ManualTimeSource;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;

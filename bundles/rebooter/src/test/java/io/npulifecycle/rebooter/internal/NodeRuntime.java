@@ -1,5 +1,6 @@
 package io.npulifecycle.rebooter.internal;
 
+import io.npulifecycle.clock.testing.ManualTimeSource;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;

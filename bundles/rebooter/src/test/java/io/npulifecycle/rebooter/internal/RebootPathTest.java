@@ -1,5 +1,6 @@
 package io.npulifecycle.rebooter.internal;
 
+import io.npulifecycle.clock.testing.ManualTimeSource;
 import static io.npulifecycle.rebooter.internal.TestCluster.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package io.npulifecycle.rebooter.internal;
+package io.npulifecycle.clock.testing;
 
 import java.time.Duration;
 import java.time.Instant;
