@@ -118,6 +118,8 @@ public final class Demo {
             Path credentials = n.root().resolve("jolokia-credentials");
             java.nio.file.Files.writeString(credentials, "user=" + SimCluster.USER + "\npassword=" + c.password()
                     + "\n");
+            java.nio.file.Files.setPosixFilePermissions(credentials,
+                    java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
             out.println("   " + n.name() + ": Jolokia " + n.jolokia().url() + ", credentials in " + credentials);
         }
         wait.until("every node validated at " + FROM, Duration.ofSeconds(120), () -> allNodes(n ->

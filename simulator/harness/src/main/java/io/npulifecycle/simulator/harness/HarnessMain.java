@@ -77,6 +77,8 @@ public final class HarnessMain {
             }
             if (work == null) {
                 work = Files.createTempDirectory("npu-lifecycle-" + args[0] + "-");
+            } else if (Files.exists(work) && !Files.isDirectory(work)) {
+                throw new IllegalArgumentException("--work " + work + " is not a folder");
             }
         } catch (IllegalArgumentException | java.io.IOException e) {
             err.println("npu-lifecycle " + args[0] + ": " + e.getMessage());

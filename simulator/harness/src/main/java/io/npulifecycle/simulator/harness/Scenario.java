@@ -112,6 +112,9 @@ final class Scenario {
         if (!(stepsNode.value() instanceof List)) {
             throw new YamlTree.Invalid(stepsNode.line(), "steps must be a list");
         }
+        if (stepsNode.list().isEmpty()) {
+            throw new YamlTree.Invalid(stepsNode.line(), "steps is empty: a scenario needs at least one step");
+        }
         int i = 0;
         for (YamlTree.Node stepNode : stepsNode.list()) {
             s.steps.add(s.step(stepNode, "steps[" + i++ + "]"));
@@ -307,36 +310,94 @@ final class Scenario {
                 + " (node-0 .. node-" + (nodes - 1) + (allowAll ? ", or all" : "") + ")");
     }
 
-    /** Maps the policy shorthand to spec.driver fields. */
+    /**
+     * Maps the policy shorthand to spec.driver fields, checking every value's type, so a typo is rejected here with its
+     * line rather than reaching the control plane (QA: {@code autoRecover: maybe} made a scenario wait forever).
+     */
     private static Map<String, Object> policy(YamlTree.Node n, String where) throws YamlTree.Invalid {
         Map<String, YamlTree.Node> m = map(n, where);
         Map<String, Object> driver = new LinkedHashMap<>();
         for (Map.Entry<String, YamlTree.Node> e : m.entrySet()) {
-            Object v = plain(e.getValue());
-            switch (e.getKey()) {
+            String key = e.getKey();
+            YamlTree.Node v = e.getValue();
+            String w = where + "." + key;
+            switch (key) {
                 case "autoUpgrade":
                 case "maxParallelUpgrades":
                 case "maxUnavailable":
-                    sub(driver, "upgradePolicy").put(e.getKey(), v);
+                    sub(driver, "upgradePolicy").put(key, policyValue(key, v, w));
                     break;
                 case "autoRecover":
                 case "maxReboots":
                 case "window":
-                    sub(driver, "recoveryPolicy").put(e.getKey(), v);
+                    sub(driver, "recoveryPolicy").put(key, policyValue(key, v, w));
                     break;
                 case "version":
-                case "registry":
-                case "upgradePolicy":
-                case "recoveryPolicy":
-                    driver.put(e.getKey(), v);
+                    driver.put(key, version(v, w));
                     break;
+                case "registry":
+                    driver.put(key, string(v, w));
+                    break;
+                case "upgradePolicy":
+                case "recoveryPolicy": {
+                    Set<String> allowed = key.equals("upgradePolicy")
+                            ? Set.of("autoUpgrade", "maxParallelUpgrades", "maxUnavailable", "deadlines")
+                            : Set.of("autoRecover", "maxReboots", "window");
+                    Map<String, YamlTree.Node> inner = map(v, w);
+                    keys(inner, allowed, w);
+                    Map<String, Object> out = sub(driver, key);
+                    for (Map.Entry<String, YamlTree.Node> x : inner.entrySet()) {
+                        out.put(x.getKey(), policyValue(x.getKey(), x.getValue(), w + "." + x.getKey()));
+                    }
+                    break;
+                }
                 default:
-                    throw new YamlTree.Invalid(e.getValue().line(), where + ": unknown key '" + e.getKey()
+                    throw new YamlTree.Invalid(v.line(), where + ": unknown key '" + key
                             + "' (expected autoUpgrade, maxParallelUpgrades, maxUnavailable, autoRecover, maxReboots, "
                             + "window, version, registry, upgradePolicy, recoveryPolicy)");
             }
         }
         return driver;
+    }
+
+    private static Object policyValue(String key, YamlTree.Node v, String where) throws YamlTree.Invalid {
+        switch (key) {
+            case "autoUpgrade":
+            case "autoRecover":
+                if (!(v.value() instanceof Boolean)) {
+                    throw new YamlTree.Invalid(v.line(), where + " must be true or false, got " + v.value());
+                }
+                return v.value();
+            case "maxParallelUpgrades":
+                return integer(v, where, 0, 100_000);
+            case "maxReboots":
+                return integer(v, where, 0, 1000);
+            case "maxUnavailable":
+                if (v.value() instanceof Integer || v.value() instanceof Long) {
+                    return integer(v, where, 0, 100_000);
+                }
+                String pct = string(v, where);
+                if (!pct.matches("(100|[1-9]?[0-9])%")) {
+                    throw new YamlTree.Invalid(v.line(), where + " must be a number of nodes or a percentage like 25%, "
+                            + "got " + pct);
+                }
+                return pct;
+            case "window":
+                duration(v, where);
+                return string(v, where);
+            case "deadlines": {
+                Map<String, Object> out = new LinkedHashMap<>();
+                Map<String, YamlTree.Node> d = map(v, where);
+                keys(d, Set.of("podRestartSeconds", "rebootRequiredSeconds", "rebootingSeconds", "validationSeconds"),
+                        where);
+                for (Map.Entry<String, YamlTree.Node> x : d.entrySet()) {
+                    out.put(x.getKey(), integer(x.getValue(), where + "." + x.getKey(), 0, 10_000_000));
+                }
+                return out;
+            }
+            default:
+                throw new YamlTree.Invalid(v.line(), where + ": unknown key");
+        }
     }
 
     @SuppressWarnings("unchecked")

@@ -64,6 +64,8 @@ public final class SimCluster implements AutoCloseable {
      */
     public void start(List<String> extraVersions) throws IOException {
         Files.createDirectories(work);
+        // Cancelled (SIGTERM, Ctrl-C, a CI timeout): take every runtime of the simulated cluster down too.
+        Runtime.getRuntime().addShutdownHook(new Thread(SimCluster::stopChildren, "sim-cluster-shutdown"));
         Path crd = install.resolve("conf/kubernetes/crd-npuoperatorctl.yaml");
         if (Files.exists(crd)) {
             System.setProperty(EmbeddedCluster.CRD_FILE_PROPERTY, crd.toString());
@@ -289,6 +291,25 @@ public final class SimCluster implements AutoCloseable {
     /** @return the settings */
     public SimSettings settings() {
         return settings;
+    }
+
+    /** Stops every child process of the harness (the runtimes), forcibly after 10 s. */
+    static void stopChildren() {
+        List<ProcessHandle> children = ProcessHandle.current().descendants().toList();
+        children.forEach(ProcessHandle::destroy);
+        long end = System.nanoTime() + 10_000_000_000L;
+        for (ProcessHandle p : children) {
+            while (p.isAlive() && System.nanoTime() < end) {
+                try {
+                    p.onExit().get(200, java.util.concurrent.TimeUnit.MILLISECONDS);
+                } catch (Exception e) {
+                    // keep waiting until the deadline
+                }
+            }
+            if (p.isAlive()) {
+                p.destroyForcibly();
+            }
+        }
     }
 
     /** Stops every runtime and the API server. */

@@ -82,6 +82,15 @@ class ScenarioTest {
         assertTrue(rejected("cluster: {chipType: 310p, chips: 3}\nsteps: []\n").contains("even"));
         String version = rejected("steps:\n  - at: 0s\n    setVersion: {version: latest}\n");
         assertTrue(version.contains("not a driver version"), version);
+        String maybe = rejected("policy: {autoRecover: maybe}\nsteps:\n  - at: 0s\n    approve: {node: node-0}\n");
+        assertTrue(maybe.startsWith("line 1:") && maybe.contains("policy.autoRecover must be true or false"), maybe);
+        String lots = rejected("steps:\n  - at: 0s\n    setPolicy: {maxReboots: lots}\n");
+        assertTrue(lots.startsWith("line 3:") && lots.contains("maxReboots"), lots);
+        String pct = rejected("policy: {maxUnavailable: half}\nsteps:\n  - at: 0s\n    approve: {node: node-0}\n");
+        assertTrue(pct.contains("percentage"), pct);
+        String win = rejected("policy: {recoveryPolicy: {window: forever}}\nsteps:\n  - at: 0s\n    approve: {node: node-0}\n");
+        assertTrue(win.contains("not a duration"), win);
+        assertTrue(rejected("name: x\nsteps: []\n").contains("at least one step"));
         String dup = rejected("name: a\nname: b\nsteps: []\n");
         assertTrue(dup.contains("twice") || dup.contains("not valid YAML"), dup);
     }
