@@ -626,7 +626,10 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
                 return ConsumeResult.NOT_APPROVED;
             }
             Map<String, String> a = new HashMap<>(ann(n));
-            if (bootId.equals(a.get(NodeKeys.REBOOTING_FROM_BOOT_ID))) {
+            // consumed = the mark of this boot AND no approval left: the consuming update does both at once, so a
+            // mark next to an approval is not a consumption (the approval is then consumed below)
+            if (bootId.equals(a.get(NodeKeys.REBOOTING_FROM_BOOT_ID))
+                    && !NodeKeys.APPROVE_VALUE.equals(a.get(NodeKeys.APPROVE_REBOOT))) {
                 LOG.log(Level.INFO, "approval on Node " + settings.nodeName() + " was already consumed for boot " + bootId);
                 return ConsumeResult.ALREADY_CONSUMED;
             }
@@ -637,14 +640,16 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
             a.remove(NodeKeys.APPROVE_REBOOT);
             a.put(NodeKeys.REBOOTING_FROM_BOOT_ID, bootId);
             n.getMetadata().setAnnotations(a);
-            // Desired state first: a concurrent flush of this writer must never remove the consumption mark that
-            // this update sets (it is what makes the consumption detectable after a crash and restorable).
-            Optional<String> previousMark = annotations.put(NodeKeys.REBOOTING_FROM_BOOT_ID, Optional.of(bootId));
+            // The writer stops managing the consumption mark while it is being set, so a concurrent flush can neither
+            // remove it (an unused approval could then not be restored) nor write it without the approval's removal
+            // (the mark alone would read as ALREADY_CONSUMED): the mark and the removal go in this one update.
+            Optional<String> previousMark = annotations.remove(NodeKeys.REBOOTING_FROM_BOOT_ID);
             try {
                 Node written = client.nodes().resource(n).lockResourceVersion(rv).update();
                 apiOk = true;
                 writes.incrementAndGet();
                 node = written;
+                annotations.put(NodeKeys.REBOOTING_FROM_BOOT_ID, Optional.of(bootId));
                 LOG.log(Level.INFO, "approval " + NodeKeys.APPROVE_REBOOT + " consumed on Node " + settings.nodeName()
                         + " (resourceVersion " + rv + ") for a reboot leaving boot " + bootId);
                 return ConsumeResult.CONSUMED;

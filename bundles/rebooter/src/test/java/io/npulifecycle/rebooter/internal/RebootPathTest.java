@@ -137,7 +137,7 @@ class RebootPathTest {
     }
 
     NodeRuntime boot(String bootId, Supplier<ApprovalService> approvals, boolean dryRun) {
-        NodeRuntime r = new NodeRuntime(bootId, markerDir, stateDir, cluster.agent, time, approvals, executor, loader,
+        NodeRuntime r = new NodeRuntime(bootId, markerDir, stateDir, cluster.newAgent(), time, approvals, executor, loader,
                 health, procModules, "25.5.0", dryRun);
         runtimes.add(r);
         await("Node informer synced", () -> r.sync.approval().known(), this::tick);

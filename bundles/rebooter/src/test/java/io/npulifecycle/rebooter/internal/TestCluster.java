@@ -48,6 +48,15 @@ final class TestCluster implements AutoCloseable {
                 .addToLabels("openfuyao.com/npu.present", "true").endMetadata().build()).create();
     }
 
+    /** @return a new client for one node-agent runtime, through the proxy (each runtime has its own, as in production) */
+    KubernetesClient newAgent() {
+        KubernetesClient c = client(proxy.port(), 10_000, 0);
+        extraAgents.add(c);
+        return c;
+    }
+
+    private final java.util.List<KubernetesClient> extraAgents = new java.util.ArrayList<>();
+
     private static KubernetesClient client(int port, int requestTimeoutMs, int retries) {
         Config c = new ConfigBuilder().withMasterUrl("http://127.0.0.1:" + port).withNamespace("default")
                 .withRequestTimeout(requestTimeoutMs).withConnectionTimeout(Math.min(requestTimeoutMs, 5000))
@@ -145,6 +154,7 @@ final class TestCluster implements AutoCloseable {
     @Override
     public void close() throws IOException {
         agent.close();
+        extraAgents.forEach(KubernetesClient::close);
         admin.close();
         proxy.close();
         try {

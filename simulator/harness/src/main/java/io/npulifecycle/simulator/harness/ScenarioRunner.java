@@ -75,7 +75,7 @@ public final class ScenarioRunner {
     static boolean run(Scenario s, Path dir, Path install, PrintStream out) {
         int perNpu = s.chipType.equals("310p") ? 2 : 1;
         SimSettings settings = new SimSettings(s.nodes, s.chips / perNpu, perNpu, s.chipType, s.driverVersion,
-                s.timeScale, System.currentTimeMillis(), "WARN");
+                s.timeScale, System.currentTimeMillis(), System.getProperty("npu.sim.logLevel", "WARN"));
         out.println("== scenario " + s.name + " (" + s.file + "): " + s.nodes + " node(s), clock x" + s.timeScale);
         long wall = System.nanoTime();
         try (SimCluster sim = new SimCluster(settings, dir, install, line -> { })) {
