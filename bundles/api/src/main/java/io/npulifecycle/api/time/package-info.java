@@ -3,7 +3,7 @@
  * {@link io.npulifecycle.api.time.TimeSource} service, never through {@code System.currentTimeMillis()} or
  * {@code Thread.sleep}, so tests can drive hours of behaviour in milliseconds and the simulator can compress time.
  */
-@Version("1.0.0")
+@Version("1.1.0")
 @Export
 package io.npulifecycle.api.time;
 

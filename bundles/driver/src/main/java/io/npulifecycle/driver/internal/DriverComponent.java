@@ -9,10 +9,7 @@ import java.util.Dictionary;
 import java.util.Hashtable;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import javax.management.DynamicMBean;
 import javax.management.StandardMBean;
@@ -39,6 +36,7 @@ import io.npulifecycle.api.management.Mbeans;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.node.NodeWriter;
 import io.npulifecycle.api.reboot.DriverLoader;
+import io.npulifecycle.api.time.Loop;
 import io.npulifecycle.api.time.TimeSource;
 
 /**
@@ -107,11 +105,7 @@ public class DriverComponent implements EventHandler {
     private volatile DynamicMBean healthWatch;
 
     private DriverEngine engine;
-    private ExecutorService worker;
-    private final AtomicBoolean queued = new AtomicBoolean();
-    private volatile boolean active;
-    private volatile Duration interval;
-    private volatile TimeSource.Scheduled next;
+    private Loop loop;
     private BundleContext context;
     private ServiceRegistration<?> mbean;
     private ServiceRegistration<?> loaderReg;
@@ -120,19 +114,13 @@ public class DriverComponent implements EventHandler {
     void activate(BundleContext ctx, Config c) {
         context = ctx;
         DriverEngine.Settings s = settings(c);
+        boolean valid = s != null;
         if (s == null) {
             LOG.log(Level.ERROR, "PID " + PID + ": invalid configuration, using the defaults");
             s = new DriverEngine.Settings(System.getenv("DRIVER_VERSION"), Path.of("/proc/modules"),
                     Set.of("drv_davinci_intf", "drv_devdrv"), Path.of("/var/lib/npu-operator/"), Duration.ofMinutes(10));
-            interval = Duration.ofSeconds(30);
-        } else {
-            interval = Duration.ofSeconds(c.checkIntervalSeconds());
         }
-        worker = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "npu-driver");
-            t.setDaemon(true);
-            return t;
-        });
+        Duration interval = Duration.ofSeconds(valid ? c.checkIntervalSeconds() : 30);
         engine = new DriverEngine(markers, () -> nodeWriter, () -> loader, this::healthView, time, s);
         registerLoader(c);
         Dictionary<String, Object> props = new Hashtable<>();
@@ -142,8 +130,8 @@ public class DriverComponent implements EventHandler {
         } catch (IllegalArgumentException e) {
             LOG.log(Level.ERROR, "cannot register the Driver MBean", e);
         }
-        active = true;
-        wake();
+        loop = new Loop("npu-driver", time, interval, engine::evaluate);
+        loop.start();
     }
 
     @Modified
@@ -153,19 +141,15 @@ public class DriverComponent implements EventHandler {
             LOG.log(Level.ERROR, "PID " + PID + ": keeping the previous configuration");
             return;
         }
-        interval = Duration.ofSeconds(c.checkIntervalSeconds());
+        loop.period(Duration.ofSeconds(c.checkIntervalSeconds()));
         engine.reconfigure(s);
         registerLoader(c);
-        wake();
+        loop.wake();
     }
 
     @Deactivate
     void deactivate() {
-        active = false;
-        TimeSource.Scheduled n = next;
-        if (n != null) {
-            n.cancel();
-        }
+        loop.stop();
         for (ServiceRegistration<?> r : new ServiceRegistration<?>[] {mbean, loaderReg}) {
             if (r != null) {
                 try {
@@ -175,40 +159,11 @@ public class DriverComponent implements EventHandler {
                 }
             }
         }
-        worker.shutdownNow();
     }
 
     @Override
     public void handleEvent(Event event) {
-        wake();
-    }
-
-    private void wake() {
-        if (!active || !queued.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            worker.execute(() -> {
-                queued.set(false);
-                TimeSource.Scheduled n = next;
-                if (n != null) {
-                    n.cancel();
-                }
-                try {
-                    engine.evaluate();
-                } finally {
-                    if (active) {
-                        try {
-                            next = time.schedule(this::wake, interval);
-                        } catch (IllegalStateException e) {
-                            LOG.log(Level.DEBUG, "time source shut down");
-                        }
-                    }
-                }
-            });
-        } catch (RuntimeException e) {
-            queued.set(false);
-        }
+        loop.wake();
     }
 
     private HealthView healthView() {

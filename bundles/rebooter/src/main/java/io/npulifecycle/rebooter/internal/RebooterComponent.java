@@ -6,9 +6,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Dictionary;
 import java.util.Hashtable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import javax.management.DynamicMBean;
 import javax.management.StandardMBean;
@@ -39,6 +36,7 @@ import io.npulifecycle.api.node.NodeKeys;
 import io.npulifecycle.api.node.NodeWriter;
 import io.npulifecycle.api.node.PolicySource;
 import io.npulifecycle.api.reboot.RebootExecutor;
+import io.npulifecycle.api.time.Loop;
 import io.npulifecycle.api.time.TimeSource;
 
 /**
@@ -104,17 +102,21 @@ public class RebooterComponent implements EventHandler {
     private volatile RebootExecutor executor;
 
     private RebootEngine engine;
-    private ExecutorService worker;
-    private final AtomicBoolean queued = new AtomicBoolean();
-    private volatile Duration poll;
-    private volatile TimeSource.Scheduled next;
-    private volatile boolean active;
+    private Loop loop;
     private ServiceRegistration<DynamicMBean> mbean;
     private final MarkerListener listener = c -> wake();
+
+    private void wake() {
+        Loop l = loop;
+        if (l != null) {
+            l.wake();
+        }
+    }
 
     @Activate
     void activate(BundleContext ctx, Config config) {
         RebootEngine.Settings s = settings(config);
+        Duration poll;
         if (s == null) {
             s = new RebootEngine.Settings(Path.of("/var/lib/npu-operator/"), 3, Duration.ofHours(24), false, 5000);
             poll = Duration.ofSeconds(30);
@@ -122,14 +124,9 @@ public class RebooterComponent implements EventHandler {
         } else {
             poll = Duration.ofSeconds(config.pollIntervalSeconds());
         }
-        worker = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "npu-rebooter");
-            t.setDaemon(true);
-            return t;
-        });
         engine = new RebootEngine(markers, () -> policySource, () -> approvalService, () -> nodeWriter, () -> executor,
                 time, s);
-        active = true;
+        loop = new Loop("npu-rebooter", time, poll, engine::evaluate);
         markers.addListener(listener);
         Dictionary<String, Object> props = new Hashtable<>();
         props.put(Mbeans.OBJECT_NAME_PROPERTY, RebooterMXBean.OBJECT_NAME);
@@ -140,7 +137,7 @@ public class RebooterComponent implements EventHandler {
         }
         LOG.log(Level.INFO, "rebooter active: poll every " + poll.toSeconds() + " s, state " + engine.getStateFile()
                 + ", executor: " + engine.getExecutor() + (s.dryRun() ? ", dryRun" : ""));
-        wake();
+        loop.start();
     }
 
     @Modified
@@ -150,21 +147,17 @@ public class RebooterComponent implements EventHandler {
             LOG.log(Level.ERROR, "PID " + PID + ": keeping the previous configuration");
             return;
         }
-        poll = Duration.ofSeconds(config.pollIntervalSeconds());
+        loop.period(Duration.ofSeconds(config.pollIntervalSeconds()));
         engine.reconfigure(s);
-        LOG.log(Level.INFO, "rebooter reconfigured: poll every " + poll.toSeconds() + " s, state " + engine.getStateFile()
+        LOG.log(Level.INFO, "rebooter reconfigured: poll every " + loop.period().toSeconds() + " s, state " + engine.getStateFile()
                 + (s.dryRun() ? ", dryRun" : ""));
         wake();
     }
 
     @Deactivate
     void deactivate() {
-        active = false;
         markers.removeListener(listener);
-        TimeSource.Scheduled n = next;
-        if (n != null) {
-            n.cancel();
-        }
+        loop.stop();
         if (mbean != null) {
             try {
                 mbean.unregister();
@@ -172,7 +165,6 @@ public class RebooterComponent implements EventHandler {
                 // gone with the bundle
             }
         }
-        worker.shutdownNow();
     }
 
     void setExecutor(RebootExecutor e) {
@@ -182,36 +174,6 @@ public class RebooterComponent implements EventHandler {
     @Override
     public void handleEvent(Event event) {
         wake();
-    }
-
-    private void wake() {
-        if (!active || !queued.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            worker.execute(this::round);
-        } catch (RuntimeException e) {
-            queued.set(false);
-        }
-    }
-
-    private void round() {
-        queued.set(false);
-        TimeSource.Scheduled n = next;
-        if (n != null) {
-            n.cancel();
-        }
-        try {
-            engine.evaluate();
-        } finally {
-            if (active) {
-                try {
-                    next = time.schedule(this::wake, poll);
-                } catch (IllegalStateException e) {
-                    LOG.log(Level.DEBUG, "time source shut down");
-                }
-            }
-        }
     }
 
     static RebootEngine.Settings settings(Config c) {
