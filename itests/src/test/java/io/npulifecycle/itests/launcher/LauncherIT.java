@@ -100,7 +100,7 @@ class LauncherIT {
             RuntimeProcess.Answer live = rt.get("/health/live", null, null);
             assertEquals(200, live.status, live.body);
             assertEquals("{\"status\":\"OK\"}", live.body);
-            rt.await("readiness", Duration.ofSeconds(30), () -> rt.get("/health/ready", null, null).status == 200);
+            rt.await("readiness", Duration.ofSeconds(90), () -> rt.get("/health/ready", null, null).status == 200);
             assertTrue(ready.status == 200 || ready.status == 503, ready.toString());
         }
         assertFalse(unauthenticated.isEmpty(), "the test never reached Jolokia before it was ready");
