@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.metatype.annotations.Designate;
 
 import io.npulifecycle.api.time.TimeSource;
@@ -22,8 +23,11 @@ import io.npulifecycle.api.time.TimeSource;
  * The {@link TimeSource} of a runtime: the system clock, optionally compressed by a scale factor.
  *
  * <p>Simulated instant = {@code anchor + (wall - anchor) * scale}; simulated delays are divided by {@code scale}
- * before they are handed to the scheduler. With {@code scale = 1} this is exactly the system clock. A configuration
- * change re-creates the component (no {@code @Modified}), so dependents see one consistent clock at a time.
+ * before they are handed to the scheduler. With {@code scale = 1} this is exactly the system clock.
+ *
+ * <p>A configuration change is applied in place ({@code @Modified}), as a real clock change would be: nothing is
+ * restarted. {@code wallOffsetMillis} moves {@link #now()} only (a wall-clock jump, issue #7's reliability matrix);
+ * {@link #monotonicNanos()} stays continuous and never goes backwards, and tasks already scheduled keep their delays.
  */
 @Component(service = TimeSource.class, configurationPid = ScaledTimeSource.PID, immediate = true)
 @Designate(ocd = TimeSourceConfig.class)
@@ -36,9 +40,12 @@ public class ScaledTimeSource implements TimeSource {
 
     private final Clock wall;
     private final MonotonicSource monotonic;
-    private double scale = 1.0;
-    private long anchorMillis;
-    private long nanoOrigin;
+    private volatile double scale = 1.0;
+    private volatile long anchorMillis;
+    private volatile long nanoOrigin;
+    /** Simulated monotonic nanoseconds accumulated before the last scale change. */
+    private volatile long monotonicBase;
+    private volatile long offsetMillis;
     private ScheduledThreadPoolExecutor executor;
 
     /** Supplies monotonic wall-clock nanoseconds; replaced in tests. */
@@ -60,6 +67,48 @@ public class ScaledTimeSource implements TimeSource {
     @Activate
     void activate(TimeSourceConfig config) {
         start(config.scale(), config.anchorEpochMillis());
+        jumpTo(config.wallOffsetMillis());
+    }
+
+    /**
+     * Applies a changed configuration in place: a new wall-clock offset is a jump of {@link #now()} (logged); a new
+     * scale or anchor re-bases the simulated time while {@link #monotonicNanos()} stays continuous.
+     *
+     * @param config the new configuration (already validated against the metatype by the management bundle)
+     */
+    @Modified
+    synchronized void modified(TimeSourceConfig config) {
+        double newScale = config.scale();
+        if (!(newScale > 0) || Double.isInfinite(newScale)) {
+            LOG.log(Level.WARNING, "PID {0}: key scale={1} is not a positive number; keeping {2}", PID, newScale,
+                    scale);
+            newScale = scale;
+        }
+        long newAnchor = config.anchorEpochMillis() > 0 ? config.anchorEpochMillis() : anchorMillis;
+        if (newScale != scale || newAnchor != anchorMillis) {
+            long nowNanos = monotonic.nanoTime();
+            monotonicBase = monotonicBase + (long) ((nowNanos - nanoOrigin) * scale);
+            nanoOrigin = nowNanos;
+            scale = newScale;
+            anchorMillis = newAnchor;
+            LOG.log(Level.INFO, "Clock changed in place: {0} simulated seconds per wall-clock second (anchor {1})",
+                    scale, Instant.ofEpochMilli(anchorMillis));
+        }
+        jumpTo(config.wallOffsetMillis());
+    }
+
+    /**
+     * Moves the wall clock ({@link #now()} only) to {@code offset} milliseconds from the (scaled) system clock.
+     *
+     * @param offset milliseconds, negative = back in time
+     */
+    void jumpTo(long offset) {
+        long old = offsetMillis;
+        if (old != offset) {
+            offsetMillis = offset;
+            LOG.log(Level.WARNING, "Wall clock jumped by " + (offset - old) + " ms (offset " + offset
+                    + " ms, key wallOffsetMillis of PID " + PID + "); monotonic time and scheduled delays are unchanged");
+        }
     }
 
     /**
@@ -104,17 +153,20 @@ public class ScaledTimeSource implements TimeSource {
     @Override
     public Instant now() {
         long w = wall.millis();
-        if (scale == 1.0) {
-            return Instant.ofEpochMilli(w);
+        double s = scale;
+        if (s == 1.0) {
+            return Instant.ofEpochMilli(w + offsetMillis);
         }
-        double simulated = anchorMillis + (w - anchorMillis) * scale;
-        return Instant.ofEpochMilli(Math.round(simulated));
+        long a = anchorMillis;
+        double simulated = a + (w - a) * s;
+        return Instant.ofEpochMilli(Math.round(simulated) + offsetMillis);
     }
 
     @Override
     public long monotonicNanos() {
         long elapsed = monotonic.nanoTime() - nanoOrigin;
-        return scale == 1.0 ? elapsed : (long) (elapsed * scale);
+        double s = scale;
+        return monotonicBase + (s == 1.0 ? elapsed : (long) (elapsed * s));
     }
 
     @Override

@@ -18,4 +18,10 @@ public @interface TimeSourceConfig {
                     + "coincide. Runtimes that share an anchor and a scale agree on the simulated time. 0 = the "
                     + "instant the clock starts.")
     long anchorEpochMillis() default 0L;
+
+    @AttributeDefinition(name = "Wall-clock offset (milliseconds)", min = "-3153600000000", max = "3153600000000",
+            description = "Added to the wall-clock time (now()) only: a simulated wall-clock jump (NTP step, an "
+                    + "operator fixing the clock), applied in place without restarting anything. Monotonic time and "
+                    + "scheduled delays are not affected. 0 in production; the reliability scenarios set it.")
+    long wallOffsetMillis() default 0L;
 }

@@ -125,4 +125,71 @@ class ScaledTimeSourceTest {
         ts.deactivate();
         assertThrows(IllegalStateException.class, () -> ts.schedule(() -> { }, Duration.ZERO));
     }
+
+    /** Issue #7: a wall-clock jump (forward or back by an hour) moves now() only, in place. */
+    @Test
+    void aWallClockJumpMovesNowButNeverMonotonicTime() {
+        HandClock wall = new HandClock(10_000L);
+        AtomicLong nanos = new AtomicLong();
+        ScaledTimeSource ts = new ScaledTimeSource(wall, nanos::get);
+        ts.start(100.0, 10_000L);
+        try {
+            wall.millis.addAndGet(1_000);
+            nanos.addAndGet(1_000_000_000L);
+            long mono = ts.monotonicNanos();
+            ts.jumpTo(3_600_000L);
+            assertEquals(Instant.ofEpochMilli(10_000L + 100_000L + 3_600_000L), ts.now());
+            assertEquals(mono, ts.monotonicNanos(), "a wall-clock jump does not move monotonic time");
+            ts.jumpTo(-3_600_000L);
+            assertEquals(Instant.ofEpochMilli(10_000L + 100_000L - 3_600_000L), ts.now());
+            assertEquals(mono, ts.monotonicNanos());
+            nanos.addAndGet(1_000_000_000L);
+            assertEquals(mono + 100_000_000_000L, ts.monotonicNanos());
+        } finally {
+            ts.deactivate();
+        }
+    }
+
+    @Test
+    void aScaleChangeInPlaceKeepsMonotonicTimeContinuous() {
+        HandClock wall = new HandClock(10_000L);
+        AtomicLong nanos = new AtomicLong();
+        ScaledTimeSource ts = new ScaledTimeSource(wall, nanos::get);
+        ts.start(100.0, 10_000L);
+        try {
+            nanos.addAndGet(1_000_000_000L);
+            assertEquals(100_000_000_000L, ts.monotonicNanos());
+            ts.modified(config(10.0, 10_000L, 0));
+            assertEquals(100_000_000_000L, ts.monotonicNanos(), "no jump at the change");
+            nanos.addAndGet(1_000_000_000L);
+            assertEquals(110_000_000_000L, ts.monotonicNanos());
+            assertEquals(10.0, ts.scale());
+        } finally {
+            ts.deactivate();
+        }
+    }
+
+    static TimeSourceConfig config(double scale, long anchor, long offset) {
+        return new TimeSourceConfig() {
+            @Override
+            public Class<? extends java.lang.annotation.Annotation> annotationType() {
+                return TimeSourceConfig.class;
+            }
+
+            @Override
+            public double scale() {
+                return scale;
+            }
+
+            @Override
+            public long anchorEpochMillis() {
+                return anchor;
+            }
+
+            @Override
+            public long wallOffsetMillis() {
+                return offset;
+            }
+        };
+    }
 }
