@@ -89,6 +89,18 @@ public final class RebootEngine implements RebooterMXBean {
     private volatile String lastError;
     private String lastLogged;
     private String dryRunRecordedFor;
+    /** Whether this engine (this runtime process) called the executor; a restarted agent starts with false. */
+    private boolean calledHere;
+    /** Monotonic time at which this engine first saw a reboot called by a previous process in this boot. */
+    private Long sawForeignCallNanos;
+
+    /**
+     * How long a restarted node agent waits, in the same boot, after finding a reboot called by its predecessor before
+     * concluding that the call never took effect and making it again (simulated time, monotonic, so a wall-clock jump
+     * changes nothing). Found by the reliability matrix (issue #7): an agent SIGKILLed between recording the call and
+     * the executor's work left the node in this boot forever, its approval consumed, the request never served.
+     */
+    static final Duration NOT_REBOOTED_GRACE = Duration.ofMinutes(10);
 
     /**
      * @param markers the marker store
@@ -183,9 +195,45 @@ public final class RebootEngine implements RebooterMXBean {
         NodePolicy policy = policy();
 
         if (state.reboot != null && state.reboot.bootId().equals(boot)) {
-            decide(Decision.REBOOTING, "the reboot was called at " + state.reboot.at() + " (reason=" + state.reboot.reason()
-                    + "); waiting for the new boot (the reboot is never called twice in one boot)");
-            return;
+            if (calledHere) {
+                decide(Decision.REBOOTING, "the reboot was called at " + state.reboot.at() + " (reason="
+                        + state.reboot.reason() + "); waiting for the new boot (the reboot is never called twice in "
+                        + "one boot by one agent)");
+                return;
+            }
+            long nowNanos = time.monotonicNanos();
+            if (sawForeignCallNanos == null) {
+                sawForeignCallNanos = nowNanos;
+            }
+            long waited = nowNanos - sawForeignCallNanos;
+            if (waited < NOT_REBOOTED_GRACE.toNanos()) {
+                decide(Decision.REBOOTING, "the reboot was called at " + state.reboot.at() + " (reason="
+                        + state.reboot.reason() + ") by the previous node agent; waiting for the new boot; if the host "
+                        + "is still in boot " + boot + " " + NOT_REBOOTED_GRACE.toSeconds() + " s after this agent "
+                        + "found it, the call did not take effect and is made again under the same authority");
+                return;
+            }
+            // The previous agent recorded the call, then died before the executor's work took effect: the host never
+            // left this boot. The authority (the approval consumed for this boot, or the policy) was not used by any
+            // reboot, so the request is served again, re-checked as always; the boot id proves no reboot happened.
+            LOG.log(Level.WARNING, "the reboot called at " + state.reboot.at() + " (reason=" + state.reboot.reason()
+                    + ", via " + state.reboot.via() + ") did not take effect: the host is still in boot " + boot + " "
+                    + NOT_REBOOTED_GRACE.toSeconds() + " s after this node agent started; calling it again");
+            for (int i = state.history.size() - 1; i >= 0; i--) {
+                RebooterState.Entry e = state.history.get(i);
+                if (e.fromBootId().equals(boot) && "called".equals(e.outcome())) {
+                    state.history.set(i, new RebooterState.Entry(e.at(), e.reason(), e.fromBootId(), e.via(), "failed",
+                            "the host did not leave boot " + boot + ": the node agent stopped before the call took "
+                                    + "effect"));
+                    break;
+                }
+            }
+            state.reboot = null;
+            sawForeignCallNanos = null;
+            if (!save("record the reboot call that did not take effect")) {
+                decide(Decision.FAILED, "cannot write the state file " + stateFile.path() + ": no reboot");
+                return;
+            }
         }
         String via;
         if (state.consumed != null && state.consumed.bootId().equals(boot)) {
@@ -328,11 +376,13 @@ public final class RebootEngine implements RebooterMXBean {
                     + " they are written when the API server answers again");
         }
         decide(Decision.REBOOTING, "rebooting: reason=" + reason + " via " + via + " with " + ex.describe());
+        calledHere = true;
         try {
             ex.reboot(reason);
         } catch (IOException | RuntimeException e) {
             lastError = "reboot executor " + ex.describe() + " failed: " + e.getMessage();
             state.reboot = null;
+            calledHere = false;
             state.history.set(state.history.size() - 1,
                     new RebooterState.Entry(now, reason, boot, via, "failed", e.getMessage()));
             save("record the failed reboot");

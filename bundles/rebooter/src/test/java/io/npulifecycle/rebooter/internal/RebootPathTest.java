@@ -336,6 +336,41 @@ class RebootPathTest {
      * for a moment and see the marker vanish. The approval was used by the reboot call and must not be put back
      * (it would authorise a later, unrelated reboot). Found by the simulator demo.
      */
+    /**
+     * Issue #7 reliability matrix: the agent SIGKILLed after it recorded the reboot call but before the executor's work
+     * took effect. The host stays in the same boot; the restarted agent must serve the request again with the approval
+     * consumed for this boot (never asking for a second one), once, and only after a grace period.
+     */
+    @Test
+    void killedBeforeTheRebootTookEffectCallsItAgainOnceAfterTheGrace() throws IOException {
+        cluster.policy(false, false, null, null);
+        NodeRuntime a = boot("boot-a");
+        awaitPolicy(a, false);
+        approve(a, "true");
+        wedge(a);
+        a.rebooter.evaluate();
+        assertEquals(List.of("recovery"), executor.reboots, "the first call");
+        await("approval consumed", () -> cluster.annotation(NodeKeys.APPROVE_REBOOT) == null);
+        // the process died before the call did anything: the host is still in boot-a, markers and state survive
+        executor.reboots.clear();
+        a.close();
+        runtimes.remove(a);
+        NodeRuntime a2 = boot("boot-a");
+        a2.rebooter.evaluate();
+        time.advance(RebootEngine.NOT_REBOOTED_GRACE.minusSeconds(30));
+        a2.rebooter.evaluate();
+        assertTrue(executor.reboots.isEmpty(), "not before the grace: the host may still be going down");
+        time.advance(Duration.ofSeconds(31));
+        a2.rebooter.evaluate();
+        assertEquals(List.of("recovery"), executor.reboots, "called again, with the approval consumed for boot-a");
+        for (int i = 0; i < 3; i++) {
+            time.advance(RebootEngine.NOT_REBOOTED_GRACE);
+            a2.rebooter.evaluate();
+        }
+        assertEquals(1, executor.reboots.size(), "one agent calls it once per boot");
+        assertNull(cluster.annotation(NodeKeys.APPROVE_REBOOT), "no second approval was needed or consumed");
+    }
+
     @Test
     void approvalIsNeverPutBackOnceTheRebootWasCalled() throws IOException {
         cluster.policy(false, false, null, null);

@@ -13,6 +13,7 @@ import java.util.List;
  * <pre>
  * npu-lifecycle demo [--nodes N] [--chips N] [--scale X] [--work DIR]
  * npu-lifecycle scenario FILE... [--work DIR]
+ * npu-lifecycle scenario --list FILE...     (validates and prints the reliability cases, runs nothing)
  * </pre>
  */
 public final class HarnessMain {
@@ -55,6 +56,7 @@ public final class HarnessMain {
         double scale = 30;
         Path work = null;
         List<Path> files = new ArrayList<>();
+        boolean list = false;
         try {
             for (int i = 1; i < args.length; i++) {
                 String a = args[i];
@@ -62,6 +64,12 @@ public final class HarnessMain {
                     case "--nodes": nodes = intArg(args, ++i, a, 1, 16); break;
                     case "--chips": chips = intArg(args, ++i, a, 1, 16); break;
                     case "--scale": scale = intArg(args, ++i, a, 1, 1000); break;
+                    case "--list":
+                        if (!"scenario".equals(args[0])) {
+                            throw new IllegalArgumentException("unknown option '" + a + "' for " + args[0]);
+                        }
+                        list = true;
+                        break;
                     case "--work":
                         if (i + 1 >= args.length) {
                             throw new IllegalArgumentException("--work needs a folder");
@@ -91,6 +99,9 @@ public final class HarnessMain {
                 if (files.isEmpty()) {
                     err.println("npu-lifecycle scenario: give at least one scenario file");
                     return 2;
+                }
+                if (list) {
+                    return ScenarioRunner.listFiles(files, out, err);
                 }
                 return ScenarioRunner.runFiles(files, work.toAbsolutePath(), installDir, out, err);
             default:

@@ -27,18 +27,41 @@ import java.util.regex.Pattern;
  */
 final class Scenario {
 
-    static final Set<String> TOP = Set.of("name", "cluster", "policy", "timeScale", "steps");
-    static final Set<String> CLUSTER = Set.of("nodes", "chips", "chipType", "driverVersion");
+    static final Set<String> TOP = Set.of("name", "cluster", "policy", "timeScale", "steps", "cases", "build");
+    static final Set<String> CLUSTER = Set.of("nodes", "chips", "chipType", "driverVersion", "controlPlanes");
     static final Set<String> ACTIONS = Set.of("wedge", "recover", "setChip", "persistent", "approve", "annotate",
-            "setPolicy", "setVersion", "killAgent", "killControlPlane", "apiOutage", "expect");
+            "setPolicy", "setVersion", "killAgent", "killControlPlane", "startControlPlane", "apiOutage", "apiGone",
+            "apiUnreachable", "clockJump", "markersReadOnly", "markersFull", "expect");
     static final Set<String> EXPECT = Set.of("node", "labels", "annotations", "events", "reboots", "markers",
-            "driverVersion", "upgradeState", "status", "violations", "within");
+            "driverVersion", "upgradeState", "status", "violations", "mbean", "within", "holdFor");
+    /** Categories of the reliability matrix (issue #7); the report groups cases by them. */
+    static final List<String> CATEGORIES = List.of("agent killed", "control plane killed", "API outage", "clock",
+            "marker folder");
+    static final Set<String> CASE = Set.of("id", "category", "name", "outcome", "steps");
     static final Set<String> STATES = Set.of("healthy", "warning", "wedged", "occupied", "hanging", "garbled",
             "absent");
     private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m|h)");
 
-    /** One step: when, what, and the line it starts on. */
+    /**
+     * One step: when, what, and the line it starts on. An action may carry a condition ({@code when:}, an expectation
+     * in {@code args.get("when")}): it waits until that holds, then acts at once (e.g. SIGKILL at a precise point of a
+     * flow).
+     */
     record Step(Duration at, String kind, Map<String, Object> args, Duration within, int line) {
+    }
+
+    /**
+     * A reliability case: its own steps, run concurrently with the other cases and the shared steps on the same
+     * simulated cluster, and its own verdict.
+     *
+     * @param id unique in the file
+     * @param category one of {@link #CATEGORIES}
+     * @param name what is done, e.g. {@code recovery: killed after strike 1}
+     * @param outcome what must be true, e.g. {@code one approved reboot, driver ready}
+     * @param steps its steps, in time order
+     * @param line where it starts
+     */
+    record Case(String id, String category, String name, String outcome, List<Step> steps, int line) {
     }
 
     final String file;
@@ -48,8 +71,12 @@ final class Scenario {
     String chipType = "910b";
     String driverVersion = "25.2.0";
     double timeScale = 60;
+    int controlPlanes = 1;
+    /** {@code default}: the reliability IT runs it in every build; {@code long}: only with -Preliability. */
+    String build = "default";
     final Map<String, Object> policy = new LinkedHashMap<>();
     final List<Step> steps = new ArrayList<>();
+    final List<Case> cases = new ArrayList<>();
 
     private Scenario(String file) {
         this.file = file;
@@ -89,6 +116,15 @@ final class Scenario {
             if (c.containsKey("driverVersion")) {
                 s.driverVersion = version(c.get("driverVersion"), "cluster.driverVersion");
             }
+            if (c.containsKey("controlPlanes")) {
+                s.controlPlanes = integer(c.get("controlPlanes"), "cluster.controlPlanes", 1, 2);
+            }
+        }
+        if (top.containsKey("build")) {
+            s.build = string(top.get("build"), "build");
+            if (!s.build.equals("default") && !s.build.equals("long")) {
+                throw new YamlTree.Invalid(top.get("build").line(), "build must be default or long, got " + s.build);
+            }
         }
         if (s.chipType.equals("310p") && s.chips % 2 != 0) {
             throw new YamlTree.Invalid(root.line(), "cluster.chips must be even for 310p (two chips per NPU id)");
@@ -105,22 +141,73 @@ final class Scenario {
             }
             s.timeScale = ((Number) n.value()).doubleValue();
         }
-        if (!top.containsKey("steps")) {
+        if (!top.containsKey("steps") && !top.containsKey("cases")) {
             throw new YamlTree.Invalid(root.line(), "no steps");
         }
-        YamlTree.Node stepsNode = top.get("steps");
+        if (top.containsKey("steps")) {
+            s.steps.addAll(s.steps(top.get("steps"), "steps"));
+        }
+        if (top.containsKey("cases")) {
+            YamlTree.Node casesNode = top.get("cases");
+            if (!(casesNode.value() instanceof List) || casesNode.list().isEmpty()) {
+                throw new YamlTree.Invalid(casesNode.line(), "cases must be a non-empty list");
+            }
+            Set<String> ids = new java.util.HashSet<>();
+            int c = 0;
+            for (YamlTree.Node cn : casesNode.list()) {
+                String w = "cases[" + c++ + "]";
+                Map<String, YamlTree.Node> m = map(cn, w);
+                keys(m, CASE, w);
+                for (String k : List.of("id", "category", "name", "outcome", "steps")) {
+                    if (!m.containsKey(k)) {
+                        throw new YamlTree.Invalid(cn.line(), w + ": '" + k + "' is missing (a case has "
+                                + "id, category, name, outcome, steps)");
+                    }
+                }
+                String id = string(m.get("id"), w + ".id");
+                if (!id.matches("[a-z0-9][a-z0-9-]*") || !ids.add(id)) {
+                    throw new YamlTree.Invalid(m.get("id").line(), w + ".id '" + id
+                            + "' must be unique in the file and made of a-z, 0-9 and -");
+                }
+                String category = string(m.get("category"), w + ".category");
+                if (!CATEGORIES.contains(category)) {
+                    throw new YamlTree.Invalid(m.get("category").line(), w + ".category '" + category
+                            + "' is not one of " + CATEGORIES);
+                }
+                String name = string(m.get("name"), w + ".name");
+                String outcome = string(m.get("outcome"), w + ".outcome");
+                if ((name + outcome).contains("|")) {
+                    throw new YamlTree.Invalid(cn.line(), w + ": name and outcome must not contain '|' (the report "
+                            + "separates the columns with it)");
+                }
+                s.cases.add(new Case(id, category, name, outcome, s.steps(m.get("steps"), w + ".steps"), cn.line()));
+            }
+        }
+        return s;
+    }
+
+    private List<Step> steps(YamlTree.Node stepsNode, String where) throws YamlTree.Invalid {
         if (!(stepsNode.value() instanceof List)) {
-            throw new YamlTree.Invalid(stepsNode.line(), "steps must be a list");
+            throw new YamlTree.Invalid(stepsNode.line(), where + " must be a list");
         }
         if (stepsNode.list().isEmpty()) {
-            throw new YamlTree.Invalid(stepsNode.line(), "steps is empty: a scenario needs at least one step");
+            throw new YamlTree.Invalid(stepsNode.line(), where + " is empty: a scenario needs at least one step");
         }
+        List<Step> out = new ArrayList<>();
         int i = 0;
         for (YamlTree.Node stepNode : stepsNode.list()) {
-            s.steps.add(s.step(stepNode, "steps[" + i++ + "]"));
+            out.add(step(stepNode, where + "[" + i++ + "]"));
         }
-        s.steps.sort((a, b) -> a.at().compareTo(b.at()));
-        return s;
+        out.sort((a, b) -> a.at().compareTo(b.at()));
+        return out;
+    }
+
+    /** @return whether a shared step or a case's step is a {@code kind} action */
+    boolean uses(String kind) {
+        if (steps.stream().anyMatch(x -> x.kind().equals(kind))) {
+            return true;
+        }
+        return cases.stream().anyMatch(c -> c.steps().stream().anyMatch(x -> x.kind().equals(kind)));
     }
 
     private Step step(YamlTree.Node n, String where) throws YamlTree.Invalid {
@@ -148,6 +235,20 @@ final class Scenario {
         String w = where + "." + kind;
         Map<String, Object> args = new LinkedHashMap<>();
         Duration within = null;
+        if (!kind.equals("expect") && body != null && body.isMap() && body.map().containsKey("when")) {
+            // an action at a precise point: wait for the condition, then act at once
+            YamlTree.Node cond = body.map().get("when");
+            Map<String, Object> whenArgs = new LinkedHashMap<>();
+            Duration whenWithin = expectArgs(cond, w + ".when", whenArgs);
+            if (whenWithin == null) {
+                throw new YamlTree.Invalid(cond.line(), w + ".when needs 'within' (how long to wait for the "
+                        + "condition before the step fails)");
+            }
+            Map<String, YamlTree.Node> rest = new LinkedHashMap<>(body.map());
+            rest.remove("when");
+            body = new YamlTree.Node(rest, body.line());
+            args.put("when", new Step(Duration.ZERO, "expect", whenArgs, whenWithin, cond.line()));
+        }
         switch (kind) {
             case "wedge":
             case "recover":
@@ -170,6 +271,60 @@ final class Scenario {
                 args.put("node", node(a.get("node"), w + ".node", false));
                 break;
             }
+            case "markersReadOnly":
+            case "markersFull": {
+                Map<String, YamlTree.Node> a = map(body, w);
+                keys(a, Set.of("node", "on"), w);
+                args.put("node", node(a.get("node"), w + ".node", false));
+                if (a.get("on") == null || !(a.get("on").value() instanceof Boolean)) {
+                    throw new YamlTree.Invalid(body.line(), w + ".on must be true or false");
+                }
+                args.put("on", a.get("on").value());
+                break;
+            }
+            case "clockJump": {
+                Map<String, YamlTree.Node> a = map(body, w);
+                keys(a, Set.of("node", "by"), w);
+                YamlTree.Node nn = a.get("node");
+                args.put("node", nn != null && "control-plane".equals(nn.value()) ? "control-plane"
+                        : node(nn, w + ".node (a node or control-plane)", false));
+                String by = a.get("by") == null ? "" : String.valueOf(a.get("by").value()).trim();
+                boolean back = by.startsWith("-");
+                Duration d = duration(new YamlTree.Node(back || by.startsWith("+") ? by.substring(1) : by,
+                        a.get("by") == null ? body.line() : a.get("by").line()), w + ".by");
+                args.put("by", back ? d.negated() : d);
+                break;
+            }
+            case "killControlPlane":
+            case "startControlPlane": {
+                Map<String, YamlTree.Node> a = map(body, w);
+                keys(a, kind.equals("killControlPlane") ? Set.of("replica", "restart") : Set.of("replica"), w);
+                String replica = a.containsKey("replica") ? string(a.get("replica"), w + ".replica") : "0";
+                boolean ok = replica.equals("0") || (controlPlanes > 1 && replica.equals("1"))
+                        || (kind.equals("killControlPlane") && (replica.equals("leader") || replica.equals("all")));
+                if (!ok) {
+                    throw new YamlTree.Invalid(a.containsKey("replica") ? a.get("replica").line() : body.line(),
+                            w + ".replica '" + replica + "' is not one of 0" + (controlPlanes > 1 ? ", 1" : "")
+                            + (kind.equals("killControlPlane") ? ", leader, all" : "") + " (cluster.controlPlanes is "
+                            + controlPlanes + ")");
+                }
+                args.put("replica", replica);
+                if (kind.equals("killControlPlane")) {
+                    YamlTree.Node r = a.get("restart");
+                    if (r != null && !(r.value() instanceof Boolean)) {
+                        throw new YamlTree.Invalid(r.line(), w + ".restart must be true or false");
+                    }
+                    args.put("restart", r == null || (Boolean) r.value());
+                }
+                break;
+            }
+            case "apiGone": {
+                Map<String, YamlTree.Node> a = map(body, w);
+                keys(a, Set.of("failNext"), w);
+                args.put("failNext", a.containsKey("failNext") ? integer(a.get("failNext"), w + ".failNext", 0, 1000)
+                        : 5);
+                break;
+            }
             case "annotate": {
                 Map<String, YamlTree.Node> a = map(body, w);
                 keys(a, Set.of("node", "key", "value"), w);
@@ -190,98 +345,137 @@ final class Scenario {
                 args.put("version", version(a.get("version"), w + ".version"));
                 break;
             }
-            case "killControlPlane":
-                break;
-            case "apiOutage": {
+            case "apiOutage":
+            case "apiUnreachable": {
                 Map<String, YamlTree.Node> a = map(body, w);
                 keys(a, Set.of("duration"), w);
                 args.put("duration", duration(a.get("duration"), w + ".duration"));
                 break;
             }
-            case "expect": {
-                Map<String, YamlTree.Node> e = map(body, w);
-                keys(e, EXPECT, w);
-                if (e.size() == (e.containsKey("within") ? 2 : 1) && e.containsKey("node")) {
-                    throw new YamlTree.Invalid(body.line(), w + ": nothing to check");
-                }
-                for (Map.Entry<String, YamlTree.Node> x : e.entrySet()) {
-                    String key = x.getKey();
-                    YamlTree.Node v = x.getValue();
-                    switch (key) {
-                        case "node": args.put("node", node(v, w + ".node", true)); break;
-                        case "within": within = duration(v, w + ".within"); break;
-                        case "labels":
-                        case "annotations":
-                        case "status":
-                            args.put(key, nullableStrings(v, w + "." + key));
-                            break;
-                        case "markers": {
-                            Map<String, YamlTree.Node> mk = map(v, w + ".markers");
-                            keys(mk, Set.of("driver-ready", "reboot-required"), w + ".markers");
-                            Map<String, Object> out = new LinkedHashMap<>();
-                            if (mk.containsKey("driver-ready")) {
-                                if (!(mk.get("driver-ready").value() instanceof Boolean)) {
-                                    throw new YamlTree.Invalid(mk.get("driver-ready").line(), w
-                                            + ".markers.driver-ready must be true or false");
-                                }
-                                out.put("driver-ready", mk.get("driver-ready").value());
-                            }
-                            if (mk.containsKey("reboot-required")) {
-                                Object rv = mk.get("reboot-required").value();
-                                if (rv != null && !"recovery".equals(rv) && !"upgrade".equals(rv)) {
-                                    throw new YamlTree.Invalid(mk.get("reboot-required").line(), w
-                                            + ".markers.reboot-required must be recovery, upgrade or null, got " + rv);
-                                }
-                                out.put("reboot-required", rv);
-                            }
-                            args.put("markers", out);
-                            break;
-                        }
-                        case "events": {
-                            if (!(v.value() instanceof List)) {
-                                throw new YamlTree.Invalid(v.line(), w + ".events must be a list");
-                            }
-                            List<Map<String, Object>> evs = new ArrayList<>();
-                            for (YamlTree.Node ev : v.list()) {
-                                Map<String, YamlTree.Node> em = map(ev, w + ".events[]");
-                                keys(em, Set.of("reason", "messageContains", "count"), w + ".events[]");
-                                Map<String, Object> one = new LinkedHashMap<>();
-                                one.put("reason", string(em.get("reason"), w + ".events[].reason"));
-                                if (em.containsKey("messageContains")) {
-                                    one.put("messageContains", string(em.get("messageContains"),
-                                            w + ".events[].messageContains"));
-                                }
-                                if (em.containsKey("count")) {
-                                    one.put("count", integer(em.get("count"), w + ".events[].count", 0, 10_000));
-                                }
-                                evs.add(one);
-                            }
-                            args.put("events", evs);
-                            break;
-                        }
-                        case "reboots":
-                        case "violations":
-                            args.put(key, integer(v, w + "." + key, 0, 10_000));
-                            break;
-                        case "driverVersion":
-                            args.put(key, version(v, w + ".driverVersion"));
-                            break;
-                        case "upgradeState":
-                            args.put(key, v.value() == null ? null : string(v, w + ".upgradeState"));
-                            break;
-                        default:
-                            throw new YamlTree.Invalid(v.line(), w + ": unknown key " + key);
-                    }
-                }
-                if (!args.containsKey("node")) {
-                    args.put("node", "all");
-                }
+            case "expect":
+                within = expectArgs(body, w, args);
                 break;
-            }
             default:
                 throw new YamlTree.Invalid(body.line(), where + ": unknown action " + kind);
         }
         return new Step(at, kind, args, within, n.line());
+    }
+
+    /**
+     * Parses an expectation ({@code expect:} or an action's {@code when:}) into {@code args}.
+     *
+     * @return its {@code within}, or {@code null}
+     */
+    private Duration expectArgs(YamlTree.Node body, String w, Map<String, Object> args) throws YamlTree.Invalid {
+        Duration within = null;
+        Map<String, YamlTree.Node> e = map(body, w);
+        keys(e, EXPECT, w);
+        if (e.size() == (e.containsKey("within") ? 2 : 1) && e.containsKey("node")) {
+            throw new YamlTree.Invalid(body.line(), w + ": nothing to check");
+        }
+        for (Map.Entry<String, YamlTree.Node> x : e.entrySet()) {
+            String key = x.getKey();
+            YamlTree.Node v = x.getValue();
+            switch (key) {
+                case "node": args.put("node", node(v, w + ".node", true)); break;
+                case "within": within = duration(v, w + ".within"); break;
+                case "holdFor": args.put("holdFor", duration(v, w + ".holdFor")); break;
+                case "mbean": {
+                    Map<String, YamlTree.Node> mb = map(v, w + ".mbean");
+                    keys(mb, Set.of("name", "attribute", "equals", "contains", "atLeast"), w + ".mbean");
+                    Map<String, Object> out = new LinkedHashMap<>();
+                    String mbName = string(mb.get("name"), w + ".mbean.name");
+                    if (!mbName.startsWith("io.npulifecycle:") && !mbName.startsWith("java.lang:")) {
+                        throw new YamlTree.Invalid(mb.get("name").line(), w + ".mbean.name '" + mbName
+                                + "' is not an io.npulifecycle: or java.lang: object name");
+                    }
+                    out.put("name", mbName);
+                    out.put("attribute", string(mb.get("attribute"), w + ".mbean.attribute"));
+                    int tests = 0;
+                    for (String t : List.of("equals", "contains")) {
+                        if (mb.containsKey(t)) {
+                            out.put(t, string(mb.get(t), w + ".mbean." + t));
+                            tests++;
+                        }
+                    }
+                    if (mb.containsKey("atLeast")) {
+                        out.put("atLeast", integer(mb.get("atLeast"), w + ".mbean.atLeast", 0, Integer.MAX_VALUE));
+                        tests++;
+                    }
+                    if (tests != 1) {
+                        throw new YamlTree.Invalid(v.line(), w + ".mbean needs exactly one of equals, contains, "
+                                + "atLeast");
+                    }
+                    args.put("mbean", out);
+                    break;
+                }
+                case "labels":
+                case "annotations":
+                case "status":
+                    args.put(key, nullableStrings(v, w + "." + key));
+                    break;
+                case "markers": {
+                    Map<String, YamlTree.Node> mk = map(v, w + ".markers");
+                    keys(mk, Set.of("driver-ready", "reboot-required"), w + ".markers");
+                    Map<String, Object> out = new LinkedHashMap<>();
+                    if (mk.containsKey("driver-ready")) {
+                        if (!(mk.get("driver-ready").value() instanceof Boolean)) {
+                            throw new YamlTree.Invalid(mk.get("driver-ready").line(), w
+                                    + ".markers.driver-ready must be true or false");
+                        }
+                        out.put("driver-ready", mk.get("driver-ready").value());
+                    }
+                    if (mk.containsKey("reboot-required")) {
+                        Object rv = mk.get("reboot-required").value();
+                        if (rv != null && !"recovery".equals(rv) && !"upgrade".equals(rv)) {
+                            throw new YamlTree.Invalid(mk.get("reboot-required").line(), w
+                                    + ".markers.reboot-required must be recovery, upgrade or null, got " + rv);
+                        }
+                        out.put("reboot-required", rv);
+                    }
+                    args.put("markers", out);
+                    break;
+                }
+                case "events": {
+                    if (!(v.value() instanceof List)) {
+                        throw new YamlTree.Invalid(v.line(), w + ".events must be a list");
+                    }
+                    List<Map<String, Object>> evs = new ArrayList<>();
+                    for (YamlTree.Node ev : v.list()) {
+                        Map<String, YamlTree.Node> em = map(ev, w + ".events[]");
+                        keys(em, Set.of("reason", "messageContains", "count"), w + ".events[]");
+                        Map<String, Object> one = new LinkedHashMap<>();
+                        one.put("reason", string(em.get("reason"), w + ".events[].reason"));
+                        if (em.containsKey("messageContains")) {
+                            one.put("messageContains", string(em.get("messageContains"),
+                                    w + ".events[].messageContains"));
+                        }
+                        if (em.containsKey("count")) {
+                            one.put("count", integer(em.get("count"), w + ".events[].count", 0, 10_000));
+                        }
+                        evs.add(one);
+                    }
+                    args.put("events", evs);
+                    break;
+                }
+                case "reboots":
+                case "violations":
+                    args.put(key, integer(v, w + "." + key, 0, 10_000));
+                    break;
+                case "driverVersion":
+                    args.put(key, version(v, w + ".driverVersion"));
+                    break;
+                case "upgradeState":
+                    args.put(key, v.value() == null ? null : string(v, w + ".upgradeState"));
+                    break;
+                default:
+                    throw new YamlTree.Invalid(v.line(), w + ": unknown key " + key);
+            }
+        }
+        if (!args.containsKey("node")) {
+            args.put("node", "all");
+        }
+        return within;
     }
 
     private Map<String, Object> chipRef(YamlTree.Node body, String w, Set<String> allowed) throws YamlTree.Invalid {

@@ -28,13 +28,43 @@ public final class ScenarioRunner {
     private final Scenario scenario;
     private final SimCluster sim;
     private final PrintStream out;
-    private long t0;
-    private final Map<String, Integer> rebootsAtStart = new HashMap<>();
+    private volatile long t0;
+    private final Map<String, Integer> rebootsAtStart = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Verdict per case id: {@code null} = passed, else the failure; and its wall-clock seconds. */
+    private final Map<String, String> caseFailures = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, Double> caseSeconds = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final String PASSED = "";
 
     ScenarioRunner(Scenario scenario, SimCluster sim, PrintStream out) {
         this.scenario = scenario;
         this.sim = sim;
         this.out = out;
+    }
+
+    /**
+     * {@code npu-lifecycle scenario --list FILE...}: validates the files and prints, without running anything, one
+     * line per reliability case: {@code CASE <file>#<id> | <build> | <category> | <name> | <outcome>}.
+     *
+     * @return 0, or 2 when a file is malformed
+     */
+    static int listFiles(List<Path> files, PrintStream out, PrintStream err) {
+        int rc = 0;
+        for (Path f : files) {
+            try {
+                Scenario s = Scenario.parse(f.toString(), Files.readString(f, StandardCharsets.UTF_8));
+                for (Scenario.Case c : s.cases) {
+                    out.println("CASE " + f.getFileName() + "#" + c.id() + " | " + s.build + " | " + c.category()
+                            + " | " + c.name() + " | " + c.outcome());
+                }
+            } catch (IOException e) {
+                err.println(f + ": cannot be read: " + e.getMessage());
+                rc = 2;
+            } catch (YamlTree.Invalid e) {
+                err.println(f + ":" + e.getMessage());
+                rc = 2;
+            }
+        }
+        return rc;
     }
 
     /**
@@ -79,9 +109,26 @@ public final class ScenarioRunner {
         out.println("== scenario " + s.name + " (" + s.file + "): " + s.nodes + " node(s), clock x" + s.timeScale);
         long wall = System.nanoTime();
         try (SimCluster sim = new SimCluster(settings, dir, install, line -> { })) {
+            sim.controlPlaneReplicas(s.controlPlanes);
+            sim.markersOnTmpfs(s.uses("markersReadOnly") || s.uses("markersFull"));
             ScenarioRunner r = new ScenarioRunner(s, sim, out);
             String failure = r.execute();
             double secs = (System.nanoTime() - wall) / 1e9;
+            if (!s.cases.isEmpty()) {
+                int failedCases = 0;
+                for (Scenario.Case c : s.cases) {
+                    String f = failure != null ? "the scenario failed: " + failure
+                            : r.caseFailures.getOrDefault(c.id(), "did not run");
+                    boolean ok = PASSED.equals(f);
+                    failedCases += ok ? 0 : 1;
+                    out.printf("   CASE %s %s (%.1f s) | %s | %s | %s%s%n", ok ? "PASS" : "FAIL", c.id(),
+                            r.caseSeconds.getOrDefault(c.id(), secs), c.category(), c.name(), c.outcome(),
+                            ok ? "" : " :: " + f);
+                }
+                if (failure == null && failedCases > 0) {
+                    failure = failedCases + " of " + s.cases.size() + " case(s) failed";
+                }
+            }
             if (failure == null) {
                 out.printf("   PASS %s (%d steps, %.1f s)%n", s.name, s.steps.size(), secs);
                 return true;
@@ -126,31 +173,74 @@ public final class ScenarioRunner {
             rebootsAtStart.put(n.name(), n.reboots());
         }
         t0 = System.nanoTime();
-        int index = 0;
-        for (Scenario.Step st : scenario.steps) {
-            index++;
-            sleepUntil(st.at());
-            String label = "step " + index + " (line " + st.line() + ", at " + st.at().toSeconds() + "s) " + st.kind();
-            try {
-                if (st.kind().equals("expect")) {
-                    String failure = expect(st);
-                    if (failure != null) {
-                        return label + ": " + failure + " (checked at simulated " + simNow() + "s)";
-                    }
-                    out.println("   ok  " + label + " " + st.args());
-                } else {
-                    act(st);
-                    out.println("   did " + label + " " + st.args());
+        List<Thread> threads = new ArrayList<>();
+        for (Scenario.Case c : scenario.cases) {
+            Thread t = new Thread(() -> {
+                String f;
+                try {
+                    f = runSteps(c.steps(), c.id() + ": ");
+                } catch (InterruptedException e) {
+                    f = "interrupted";
+                } catch (Exception e) {
+                    f = "the harness failed: " + e;
                 }
-            } catch (RuntimeException e) {
-                return label + ": " + e.getMessage();
-            }
+                caseSeconds.put(c.id(), (System.nanoTime() - t0) / 1e9);
+                caseFailures.put(c.id(), f == null ? PASSED : f);
+            }, "case-" + c.id());
+            t.setDaemon(true);
+            t.start();
+            threads.add(t);
+        }
+        String shared = scenario.steps.isEmpty() ? null : runSteps(scenario.steps, "");
+        for (Thread t : threads) {
+            t.join();
+        }
+        if (shared != null) {
+            return shared;
         }
         // A driver unloaded in a running kernel fails every scenario, whether or not it asked about violations.
         int violations = sim.nodes().values().stream().mapToInt(SimNode::violations).sum();
         if (violations != 0) {
             return "the simulator recorded " + violations + " violation(s) (a driver unloaded in a running kernel); "
                     + "see io.npulifecycle:type=Simulator/Violations";
+        }
+        return null;
+    }
+
+    /**
+     * Runs one sequence of steps (the shared ones, or one case's).
+     *
+     * @return {@code null} when every step passed, else the failure
+     */
+    private String runSteps(List<Scenario.Step> steps, String prefix) throws Exception {
+        int index = 0;
+        for (Scenario.Step st : steps) {
+            index++;
+            sleepUntil(st.at());
+            String label = prefix + "step " + index + " (line " + st.line() + ", at " + st.at().toSeconds() + "s) "
+                    + st.kind();
+            try {
+                if (st.kind().equals("expect")) {
+                    String failure = expect(st, 200);
+                    if (failure != null) {
+                        return label + ": " + failure + " (checked at simulated " + simNow() + "s)";
+                    }
+                    out.println("   ok  " + label + " " + st.args() + " at simulated " + simNow() + "s");
+                } else {
+                    Scenario.Step when = (Scenario.Step) st.args().get("when");
+                    if (when != null) {
+                        String failure = expect(when, 20);
+                        if (failure != null) {
+                            return label + ": its condition (when, line " + when.line() + ") never held: " + failure
+                                    + " (checked at simulated " + simNow() + "s)";
+                        }
+                    }
+                    act(st);
+                    out.println("   did " + label + " " + st.args() + " at simulated " + simNow() + "s");
+                }
+            } catch (RuntimeException e) {
+                return label + ": " + e;
+            }
         }
         return null;
     }
@@ -177,9 +267,9 @@ public final class ScenarioRunner {
 
     // ---- actions ----
 
-    void act(Scenario.Step st) throws IOException {
+    void act(Scenario.Step st) throws IOException, InterruptedException {
         Map<String, Object> a = st.args();
-        SimNode n = a.containsKey("node") ? sim.nodes().get((String) a.get("node")) : null;
+        SimNode n = a.containsKey("node") ? sim.nodes().get(String.valueOf(a.get("node"))) : null;
         switch (st.kind()) {
             case "wedge": n.simulator("wedge", a.get("npu"), a.get("chip")); break;
             case "recover": n.simulator("recover", a.get("npu"), a.get("chip")); break;
@@ -190,7 +280,31 @@ public final class ScenarioRunner {
             case "setPolicy": sim.patchDriver(a); break;
             case "setVersion": sim.patchDriver(Map.of("version", a.get("version"))); break;
             case "killAgent": n.killAgent(); break;
-            case "killControlPlane": sim.restartControlPlane(true); break;
+            case "killControlPlane":
+                sim.killControlPlane((String) a.get("replica"), (Boolean) a.get("restart"));
+                break;
+            case "startControlPlane": sim.startControlPlane(Integer.parseInt((String) a.get("replica"))); break;
+            case "apiGone": {
+                // the API server compacted its history: every open watch ends with 410 Expired, and the next watch
+                // requests are answered 410 Gone, so informers must list again (DESIGN.md, known traps)
+                sim.cluster().failNextWatches((Integer) a.get("failNext"));
+                sim.cluster().expireWatches();
+                break;
+            }
+            case "apiUnreachable": {
+                Duration d = (Duration) a.get("duration");
+                sim.unreachableFor(Duration.ofNanos((long) (d.toNanos() / scenario.timeScale)));
+                break;
+            }
+            case "clockJump":
+                if ("control-plane".equals(a.get("node"))) {
+                    sim.jumpControlPlaneClock((Duration) a.get("by"));
+                } else {
+                    n.jumpClock((Duration) a.get("by"));
+                }
+                break;
+            case "markersReadOnly": n.markersReadOnly((Boolean) a.get("on")); break;
+            case "markersFull": n.markersFull((Boolean) a.get("on")); break;
             case "apiOutage": {
                 Duration d = (Duration) a.get("duration");
                 sim.cluster().outageFor(Duration.ofNanos((long) (d.toNanos() / scenario.timeScale)),
@@ -203,7 +317,7 @@ public final class ScenarioRunner {
 
     // ---- expectations ----
 
-    String expect(Scenario.Step st) throws InterruptedException {
+    String expect(Scenario.Step st, long pollMillis) throws InterruptedException {
         Duration within = st.within();
         long end = System.nanoTime() + (within == null ? 0 : (long) (within.toNanos() / scenario.timeScale));
         String failure;
@@ -214,10 +328,28 @@ public final class ScenarioRunner {
                 failure = "could not check: " + e.getMessage();
             }
             if (failure == null || System.nanoTime() >= end) {
-                return failure;
+                break;
             }
-            Thread.sleep(200); // poll period while waiting 'within'
+            Thread.sleep(pollMillis); // poll period while waiting 'within'
         }
+        Duration hold = (Duration) st.args().get("holdFor");
+        if (failure != null || hold == null) {
+            return failure;
+        }
+        // it holds: it must go on holding (nothing more happens: no second reboot, no label coming back)
+        long holdEnd = System.nanoTime() + (long) (hold.toNanos() / scenario.timeScale);
+        while (System.nanoTime() < holdEnd) {
+            Thread.sleep(500); // poll period while checking 'holdFor'
+            try {
+                failure = check(st.args());
+            } catch (RuntimeException e) {
+                failure = null; // e.g. the node agent restarting: not a change of state
+            }
+            if (failure != null) {
+                return "held, then stopped holding within holdFor " + hold.toSeconds() + "s: " + failure;
+            }
+        }
+        return null;
     }
 
     @SuppressWarnings("unchecked")
@@ -287,6 +419,31 @@ public final class ScenarioRunner {
                         return "events on " + name + ": expected " + (ev.containsKey("count") ? ev.get("count") : ">= 1")
                                 + " " + ev + ", saw " + count + " (reasons seen: " + sim.events(name).stream()
                                         .map(x -> x.getReason()).toList() + ")";
+                    }
+                }
+            }
+        }
+        if (e.containsKey("mbean")) {
+            Map<String, Object> mb = (Map<String, Object>) e.get("mbean");
+            for (SimNode n : nodes) {
+                Object v = n.jolokia().read((String) mb.get("name"), (String) mb.get("attribute"));
+                String seen = v == null ? null : String.valueOf(v);
+                String what = "MBean " + mb.get("name") + " " + mb.get("attribute") + " on " + n.name();
+                if (mb.containsKey("equals") && !Objects.equals(mb.get("equals"), seen)) {
+                    return what + ": expected " + show((String) mb.get("equals")) + ", saw " + show(seen);
+                }
+                if (mb.containsKey("contains") && (seen == null || !seen.contains((String) mb.get("contains")))) {
+                    return what + ": expected to contain " + show((String) mb.get("contains")) + ", saw " + show(seen);
+                }
+                if (mb.containsKey("atLeast")) {
+                    long num;
+                    try {
+                        num = seen == null ? Long.MIN_VALUE : Long.parseLong(seen.trim());
+                    } catch (NumberFormatException x) {
+                        num = Long.MIN_VALUE;
+                    }
+                    if (num < (Integer) mb.get("atLeast")) {
+                        return what + ": expected at least " + mb.get("atLeast") + ", saw " + show(seen);
                     }
                 }
             }

@@ -35,6 +35,10 @@ public final class SimCluster implements AutoCloseable {
     private EmbeddedCluster cluster;
     private FakeRegistry registry;
     private RuntimeProcess controlPlane;
+    private final List<RuntimeProcess> controlPlanes = new ArrayList<>();
+    private int replicas = 1;
+    private boolean markersOnTmpfs;
+    private ApiProxy proxy;
     private Jolokia controlPlaneJolokia;
     private int controlPlanePort;
     private final Map<String, SimNode> nodes = new LinkedHashMap<>();
@@ -65,12 +69,17 @@ public final class SimCluster implements AutoCloseable {
     public void start(List<String> extraVersions) throws IOException {
         Files.createDirectories(work);
         // Cancelled (SIGTERM, Ctrl-C, a CI timeout): take every runtime of the simulated cluster down too.
-        Runtime.getRuntime().addShutdownHook(new Thread(SimCluster::stopChildren, "sim-cluster-shutdown"));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            stopChildren();
+            SimNode.unmountAll();
+        }, "sim-cluster-shutdown"));
         Path crd = install.resolve("conf/kubernetes/crd-npuoperatorctl.yaml");
         if (Files.exists(crd)) {
             System.setProperty(EmbeddedCluster.CRD_FILE_PROPERTY, crd.toString());
         }
         cluster = EmbeddedCluster.start();
+        // the runtimes reach the API server through a forwarder that can make it unreachable (apiUnreachable)
+        proxy = new ApiProxy(cluster.port(), log);
         cluster.installCrd();
         cluster.ensureNamespace(DaemonSetController.NAMESPACE);
         registry = new FakeRegistry();
@@ -92,15 +101,181 @@ public final class SimCluster implements AutoCloseable {
         log.accept("cluster: kubeconfig " + kubeconfig + "  (export KUBECONFIG=" + kubeconfig + ")");
 
         for (String name : List.copyOf(nodes.keySet())) {
-            nodes.put(name, new SimNode(name, work.resolve(name), install, freePort(), USER, password,
-                    cluster.masterUrl(), settings));
+            SimNode node = new SimNode(name, work.resolve(name), install, freePort(), USER, password, proxy.url(),
+                    settings);
+            if (markersOnTmpfs) {
+                node.mountMarkersTmpfs();
+            }
+            nodes.put(name, node);
         }
         startControlPlane();
+        for (int i = 1; i < replicas; i++) {
+            startReplica(i);
+        }
         daemonSets = new DaemonSetController(cluster.client(), nodes, log);
         daemonSetThread = new Thread(daemonSets, "sim-daemonset-controller");
         daemonSetThread.setDaemon(true);
         daemonSetThread.start();
     }
+
+    /**
+     * How many control-plane replicas to run (leader election on a Lease decides which one writes); before
+     * {@link #start(List)}.
+     *
+     * @param n 1 or 2
+     */
+    public void controlPlaneReplicas(int n) {
+        if (n < 1 || n > 2) {
+            throw new IllegalArgumentException("control-plane replicas must be 1 or 2, got " + n);
+        }
+        this.replicas = n;
+    }
+
+    /**
+     * Puts every node's marker folder on its own small tmpfs (1 MiB), as {@code /run/npu-operator} is on a host, so a
+     * scenario can fill it ({@code ENOSPC}) or remount it read-only ({@code EROFS}) for real; before {@link
+     * #start(List)}. Needs root (CAP_SYS_ADMIN).
+     *
+     * @param value whether to
+     */
+    public void markersOnTmpfs(boolean value) {
+        this.markersOnTmpfs = value;
+    }
+
+    private void startReplica(int i) throws IOException {
+        Path home = work.resolve("control-plane-" + i + "/home");
+        Path etc = Files.createDirectories(home.resolve("etc"));
+        SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + freePort()
+                + "\nlog.level=" + settings.logLevel() + "\n");
+        SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
+        SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n");
+        RuntimeProcess rp = new RuntimeProcess(install, "control-plane", home, controlPlaneEnv(i));
+        rp.start(Map.of());
+        controlPlanes.add(rp);
+    }
+
+    private Map<String, String> controlPlaneEnv(int replica) {
+        Map<String, String> env = new HashMap<>();
+        env.put("NPU_LIFECYCLE_JOLOKIA_USER", USER);
+        env.put("NPU_LIFECYCLE_JOLOKIA_PASSWORD", password);
+        env.put("NPU_LIFECYCLE_KUBE_MASTER", proxy.url());
+        env.put("POD_NAME", "npu-lifecycle-control-plane-" + replica);
+        return env;
+    }
+
+    /**
+     * @param replica 0 or 1
+     * @return that control-plane replica's runtime
+     */
+    public RuntimeProcess controlPlane(int replica) {
+        return controlPlanes.get(replica);
+    }
+
+    /** @return how many control-plane replicas run */
+    public int controlPlaneReplicas() {
+        return controlPlanes.size();
+    }
+
+    /**
+     * @return the replica holding the upgrade Lease ({@code npu-lifecycle-upgrade}), or -1 when none does
+     */
+    public int leaderReplica() {
+        var lease = cluster.client().leases().inNamespace(EmbeddedCluster.NPU_NAMESPACE)
+                .withName("npu-lifecycle-upgrade").get();
+        String holder = lease == null || lease.getSpec() == null ? null : lease.getSpec().getHolderIdentity();
+        if (holder != null && holder.startsWith("npu-lifecycle-control-plane-")) {
+            try {
+                return Integer.parseInt(holder.substring("npu-lifecycle-control-plane-".length()));
+            } catch (NumberFormatException e) {
+                return -1;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * SIGKILLs control-plane replicas, optionally restarting them at once as a Deployment would.
+     *
+     * @param which {@code 0}, {@code 1}, {@code leader} (the Lease holder, else replica 0) or {@code all}
+     * @param restart whether to start them again at once
+     * @throws IOException if a runtime cannot be started again
+     */
+    public synchronized void killControlPlane(String which, boolean restart) throws IOException {
+        List<Integer> targets = new ArrayList<>();
+        if (which.equals("all")) {
+            for (int i = 0; i < controlPlanes.size(); i++) {
+                targets.add(i);
+            }
+        } else if (which.equals("leader")) {
+            int l = leaderReplica();
+            targets.add(l >= 0 && l < controlPlanes.size() ? l : 0);
+        } else {
+            targets.add(Integer.parseInt(which));
+        }
+        for (int i : targets) {
+            controlPlanes.get(i).kill();
+            log.accept("control plane: replica " + i + " killed (SIGKILL)");
+        }
+        if (restart) {
+            for (int i : targets) {
+                controlPlanes.get(i).start(Map.of());
+            }
+        }
+    }
+
+    /**
+     * Starts a control-plane replica that was killed without restart.
+     *
+     * @param replica 0 or 1
+     * @throws IOException if it cannot be started
+     */
+    public synchronized void startControlPlane(int replica) throws IOException {
+        RuntimeProcess rp = controlPlanes.get(replica);
+        if (!rp.alive()) {
+            rp.start(Map.of());
+        }
+    }
+
+    /**
+     * Makes the API server unreachable for the runtimes (connections refused and reset, not an HTTP error) for
+     * {@code wall} of wall-clock time, in the background.
+     *
+     * @param wall how long
+     */
+    public void unreachableFor(java.time.Duration wall) {
+        proxy.cutOff();
+        Thread t = new Thread(() -> {
+            try {
+                Thread.sleep(wall.toMillis()); // the outage's own length
+                proxy.restore();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (IOException e) {
+                log.accept("api: cannot end the unreachable period: " + e.getMessage());
+            }
+        }, "api-unreachable");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /**
+     * Moves the wall clock of the control plane (every replica) by {@code delta}: PID {@code io.npulifecycle.time}
+     * key {@code wallOffsetMillis}, applied in place by the running clock.
+     *
+     * @param delta simulated time, negative = back
+     * @throws IOException if the configuration cannot be written
+     */
+    public void jumpControlPlaneClock(java.time.Duration delta) throws IOException {
+        cpClockOffset += delta.toMillis();
+        SimNode.writeAtomically(work.resolve("control-plane/home/etc/io.npulifecycle.time.cfg"),
+                settings.timeConfig() + "wallOffsetMillis=" + cpClockOffset + "\n");
+        for (int i = 1; i < controlPlanes.size(); i++) {
+            SimNode.writeAtomically(work.resolve("control-plane-" + i + "/home/etc/io.npulifecycle.time.cfg"),
+                    settings.timeConfig() + "wallOffsetMillis=" + cpClockOffset + "\n");
+        }
+    }
+
+    private long cpClockOffset;
 
     private void startControlPlane() throws IOException {
         Path home = work.resolve("control-plane/home");
@@ -110,18 +285,14 @@ public final class SimCluster implements AutoCloseable {
                 + "\nlog.level=" + settings.logLevel() + "\n");
         SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
         SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n");
-        Map<String, String> env = new HashMap<>();
-        env.put("NPU_LIFECYCLE_JOLOKIA_USER", USER);
-        env.put("NPU_LIFECYCLE_JOLOKIA_PASSWORD", password);
-        env.put("NPU_LIFECYCLE_KUBE_MASTER", cluster.masterUrl());
-        env.put("POD_NAME", "npu-lifecycle-control-plane-0");
-        controlPlane = new RuntimeProcess(install, "control-plane", home, env);
+        controlPlane = new RuntimeProcess(install, "control-plane", home, controlPlaneEnv(0));
         controlPlane.start(Map.of());
+        controlPlanes.add(controlPlane);
         controlPlaneJolokia = new Jolokia(controlPlanePort, USER, password);
     }
 
     /** Kills the control plane (SIGKILL) and starts it again, as a Deployment would. */
-    public void restartControlPlane(boolean kill) throws IOException {
+    public synchronized void restartControlPlane(boolean kill) throws IOException {
         if (kill) {
             controlPlane.kill();
         } else {
@@ -323,8 +494,16 @@ public final class SimCluster implements AutoCloseable {
                 n.stopAgent();
             }
         }
-        if (controlPlane != null) {
-            controlPlane.stop();
+        for (RuntimeProcess rp : controlPlanes) {
+            rp.stop();
+        }
+        for (SimNode n : nodes.values()) {
+            if (n != null) {
+                n.unmountMarkers();
+            }
+        }
+        if (proxy != null) {
+            proxy.close();
         }
         if (registry != null) {
             registry.close();

@@ -28,12 +28,18 @@ public final class SimNode {
     private final Jolokia jolokia;
     private final RuntimeProcess runtime;
     private volatile String podVersion;
+    private final SimSettings settings;
+    private long clockOffsetMillis;
+    private volatile boolean tmpfs;
+    /** Marker folders mounted by this JVM, unmounted by the shutdown hook if the harness is cancelled. */
+    private static final java.util.Set<Path> MOUNTS = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     SimNode(String name, Path root, Path install, int port, String user, String password, String masterUrl,
             SimSettings settings) throws IOException {
         this.name = name;
         this.root = root;
         this.port = port;
+        this.settings = settings;
         Path home = root.resolve("home");
         Path etc = Files.createDirectories(home.resolve("etc"));
         Path sim = root.resolve("simulator");
@@ -77,6 +83,134 @@ public final class SimNode {
 
     static void write(Path file, String content) throws IOException {
         Files.writeString(file, content, StandardCharsets.UTF_8);
+    }
+
+    /** Writes a file FileInstall watches: a temporary name it ignores, then an atomic rename. */
+    static void writeAtomically(Path file, String content) throws IOException {
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        Files.writeString(tmp, content, StandardCharsets.UTF_8);
+        Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** @return the emulated {@code /run/npu-operator} */
+    public Path markersFolder() {
+        return root.resolve("run-npu-operator");
+    }
+
+    /**
+     * Moves this node's wall clock by {@code delta} (NTP step, an operator fixing the clock): PID
+     * {@code io.npulifecycle.time} key {@code wallOffsetMillis}, applied in place by the running clock; monotonic time
+     * is not affected. The offset stays for later agent restarts, as a host's clock would.
+     *
+     * @param delta simulated time, negative = back
+     * @throws IOException if the configuration cannot be written
+     */
+    public synchronized void jumpClock(java.time.Duration delta) throws IOException {
+        clockOffsetMillis += delta.toMillis();
+        writeAtomically(root.resolve("home/etc/io.npulifecycle.time.cfg"), settings.timeConfig()
+                + "wallOffsetMillis=" + clockOffsetMillis + "\n");
+    }
+
+    /**
+     * Mounts a 1 MiB tmpfs on the marker folder (as {@code /run/npu-operator} is on a host) before the agent starts.
+     *
+     * @throws IOException when it cannot be mounted (needs root / CAP_SYS_ADMIN), with mount's message
+     */
+    void mountMarkersTmpfs() throws IOException {
+        run("mount", "-t", "tmpfs", "-o", "size=1m,mode=0755", "npu-sim-markers", markersFolder().toString());
+        MOUNTS.add(markersFolder());
+        tmpfs = true;
+    }
+
+    /** Unmounts the marker folder's tmpfs (lazily, even if busy). */
+    void unmountMarkers() {
+        if (tmpfs && MOUNTS.remove(markersFolder())) {
+            try {
+                run("umount", "-l", markersFolder().toString());
+            } catch (IOException e) {
+                // best effort at shutdown
+            }
+        }
+    }
+
+    /** Unmounts every marker tmpfs this JVM mounted (shutdown hook). */
+    static void unmountAll() {
+        for (Path p : java.util.List.copyOf(MOUNTS)) {
+            try {
+                run("umount", "-l", p.toString());
+            } catch (IOException e) {
+                // best effort
+            }
+            MOUNTS.remove(p);
+        }
+    }
+
+    /**
+     * Makes the marker folder read-only ({@code EROFS}) or writable again: a remount of its tmpfs.
+     *
+     * @param on read-only
+     * @throws IOException if the folder is not on the harness's tmpfs or the remount fails
+     */
+    public void markersReadOnly(boolean on) throws IOException {
+        requireTmpfs();
+        run("mount", "-o", "remount," + (on ? "ro" : "rw"), markersFolder().toString());
+    }
+
+    /**
+     * Fills the marker folder's tmpfs to the last byte with a hidden ballast file (readers ignore names starting with
+     * a dot), so every marker write fails with {@code ENOSPC}; {@code false} deletes the ballast.
+     *
+     * @param on full
+     * @throws IOException if the folder is not on the harness's tmpfs
+     */
+    public void markersFull(boolean on) throws IOException {
+        requireTmpfs();
+        Path ballast = markersFolder().resolve(".sim-ballast");
+        if (!on) {
+            Files.deleteIfExists(ballast);
+            return;
+        }
+        byte[] block = new byte[4096];
+        try (var out = Files.newOutputStream(ballast, java.nio.file.StandardOpenOption.CREATE,
+                java.nio.file.StandardOpenOption.APPEND)) {
+            for (int i = 0; i < 1024; i++) { // at most 4 MiB; the tmpfs holds 1 MiB
+                out.write(block);
+                out.flush();
+            }
+        } catch (IOException full) {
+            if (!String.valueOf(full.getMessage()).contains("No space left")) {
+                throw full;
+            }
+            return; // full
+        }
+        throw new IOException("the marker folder " + markersFolder() + " did not fill up (is it on the 1 MiB tmpfs?)");
+    }
+
+    private void requireTmpfs() throws IOException {
+        if (!tmpfs) {
+            throw new IOException("the marker folder of " + name + " is not on a harness tmpfs (the scenario runner "
+                    + "mounts one when a scenario uses markersReadOnly or markersFull)");
+        }
+    }
+
+    private static void run(String... cmd) throws IOException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        try {
+            if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IOException(String.join(" ", cmd) + ": no answer in 30 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted: " + String.join(" ", cmd), e);
+        }
+        if (p.exitValue() != 0) {
+            throw new IOException(String.join(" ", cmd) + " failed (exit " + p.exitValue() + "): " + out
+                    + " (needs root / CAP_SYS_ADMIN)");
+        }
     }
 
     /**
