@@ -130,7 +130,7 @@ public final class ScenarioRunner {
                 }
             }
             if (failure == null) {
-                out.printf("   PASS %s (%d steps, %.1f s)%n", s.name, s.steps.size(), secs);
+                out.printf("   PASS %s (%d steps, %d cases, %.1f s)%n", s.name, s.steps.size(), s.cases.size(), secs);
                 return true;
             }
             out.printf("   FAIL %s (%.1f s): %s%n", s.name, secs, failure);

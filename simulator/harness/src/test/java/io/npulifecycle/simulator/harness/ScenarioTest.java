@@ -125,4 +125,67 @@ class ScenarioTest {
                 "127.0.0.1:5000/mlops/ascend-driver:25.5.0-910b-6.6.0-145.0.4.135-oe2403sp3"));
         assertEquals("24.1.0.3", DaemonSetController.versionOf("r/mlops/ascend-driver:24.1.0.3-310p-k-os"));
     }
+
+    static final String CASES = String.join("\n",
+            "name: reliability",
+            "build: long",
+            "cluster: {nodes: 2, chips: 2, controlPlanes: 2}",
+            "cases:",
+            "  - id: strike-1",
+            "    category: agent killed",
+            "    name: killed after strike 1",
+            "    outcome: one reboot",
+            "    steps:",
+            "      - at: 0s",
+            "        killAgent: {node: node-0, when: {node: node-0, mbean: {name: \"io.npulifecycle:type=Chip,npu=1,chip=0\",",
+            "                    attribute: ConsecutiveFailures, atLeast: 1}, within: 600s}}",
+            "      - at: 0s",
+            "        clockJump: {node: control-plane, by: -1h}",
+            "      - at: 0s",
+            "        killControlPlane: {replica: leader, restart: false}",
+            "      - at: 0s",
+            "        apiUnreachable: {duration: 60s}",
+            "      - at: 0s",
+            "        markersFull: {node: node-1, on: true}",
+            "      - at: 0s",
+            "        expect: {node: node-0, reboots: 1, violations: 0, holdFor: 600s, within: 60s}",
+            "");
+
+    @Test
+    void reliabilityCasesParse() throws Exception {
+        Scenario s = Scenario.parse("cases.yaml", CASES);
+        assertEquals("long", s.build);
+        assertEquals(2, s.controlPlanes);
+        assertEquals(1, s.cases.size());
+        Scenario.Case c = s.cases.get(0);
+        assertEquals("agent killed", c.category());
+        assertEquals(6, c.steps().size());
+        Scenario.Step kill = c.steps().get(0);
+        Scenario.Step when = (Scenario.Step) kill.args().get("when");
+        assertEquals(Duration.ofSeconds(600), when.within());
+        assertEquals(Map.of("name", "io.npulifecycle:type=Chip,npu=1,chip=0", "attribute", "ConsecutiveFailures",
+                "atLeast", 1), when.args().get("mbean"));
+        assertEquals(Duration.ofHours(-1), c.steps().get(1).args().get("by"));
+        assertEquals("control-plane", c.steps().get(1).args().get("node"));
+        assertEquals(false, c.steps().get(2).args().get("restart"));
+        assertEquals(Duration.ofSeconds(600), c.steps().get(5).args().get("holdFor"));
+        assertTrue(s.uses("markersFull"));
+    }
+
+    @Test
+    void malformedReliabilityCasesAreRejectedWithTheLine() {
+        assertTrue(rejected(CASES.replace("category: agent killed", "category: gremlins"))
+                .contains("is not one of"));
+        assertTrue(rejected(CASES.replace("within: 600s}}", "}}")).contains("when needs 'within'"));
+        assertTrue(rejected(CASES.replace("replica: leader", "replica: 7")).contains("replica '7'"));
+        assertTrue(rejected(CASES.replace("controlPlanes: 2", "controlPlanes: 1").replace("leader", "1"))
+                .contains("replica '1'"));
+        assertTrue(rejected(CASES.replace("on: true", "on: maybe")).contains("on must be true or false"));
+        assertTrue(rejected(CASES.replace("by: -1h", "by: soon")).contains("is not a duration"));
+        assertTrue(rejected(CASES.replace("atLeast: 1", "atLeast: 1, equals: x")).contains("exactly one of"));
+        assertTrue(rejected(CASES.replace("apiUnreachable: {duration: 60s}", "apiUnreachable: {duration: 60s, how: rst}"))
+                .contains("unknown key 'how'"));
+        assertTrue(rejected(CASES.replace("name: killed after strike 1", "name: a | b")).contains("'|'"));
+        assertTrue(rejected(CASES.replace("build: long", "build: sometimes")).contains("build must be"));
+    }
 }
