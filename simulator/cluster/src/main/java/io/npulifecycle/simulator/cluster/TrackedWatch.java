@@ -146,15 +146,28 @@ final class TrackedWatch extends WebSocketListener {
         delegate.onClosing(wrap(webSocket), code, reason);
     }
 
+    /**
+     * The mock's listener waits for its event executor to terminate in onClosed/onFailure; on the server's single
+     * event-loop thread that stalled the whole API server for many seconds whenever a client vanished (found by the
+     * reliability matrix, issue #7: several node agents SIGKILLed at once). The close is handed to another thread.
+     */
+    private static final java.util.concurrent.Executor CLOSER = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "embedded-cluster-watch-closer");
+        t.setDaemon(true);
+        return t;
+    });
+
     @Override
     public void onClosed(WebSocket webSocket, int code, String reason) {
         open.remove(this);
-        delegate.onClosed(wrap(webSocket), code, reason);
+        WebSocket w = wrap(webSocket);
+        CLOSER.execute(() -> delegate.onClosed(w, code, reason));
     }
 
     @Override
     public void onFailure(WebSocket webSocket, Throwable t, Response response) {
         open.remove(this);
-        delegate.onFailure(wrap(webSocket), t, response);
+        WebSocket w = wrap(webSocket);
+        CLOSER.execute(() -> delegate.onFailure(w, t, response));
     }
 }
