@@ -75,7 +75,7 @@ public final class Reconciler {
     }
 
     /** Create or update one driver DaemonSet. */
-    public record DaemonSetApply(Combination combination, String name, String image) {
+    public record DaemonSetApply(Combination combination, String name, String image, String version) {
     }
 
     /**
@@ -329,7 +329,7 @@ public final class Reconciler {
         if (imagesOk) {
             for (Map.Entry<Combination, String> e : comboImages.entrySet()) {
                 if (!e.getValue().equals(in.daemonSetImages().get(e.getKey().daemonSetName()))) {
-                    dss.add(new DaemonSetApply(e.getKey(), e.getKey().daemonSetName(), e.getValue()));
+                    dss.add(new DaemonSetApply(e.getKey(), e.getKey().daemonSetName(), e.getValue(), t));
                 }
             }
         }

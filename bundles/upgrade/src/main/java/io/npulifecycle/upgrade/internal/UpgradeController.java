@@ -27,7 +27,6 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ObjectReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.api.model.apps.DaemonSetBuilder;
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -58,6 +57,7 @@ public final class UpgradeController implements AutoCloseable {
     private final TimeSource time;
     private final ControllerConfig cfg;
     private final RegistryClient registryOverride;
+    private final DriverDaemonSets daemonSets;
     private final ExecutorService worker;
     private final ExecutorService checker;
     private final AtomicBoolean leader = new AtomicBoolean();
@@ -104,6 +104,7 @@ public final class UpgradeController implements AutoCloseable {
         this.time = time;
         this.cfg = cfg;
         this.registryOverride = registry;
+        this.daemonSets = DriverDaemonSets.load(client.getKubernetesSerialization());
         this.worker = Executors.newSingleThreadExecutor(r -> daemon(r, "npu-upgrade-reconcile"));
         this.checker = Executors.newSingleThreadExecutor(r -> daemon(r, "npu-upgrade-preflight"));
     }
@@ -463,24 +464,15 @@ public final class UpgradeController implements AutoCloseable {
         if (!leader.get()) {
             return;
         }
-        Map<String, String> sel = Map.of(Names.DRIVER_APP_KEY, Names.DRIVER_APP, Names.COMBINATION, d.combination().key());
         try {
             if (existing == null) {
-                DaemonSet ds = new DaemonSetBuilder().withNewMetadata().withName(d.name()).withNamespace(Names.DRIVER_NAMESPACE)
-                        .withLabels(sel).addToAnnotations(Names.P + "driver-combination-detail", d.combination().toString())
-                        .endMetadata().withNewSpec().withNewSelector().withMatchLabels(sel).endSelector()
-                        .withNewUpdateStrategy().withType("OnDelete").endUpdateStrategy()
-                        .withNewTemplate().withNewMetadata().withLabels(sel).endMetadata().withNewSpec()
-                        .withNodeSelector(Map.of(Names.COMBINATION, d.combination().key())).withHostPID(true)
-                        .addNewContainer().withName("driver").withImage(d.image()).withNewSecurityContext()
-                        .withPrivileged(true).endSecurityContext().endContainer().endSpec().endTemplate().endSpec().build();
-                client.apps().daemonSets().inNamespace(Names.DRIVER_NAMESPACE).resource(ds).create();
+                client.apps().daemonSets().inNamespace(Names.DRIVER_NAMESPACE)
+                        .resource(daemonSets.render(d.combination(), d.name(), d.image(), d.version())).create();
             } else {
-                // JSON patch (RFC 6902): replaces the one image, keeps the rest of the template
-                String json = "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/0/image\",\"value\":"
-                        + client.getKubernetesSerialization().asJson(d.image()) + "}]";
+                // JSON patch (RFC 6902): the whole pod template, rendered from the manifest template with the new
+                // image and DRIVER_VERSION (OnDelete: no pod restarts until the rollout deletes it)
                 client.apps().daemonSets().inNamespace(Names.DRIVER_NAMESPACE).withName(d.name())
-                        .patch(PatchContext.of(PatchType.JSON), json);
+                        .patch(PatchContext.of(PatchType.JSON), daemonSets.templatePatch(d.combination(), d.image(), d.version()));
             }
             count("daemonset");
             LOG.log(Level.INFO, "driver DaemonSet " + d.name() + " (" + d.combination() + "): image " + d.image());
