@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
@@ -44,7 +45,7 @@ import io.npulifecycle.upgrade.testing.MockCluster;
  * <p>System properties: {@code bench.quick} (1,000 nodes; unlimited and 50 in full, 1 as a prefix),
  * {@code bench.nodes} (comma-separated node counts, default {@code 1000,5000}), {@code bench.prefix} (nodes measured
  * with maxParallelUpgrades 1, default 40, quick 20), {@code bench.wavePrefix} (nodes measured with maxParallelUpgrades
- * above 1 from 5,000 nodes on, default 500), {@code bench.parallel} (maxParallelUpgrades values, default
+ * above 1 from 5,000 nodes on, default 500), {@code bench.jfr} (a JFR recording of each controller JVM), {@code bench.parallel} (maxParallelUpgrades values, default
  * {@code 0,50,1}), {@code bench.out} (default {@code target/bench}).
  */
 class RolloutScaleBenchmark {
@@ -130,10 +131,14 @@ class RolloutScaleBenchmark {
             Path log = out.resolve("controller-" + v.nodes() + "-" + v.parallelText() + ".log");
             String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
             String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-            Process p = new ProcessBuilder(java, "-Xmx512m", "-XX:+UseSerialGC",
-                    "-Djava.util.logging.config.file=" + Paths.get("src/test/resources/logging-bench.properties").toAbsolutePath(),
-                    "-cp", cp, BenchController.class.getName(), c.masterUrl())
-                    .redirectError(log.toFile()).start();
+            List<String> command = new ArrayList<>(List.of(java, "-Xmx512m", "-XX:+UseSerialGC",
+                    "-Djava.util.logging.config.file=" + Paths.get("src/test/resources/logging-bench.properties").toAbsolutePath()));
+            if (Boolean.getBoolean("bench.jfr")) { // profile the controller: target/bench/controller-<nodes>-<parallel>.jfr
+                command.add("-XX:StartFlightRecording=settings=profile,filename="
+                        + log.toAbsolutePath().toString().replace(".log", ".jfr"));
+            }
+            command.addAll(List.of("-cp", cp, BenchController.class.getName(), c.masterUrl()));
+            Process p = new ProcessBuilder(command).redirectError(log.toFile()).start();
             try {
                 BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
                 PrintWriter cmd = new PrintWriter(p.getOutputStream(), true, StandardCharsets.UTF_8);
@@ -168,8 +173,10 @@ class RolloutScaleBenchmark {
                 raw.println("result " + r);
                 return r;
             } finally {
-                p.destroyForcibly();
-                p.waitFor();
+                if (!p.waitFor(30, TimeUnit.SECONDS)) { // STOP sent: it exits (JFR dump) by itself
+                    p.destroyForcibly();
+                    p.waitFor();
+                }
             }
         }
     }
