@@ -122,7 +122,8 @@ class RolloutScaleBenchmark {
 
     private Result run(Variant v, Path out, PrintWriter raw) throws Exception {
         raw.println("== " + v);
-        try (MockCluster c = new MockCluster(1)) {
+        MockCluster c = new MockCluster(1);
+        try {
             c.emulator.rebootDuration = Duration.ZERO;
             long s0 = System.nanoTime();
             c.addNodes(v.nodes(), FROM);
@@ -177,6 +178,13 @@ class RolloutScaleBenchmark {
                     p.destroyForcibly();
                     p.waitFor();
                 }
+            }
+        } finally {
+            try {
+                c.close();
+            } catch (RuntimeException e) {
+                // a prefix run stops mid-rollout: the mock may refuse to close with requests in flight
+                raw.println("closing the mock API server: " + e);
             }
         }
     }
