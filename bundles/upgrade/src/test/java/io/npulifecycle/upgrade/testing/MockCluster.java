@@ -81,11 +81,16 @@ public final class MockCluster implements AutoCloseable {
      * @return a new client on the mock (closed with the cluster)
      */
     public KubernetesClient client(String userAgent) {
-        Config c = new ConfigBuilder(Config.empty()).withMasterUrl("http://" + server.getHostName() + ":" + server.getPort())
+        Config c = new ConfigBuilder(Config.empty()).withMasterUrl(masterUrl())
                 .withTrustCerts(true).withNamespace(NS).withUserAgent(userAgent).withRequestRetryBackoffLimit(3).build();
         KubernetesClient k = new KubernetesClientBuilder().withConfig(c).withHttpClientFactory(new JdkHttpClientFactory()).build();
         closeables.add(k);
         return k;
+    }
+
+    /** @return the API server's URL, e.g. {@code http://localhost:40123} */
+    public String masterUrl() {
+        return "http://" + server.getHostName() + ":" + server.getPort();
     }
 
     /** Registers something to close with the cluster (closed in reverse order, before the clients). */
