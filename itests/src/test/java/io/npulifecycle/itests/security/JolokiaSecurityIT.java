@@ -155,7 +155,7 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
                 "/exec/JMImplementation:type=MBeanServerDelegate/x"}) {
                 JolokiaClient.Reply r = c.get(path, O, OP);
                 assertEquals(path + ": " + r, 403, r.status);
-                assertTrue(r.body, r.body.contains("only on io.npulifecycle MBeans"));
+                assertTrue(r.body, r.body.contains("only on io.npulifecycle MBeans") || r.body.contains("never reachable"));
             }
             assertEquals(403, c.post("{\"type\":\"exec\",\"mbean\":\"java.lang:type=Memory\",\"operation\":\"gc\"}",
                     O, OP).status);

@@ -38,7 +38,8 @@ import jakarta.servlet.http.HttpServletResponse;
  * <li>any request of it carries a JSR-160 proxy {@code target} (or a {@code target} query parameter);</li>
  * <li>a request type is not allowed for the caller's role (a viewer's exec or write, GET or POST, bulk included);</li>
  * <li>an exec or write names an MBean outside {@code io.npulifecycle} (or no valid name);</li>
- * <li>there is no authenticated caller.</li>
+ * <li>any request names an MBean nobody may reach (JFR, DiagnosticCommand, HotSpotDiagnostic, MLet loaders);</li>
+ * <li>there is no authenticated caller, or no restrictor with a loaded policy (fail closed).</li>
  * </ul>
  * A POST body that is not a Jolokia request gets 400. Otherwise it puts the caller on the thread for the restrictor
  * ({@link Caller}), passes the (buffered, at most {@value #MAX_BODY_BYTES} bytes) request on, and clears the caller in
@@ -68,6 +69,10 @@ public class AccessFilter implements Filter {
             return;
         }
         Caller caller = new Caller((String) user, (Role) role);
+        if (!RoleRestrictor.ready()) {
+            send(res, 403, "the Jolokia access policy is not loaded: every request is refused (see the log)");
+            return;
+        }
         HttpServletRequest forward = req;
         List<RequestClassifier.Op> ops = new ArrayList<>();
         String method = req.getMethod().toUpperCase(Locale.ROOT);
@@ -101,6 +106,8 @@ public class AccessFilter implements Filter {
                 reason = "JSR-160 proxy requests (\"target\") are not allowed";
             } else if (op.type != null && !allowed(caller.role(), op.type)) {
                 reason = "role " + caller.role().id() + " may not " + op.type;
+            } else if (forbiddenMBean(op.mbean)) {
+                reason = "this MBean is never reachable through Jolokia";
             } else if (op.changes() && !productMBean(op.mbean)) {
                 reason = "exec and write are allowed only on " + RoleRestrictor.PRODUCT_DOMAIN + " MBeans";
             }
@@ -117,6 +124,18 @@ public class AccessFilter implements Filter {
             chain.doFilter(forward, response);
         } finally {
             Caller.clear();
+        }
+    }
+
+    /** @return whether {@code mbean} is a valid name that nobody may reach (see {@link RoleRestrictor}) */
+    static boolean forbiddenMBean(String mbean) {
+        if (mbean == null) {
+            return false;
+        }
+        try {
+            return RoleRestrictor.forbiddenName(new javax.management.ObjectName(mbean));
+        } catch (javax.management.MalformedObjectNameException e) {
+            return false;
         }
     }
 

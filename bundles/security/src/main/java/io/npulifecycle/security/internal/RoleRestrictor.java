@@ -72,6 +72,9 @@ public class RoleRestrictor implements Restrictor {
 
     private static final Logger LOG = System.getLogger(RoleRestrictor.class.getName());
 
+    /** The active restrictor with a loaded policy, or {@code null}: {@link AccessFilter} refuses everything then. */
+    private static volatile RoleRestrictor active;
+
     private Restrictor policy;
     private List<Pattern> origins;
     private boolean strictOrigin;
@@ -88,6 +91,7 @@ public class RoleRestrictor implements Restrictor {
         }
         try {
             load(Files.readAllBytes(Path.of(p)), p);
+            active = this;
         } catch (IOException | RuntimeException e) {
             String msg = "Jolokia access policy " + p + " cannot be used (" + e.getMessage()
                     + "): every Jolokia request is denied";
@@ -146,6 +150,18 @@ public class RoleRestrictor implements Restrictor {
         this.strictOrigin = strict;
         this.policy = r;
         LOG.log(Level.INFO, "Jolokia access policy {0} loaded: {1} allowed origin(s)", source, o.size());
+    }
+
+    @org.osgi.service.component.annotations.Deactivate
+    void deactivate() {
+        if (active == this) {
+            active = null;
+        }
+    }
+
+    /** @return whether a restrictor with a loaded policy is active (else nothing may pass) */
+    static boolean ready() {
+        return active != null;
     }
 
     /** For tests: the MBeanServer used to recognise class loaders. */
@@ -241,6 +257,22 @@ public class RoleRestrictor implements Restrictor {
 
     /** @return whether nobody may reach this MBean */
     boolean forbidden(ObjectName name) {
+        if (forbiddenName(name)) {
+            return true;
+        }
+        if (!name.isPattern()) {
+            try {
+                return server.isInstanceOf(name, ClassLoader.class.getName())
+                        || server.isInstanceOf(name, "javax.management.loading.MLetMBean");
+            } catch (javax.management.InstanceNotFoundException e) {
+                return false;
+            }
+        }
+        return false;
+    }
+
+    /** @return whether the name alone says that nobody may reach the MBean (domain pattern, JFR, diagnostics, MLet) */
+    static boolean forbiddenName(ObjectName name) {
         String domain = name.getDomain();
         if (name.isDomainPattern()) {
             // a domain pattern could match a forbidden domain
@@ -255,17 +287,6 @@ public class RoleRestrictor implements Restrictor {
                 return true;
             }
         }
-        if (name.getCanonicalName().toLowerCase(Locale.ROOT).contains("mlet")) {
-            return true;
-        }
-        if (!name.isPattern()) {
-            try {
-                return server.isInstanceOf(name, ClassLoader.class.getName())
-                        || server.isInstanceOf(name, "javax.management.loading.MLetMBean");
-            } catch (javax.management.InstanceNotFoundException e) {
-                return false;
-            }
-        }
-        return false;
+        return name.getCanonicalName().toLowerCase(Locale.ROOT).contains("mlet");
     }
 }
