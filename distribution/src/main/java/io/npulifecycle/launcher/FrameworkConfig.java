@@ -80,6 +80,9 @@ public final class FrameworkConfig {
         p.put("npu.lifecycle.jolokia.users", settings.jolokiaUsers().toAbsolutePath().toString());
         p.put("npu.lifecycle.jolokia.operator", credentials.operatorLine());
         p.put("npu.lifecycle.jolokia.policy", policy.file().toAbsolutePath().toString());
+        // Ignored while Jolokia uses the restrictor service, but a servlet registered in Jolokia's start-up race
+        // (see JolokiaServletGuard) builds its restrictor from it: never the allow-all of a missing classpath policy.
+        p.put("org.jolokia.policyLocation", policy.file().toUri().toString());
         p.put("org.jolokia.discoveryEnabled", "false");
         p.put("org.jolokia.includeStackTrace", "false");
         p.put("org.jolokia.serializeException", "false");

@@ -39,7 +39,9 @@ import jakarta.servlet.http.HttpServletResponse;
  * <li>a request type is not allowed for the caller's role (a viewer's exec or write, GET or POST, bulk included);</li>
  * <li>an exec or write names an MBean outside {@code io.npulifecycle} (or no valid name);</li>
  * <li>any request names an MBean nobody may reach (JFR, DiagnosticCommand, HotSpotDiagnostic, MLet loaders);</li>
- * <li>there is no authenticated caller, or no restrictor with a loaded policy (fail closed).</li>
+ * <li>its {@code Origin} (or {@code Referer}) matches no {@code <allow-origin>} of the policy (strict CORS);</li>
+ * <li>there is no authenticated caller, or no restrictor with a loaded policy (fail closed); 503 while more than
+ * one Jolokia servlet is registered ({@link JolokiaServletGuard}).</li>
  * </ul>
  * A POST body that is not a Jolokia request gets 400. Otherwise it puts the caller on the thread for the restrictor
  * ({@link Caller}), passes the (buffered, at most {@value #MAX_BODY_BYTES} bytes) request on, and clears the caller in
@@ -71,6 +73,15 @@ public class AccessFilter implements Filter {
         Caller caller = new Caller((String) user, (Role) role);
         if (!RoleRestrictor.ready()) {
             send(res, 403, "the Jolokia access policy is not loaded: every request is refused (see the log)");
+            return;
+        }
+        if (!JolokiaServletGuard.singleServlet()) {
+            send(res, 503, "Jolokia is restarting (more than one Jolokia servlet was registered); retry");
+            return;
+        }
+        String origin = req.getHeader("Origin") != null ? req.getHeader("Origin") : originOf(req.getHeader("Referer"));
+        if (origin != null && !RoleRestrictor.originAllowed(origin)) {
+            send(res, 403, "origin " + origin.replaceAll("[^\\x20-\\x7e]", "?") + " is not allowed to call this agent");
             return;
         }
         HttpServletRequest forward = req;
@@ -124,6 +135,22 @@ public class AccessFilter implements Filter {
             chain.doFilter(forward, response);
         } finally {
             Caller.clear();
+        }
+    }
+
+    /** @return the origin ({@code scheme://host[:port]}) of a Referer URL, the value itself if it is not a URL */
+    static String originOf(String referer) {
+        if (referer == null) {
+            return null;
+        }
+        try {
+            java.net.URI u = new java.net.URI(referer.trim());
+            if (u.getScheme() == null || u.getHost() == null) {
+                return referer;
+            }
+            return u.getScheme() + "://" + u.getHost() + (u.getPort() < 0 ? "" : ":" + u.getPort());
+        } catch (java.net.URISyntaxException e) {
+            return referer;
         }
     }
 

@@ -159,6 +159,15 @@ public class RoleRestrictor implements Restrictor {
         }
     }
 
+    /**
+     * @param origin an {@code Origin} or {@code Referer} value
+     * @return whether the active policy lists it (always strict; {@code false} without an active restrictor)
+     */
+    static boolean originAllowed(String origin) {
+        RoleRestrictor r = active;
+        return r != null && r.matchesOrigin(origin);
+    }
+
     /** @return whether a restrictor with a loaded policy is active (else nothing may pass) */
     static boolean ready() {
         return active != null;
@@ -231,6 +240,10 @@ public class RoleRestrictor implements Restrictor {
         if (origin == null) {
             return true;
         }
+        return matchesOrigin(origin);
+    }
+
+    private boolean matchesOrigin(String origin) {
         String o = origin.trim().toLowerCase(Locale.ROOT);
         for (Pattern p : origins) {
             if (p.matcher(o).matches()) {
