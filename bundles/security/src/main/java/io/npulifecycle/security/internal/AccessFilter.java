@@ -117,7 +117,8 @@ public class AccessFilter implements Filter {
                 reason = "JSR-160 proxy requests (\"target\") are not allowed";
             } else if (op.type != null && !allowed(caller.role(), op.type)) {
                 reason = "role " + caller.role().id() + " may not " + op.type;
-            } else if (forbiddenMBean(op.mbean)) {
+            } else if (!"search".equals(op.type) && forbiddenMBean(op.mbean)) {
+                // (a search pattern such as *:* is fine: the restrictor hides the forbidden names from its result)
                 reason = "this MBean is never reachable through Jolokia";
             } else if (op.changes() && !productMBean(op.mbean)) {
                 reason = "exec and write are allowed only on " + RoleRestrictor.PRODUCT_DOMAIN + " MBeans";
