@@ -39,6 +39,7 @@ public class JolokiaServletGuard implements ServiceListener {
     private Filter filter;
     private volatile int count;
     private int restarts;
+    private boolean restarting;
 
     @Activate
     void activate(BundleContext ctx) throws InvalidSyntaxException {
@@ -82,6 +83,9 @@ public class JolokiaServletGuard implements ServiceListener {
     }
 
     private synchronized void restartJolokia(Bundle jolokia) {
+        if (restarting) {
+            return;
+        }
         if (jolokia == null || restarts >= MAX_RESTARTS) {
             if (restarts >= MAX_RESTARTS) {
                 Audit.problem(count + " Jolokia servlets registered after " + MAX_RESTARTS + " restarts of "
@@ -90,6 +94,7 @@ public class JolokiaServletGuard implements ServiceListener {
             return;
         }
         restarts++;
+        restarting = true;
         LOG.log(Level.WARNING, "{0} Jolokia servlets registered (Jolokia start-up race): restarting {1} so that "
                 + "only the one with the role restrictor serves; requests are refused meanwhile", count,
                 jolokia.getSymbolicName());
@@ -99,6 +104,11 @@ public class JolokiaServletGuard implements ServiceListener {
                 jolokia.start(Bundle.START_TRANSIENT);
             } catch (BundleException | IllegalStateException e) {
                 Audit.problem("cannot restart " + jolokia.getSymbolicName() + ": " + e);
+            } finally {
+                synchronized (this) {
+                    restarting = false;
+                }
+                recount();
             }
         }, "npu-lifecycle-jolokia-restart");
         t.setDaemon(true);
