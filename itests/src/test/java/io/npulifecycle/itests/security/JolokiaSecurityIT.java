@@ -183,6 +183,16 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
     }
 
     @Test
+    public void exactlyOneJolokiaServletAndNoJolokiaManagedService() throws Exception {
+        awaitJolokia();
+        org.osgi.framework.ServiceReference<?>[] servlets = bundleContext.getAllServiceReferences(null,
+                "(&(objectClass=jakarta.servlet.Servlet)(osgi.http.whiteboard.servlet.name=jolokia))");
+        assertEquals("Jolokia servlets (start-up race, see JolokiaConfigAdminHider)", 1, servlets.length);
+        assertNull("ConfigAdmin is hidden from Jolokia: no org.jolokia.osgi ManagedService",
+                bundleContext.getAllServiceReferences("org.osgi.service.cm.ManagedService", "(service.pid=org.jolokia.osgi)"));
+    }
+
+    @Test
     public void boundToLoopbackOnly() throws Exception {
         awaitJolokia();
         assertEquals("127.0.0.1", property("org.apache.felix.http.host"));
