@@ -14,13 +14,18 @@ import java.util.Base64;
 import java.util.Properties;
 import java.util.Set;
 
+import io.npulifecycle.security.tool.PasswordHash;
+import io.npulifecycle.security.tool.Role;
+import io.npulifecycle.security.tool.UsersFile;
+
 /**
  * The Jolokia user and password of a runtime.
  *
  * <p>From the environment ({@code NPU_LIFECYCLE_JOLOKIA_USER}/{@code _PASSWORD}, as a Kubernetes Secret provides
  * them) when set; otherwise from {@code secrets/jolokia-credentials} under the runtime home, generated at first start
  * with 144 random bits and written atomically with mode 0600 in a 0700 folder. There is no built-in default
- * password. The password is never logged.
+ * password. The password is never logged, and the runtime receives only its PBKDF2 hash ({@link #operatorLine()}):
+ * this is the single {@code operator} user of the runtime, next to the users of {@code etc/jolokia-users.properties}.
  */
 public final class Credentials {
 
@@ -30,6 +35,7 @@ public final class Credentials {
     private final String user;
     private final String password;
     private final String source;
+    private String operatorLine;
 
     private Credentials(String user, String password, String source) {
         this.user = user;
@@ -115,6 +121,26 @@ public final class Credentials {
     /** @return the password (never log it) */
     public String password() {
         return password;
+    }
+
+    /**
+     * The runtime's operator user as a line of {@code etc/jolokia-users.properties}: {@code <user>=operator:<PBKDF2
+     * hash>} ({@link PasswordHash}). This, never the clear password, is what the runtime receives (framework property
+     * {@code npu.lifecycle.jolokia.operator}). Computed once (about 0.2 s of CPU), with a fresh random salt.
+     *
+     * @return the line
+     */
+    public synchronized String operatorLine() {
+        if (operatorLine == null) {
+            char[] pw = password.toCharArray();
+            try {
+                operatorLine = new UsersFile.User(user, Role.OPERATOR, PasswordHash.create(pw, new SecureRandom()))
+                        .line();
+            } finally {
+                java.util.Arrays.fill(pw, '\0');
+            }
+        }
+        return operatorLine;
     }
 
     /** @return where the credentials came from, for the log (a file path or the environment variable names) */

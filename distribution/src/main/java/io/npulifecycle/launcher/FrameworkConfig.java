@@ -7,9 +7,10 @@ import java.util.Map;
  * The OSGi framework properties of a runtime. Used by the launcher and by the integration tests, so both boot the
  * same runtime.
  *
- * <p>Security-relevant Jolokia settings (user, password, policy) are given as framework properties, never through
- * ConfigAdmin: Jolokia reads them when its servlet is first registered, so there is no instant in which it answers
- * without authentication or without the policy (DESIGN.md, "Known traps").
+ * <p>Security-relevant Jolokia settings (authentication mode, restrictor service, users file, the operator's password
+ * hash, policy) are given as framework properties, never through ConfigAdmin: Jolokia reads them when its servlet is
+ * first registered, so there is no instant in which it answers without authentication or without the policy
+ * (DESIGN.md, "Known traps"); the clear password never becomes a framework property.
  */
 public final class FrameworkConfig {
 
@@ -51,19 +52,36 @@ public final class FrameworkConfig {
         p.put("npu.lifecycle.home", home.root().toString());
         p.put("npu.lifecycle.install", install.toString());
 
-        // HTTP (Felix HTTP Jetty 12): Jolokia and the health endpoints.
-        p.put("org.apache.felix.http.enable", "true");
-        p.put("org.apache.felix.https.enable", "false");
+        // HTTP (Felix HTTP Jetty 12): Jolokia and the health endpoints. Loopback unless configured; with TLS
+        // (https.port + keystore in etc/runtime.properties) plain HTTP is off unless http.enable=true.
+        p.put("org.apache.felix.http.enable", String.valueOf(settings.httpEnabled()));
         p.put("org.apache.felix.http.host", settings.httpHost());
         p.put("org.osgi.service.http.port", String.valueOf(settings.httpPort()));
+        RuntimeSettings.Tls tls = settings.tls();
+        p.put("org.apache.felix.https.enable", String.valueOf(tls != null));
+        if (tls != null) {
+            p.put("org.osgi.service.http.port.secure", String.valueOf(tls.port()));
+            p.put("org.apache.felix.https.keystore", tls.keystore().toString());
+            p.put("org.apache.felix.https.keystore.type", tls.type());
+            p.put("org.apache.felix.https.keystore.password", tls.password());
+            p.put("org.apache.felix.https.keystore.key.password", tls.keyPassword());
+            p.put("org.apache.felix.https.jetty.protocols.included", "TLSv1.3,TLSv1.2");
+        }
         p.put("org.apache.felix.http.jetty.sendServerHeader", "false");
 
-        // Jolokia 2: authentication always on, policy from a file: URL, no discovery, no stack traces.
+        // Jolokia 2: authentication by the security bundle's Authenticator service (service-all: 401 when there is
+        // none or one refuses), authorisation by its Restrictor service (useRestrictorService: deny when there is
+        // none), which loads the policy file itself (policyLocation is ignored in that mode). No org.jolokia.user:
+        // it would switch Jolokia back to its own single-user basic authentication. No discovery, no stack traces.
         p.put("org.jolokia.agentContext", JOLOKIA_CONTEXT);
-        p.put("org.jolokia.authMode", "basic");
+        p.put("org.jolokia.authMode", "service-all");
+        p.put("org.jolokia.useRestrictorService", "true");
         p.put("org.jolokia.realm", "npu-lifecycle");
-        p.put("org.jolokia.user", credentials.user());
-        p.put("org.jolokia.password", credentials.password());
+        p.put("npu.lifecycle.jolokia.users", settings.jolokiaUsers().toAbsolutePath().toString());
+        p.put("npu.lifecycle.jolokia.operator", credentials.operatorLine());
+        p.put("npu.lifecycle.jolokia.policy", policy.file().toAbsolutePath().toString());
+        // Ignored while Jolokia uses the restrictor service, but a servlet registered in Jolokia's start-up race
+        // (see JolokiaServletGuard) builds its restrictor from it: never the allow-all of a missing classpath policy.
         p.put("org.jolokia.policyLocation", policy.file().toUri().toString());
         p.put("org.jolokia.discoveryEnabled", "false");
         p.put("org.jolokia.includeStackTrace", "false");

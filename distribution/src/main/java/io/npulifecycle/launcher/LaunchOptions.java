@@ -11,6 +11,7 @@ import java.util.Map;
  * <pre>
  * npu-lifecycle node|control-plane [--home DIR] [--no-shell]
  * npu-lifecycle check-npu-smi FILE [--exit-code N] [--expected-chips 0:0,1:0,...]
+ * npu-lifecycle hash-password [--role viewer|operator] USER
  * npu-lifecycle demo [--nodes N] [--chips N] [--scale X] [--work DIR]
  * npu-lifecycle scenario FILE... [--work DIR]
  * npu-lifecycle help
@@ -31,6 +32,9 @@ public final class LaunchOptions {
             "                  run scenario files (YAML) on a simulated cluster; non-zero exit when an expectation fails",
             "  check-npu-smi   FILE [--exit-code N] [--expected-chips 0:0,1:0,...]",
             "                  classify a saved 'npu-smi info' output the way the health-watch does; prints JSON",
+            "  hash-password   [--role viewer|operator] USER",
+            "                  read a password (console without echo, else the first line of stdin; 12 characters",
+            "                  at least) and print the line to add to etc/jolokia-users.properties (role default viewer)",
             "  help            print this text",
             "",
             "Options:",
@@ -91,6 +95,7 @@ public final class LaunchOptions {
             case "-h":
                 return new LaunchOptions("help", null, null, true, List.of());
             case "check-npu-smi":
+            case "hash-password":
                 List<String> rest = new ArrayList<>(List.of(args).subList(1, args.length));
                 return new LaunchOptions(command, null, null, true, rest);
             case "demo":
@@ -139,7 +144,7 @@ public final class LaunchOptions {
         return new LaunchException(LaunchException.USAGE, "npu-lifecycle: " + why + "\n\n" + USAGE);
     }
 
-    /** @return {@code node}, {@code control-plane}, {@code check-npu-smi}, {@code demo}, {@code scenario} or {@code help} */
+    /** @return {@code node}, {@code control-plane}, {@code check-npu-smi}, {@code hash-password}, {@code demo}, {@code scenario} or {@code help} */
     public String command() {
         return command;
     }
@@ -159,7 +164,7 @@ public final class LaunchOptions {
         return noShell;
     }
 
-    /** @return the arguments of {@code check-npu-smi}; for {@code demo} and {@code scenario} the whole command line */
+    /** @return the arguments of {@code check-npu-smi} and {@code hash-password}; for {@code demo} and {@code scenario} the whole command line */
     public List<String> rest() {
         return rest;
     }

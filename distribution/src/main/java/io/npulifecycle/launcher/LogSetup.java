@@ -16,12 +16,16 @@ import java.util.logging.Logger;
 /**
  * Logging of a runtime: java.util.logging (the backend of {@code System.Logger}, of SLF4J through slf4j-jdk14 and
  * of FileInstall), one line per record, to stdout (container-friendly) and to {@code logs/npu-lifecycle.log} (10 MiB
- * x 5 files).
+ * x 5 files). The audit logger {@code io.npulifecycle.audit} (Jolokia exec/write decisions, failed logins) also goes to
+ * {@code logs/audit.log} (one file, appended, never rotated by the runtime: rotate it with logrotate
+ * {@code copytruncate}).
  */
 public final class LogSetup {
 
     /** Held so its level is not garbage-collected with the logger. */
     private static final Logger JETTY = Logger.getLogger("org.eclipse.jetty");
+    /** The audit logger of the security bundle (every exec/write decision, failed logins): also in logs/audit.log. */
+    private static final Logger AUDIT = Logger.getLogger("io.npulifecycle.audit");
 
     private LogSetup() {
     }
@@ -115,6 +119,8 @@ public final class LogSetup {
         root.addHandler(console);
         // Jetty is chatty at INFO, and at DEBUG it logs request headers, Authorization included: never below INFO.
         JETTY.setLevel(l.intValue() >= Level.INFO.intValue() ? Level.WARNING : Level.INFO);
+        // never above INFO, whatever log.level says: allowed execs are INFO lines
+        AUDIT.setLevel(l.intValue() < Level.INFO.intValue() ? l : Level.INFO);
         if (logs == null) {
             return null;
         }
@@ -128,6 +134,15 @@ public final class LogSetup {
             file.setLevel(l);
             file.setEncoding("UTF-8");
             root.addHandler(file);
+            for (Handler h : AUDIT.getHandlers()) {
+                AUDIT.removeHandler(h);
+                h.close();
+            }
+            FileHandler audit = new FileHandler(logs.resolve("audit.log").toString(), 0, 1, true);
+            audit.setFormatter(new LineFormatter());
+            audit.setLevel(Level.INFO);
+            audit.setEncoding("UTF-8");
+            AUDIT.addHandler(audit);
             return null;
         } catch (IOException | SecurityException e) {
             return "cannot write the log file under " + logs + ": " + e + "; logging to stdout only";

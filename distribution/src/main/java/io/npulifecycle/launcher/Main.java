@@ -31,6 +31,9 @@ import org.osgi.framework.launch.Framework;
 import org.osgi.framework.launch.FrameworkFactory;
 import org.osgi.framework.startlevel.BundleStartLevel;
 
+import io.npulifecycle.security.tool.HashPassword;
+import io.npulifecycle.security.tool.UsersFile;
+
 /**
  * Entry point of {@code bin/npu-lifecycle}: parses the command line, prepares the runtime home, and boots an Apache
  * Felix framework with the bundles of the requested role. See {@link LaunchOptions#USAGE}.
@@ -80,6 +83,8 @@ public final class Main {
                     return 0;
                 case "check-npu-smi":
                     return checkNpuSmi(o.rest());
+                case "hash-password":
+                    return HashPassword.run(o.rest(), System.console(), System.in, out, err);
                 case "demo":
                 case "scenario":
                     return harness(o.rest());
@@ -131,6 +136,7 @@ public final class Main {
         }
         Credentials credentials = Credentials.resolve(settings, home.secrets(), new SecureRandom());
         AccessPolicy policy = AccessPolicy.choose(settings.jolokiaPolicy(), home.run());
+        checkUsersFile(settings);
         List<BundleList.Entry> entries = BundleList.read(install.resolve("conf").resolve("bundles.list"),
                 install.resolve("bundles"));
         boolean shell = !o.noShell() && System.console() != null;
@@ -177,8 +183,10 @@ public final class Main {
             LOG.severe(policy.problem() + ": every Jolokia request will be refused (deny-all policy " + policy.file()
                     + "). Fix the file and restart the runtime.");
         }
-        String url = "http://" + hostForUrl(settings.httpHost()) + ":" + settings.httpPort()
-                + FrameworkConfig.JOLOKIA_CONTEXT;
+        String url = settings.httpEnabled()
+                ? "http://" + hostForUrl(settings.httpHost()) + ":" + settings.httpPort() + FrameworkConfig.JOLOKIA_CONTEXT
+                : "https://" + hostForUrl(settings.httpHost()) + ":" + settings.tls().port()
+                        + FrameworkConfig.JOLOKIA_CONTEXT;
         out.println("npu-lifecycle " + role + " runtime " + productVersion() + " started: Jolokia " + url
                 + " home " + home.root());
         out.flush();
@@ -222,14 +230,36 @@ public final class Main {
         return host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
     }
 
+    /**
+     * Refuses to start with a malformed users file (the message names the file and the line); the runtime itself
+     * also refuses every request while the file is broken, for edits made after the start.
+     */
+    private static void checkUsersFile(RuntimeSettings settings) throws LaunchException {
+        try {
+            UsersFile.read(settings.jolokiaUsers());
+        } catch (UsersFile.UsersFileException e) {
+            throw new LaunchException(LaunchException.USAGE, e.getMessage() + " (fix it; 'npu-lifecycle hash-password "
+                    + "[--role viewer|operator] USER' prints valid lines)", e);
+        }
+    }
+
     private static void checkPortFree(RuntimeSettings settings) throws LaunchException {
-        try (ServerSocket s = new ServerSocket()) {
-            s.setReuseAddress(true);
-            s.bind(new InetSocketAddress(settings.httpHost(), settings.httpPort()));
-        } catch (IOException e) {
-            throw new LaunchException(LaunchException.FAILED, "cannot listen on " + settings.httpHost() + ":"
-                    + settings.httpPort() + " for Jolokia and the health endpoints: " + e.getMessage()
-                    + " (another runtime running? set http.port in etc/runtime.properties or NPU_LIFECYCLE_HTTP_PORT)");
+        List<Integer> ports = new ArrayList<>();
+        if (settings.httpEnabled()) {
+            ports.add(settings.httpPort());
+        }
+        if (settings.tls() != null) {
+            ports.add(settings.tls().port());
+        }
+        for (int port : ports) {
+            try (ServerSocket s = new ServerSocket()) {
+                s.setReuseAddress(true);
+                s.bind(new InetSocketAddress(settings.httpHost(), port));
+            } catch (IOException e) {
+                throw new LaunchException(LaunchException.FAILED, "cannot listen on " + settings.httpHost() + ":"
+                        + port + " for Jolokia and the health endpoints: " + e.getMessage() + " (another runtime "
+                        + "running? set http.port / https.port in etc/runtime.properties or NPU_LIFECYCLE_HTTP_PORT)");
+            }
         }
     }
 

@@ -19,7 +19,9 @@ public final class RuntimeSettings {
 
     /** File name under {@code etc/}. */
     public static final String FILE = "runtime.properties";
-    static final Set<String> KEYS = Set.of("http.host", "http.port", "log.level", "jolokia.user", "jolokia.policy");
+    static final Set<String> KEYS = Set.of("http.host", "http.port", "log.level", "jolokia.user", "jolokia.policy",
+            "jolokia.users", "http.enable", "https.port", "https.keystore", "https.keystore.password",
+            "https.keystore.type", "https.key.password");
     static final Set<String> LEVELS = Set.of("ERROR", "WARN", "INFO", "DEBUG", "TRACE");
 
     private final String httpHost;
@@ -29,6 +31,53 @@ public final class RuntimeSettings {
     private final Path jolokiaPolicy;
     private final String envUser;
     private final String envPassword;
+    private Path jolokiaUsers;
+    private boolean httpEnabled = true;
+    private Tls tls;
+
+    /**
+     * TLS of the HTTP server (Felix HTTP Jetty {@code org.apache.felix.https.*}): on when {@code https.port} is set.
+     */
+    public static final class Tls {
+        private final int port;
+        private final Path keystore;
+        private final String type;
+        private final String password;
+        private final String keyPassword;
+
+        Tls(int port, Path keystore, String type, String password, String keyPassword) {
+            this.port = port;
+            this.keystore = keystore;
+            this.type = type;
+            this.password = password;
+            this.keyPassword = keyPassword;
+        }
+
+        /** @return the HTTPS port, 1 to 65535 */
+        public int port() {
+            return port;
+        }
+
+        /** @return the keystore file (checked: it opens with the password) */
+        public Path keystore() {
+            return keystore;
+        }
+
+        /** @return the keystore type, {@code PKCS12} by default */
+        public String type() {
+            return type;
+        }
+
+        /** @return the keystore password (never log it) */
+        public String password() {
+            return password;
+        }
+
+        /** @return the key password (the keystore password unless {@code https.key.password} is set) */
+        public String keyPassword() {
+            return keyPassword;
+        }
+    }
 
     private RuntimeSettings(String httpHost, int httpPort, String logLevel, String jolokiaUser, Path jolokiaPolicy,
             String envUser, String envPassword) {
@@ -106,7 +155,72 @@ public final class RuntimeSettings {
             throw new LaunchException(LaunchException.USAGE, "NPU_LIFECYCLE_JOLOKIA_USER='" + envUser
                     + "' is not a user name (expected 1 to 64 of A-Z a-z 0-9 . _ @ -)");
         }
-        return new RuntimeSettings(host.trim(), port, level, user, policy, envUser, envPassword);
+        RuntimeSettings s = new RuntimeSettings(host.trim(), port, level, user, policy, envUser, envPassword);
+        s.jolokiaUsers = etc.resolve(p.getProperty("jolokia.users", "jolokia-users.properties").trim());
+        s.tls = tls(etc, file, p, env);
+        String httpEnable = p.getProperty("http.enable", s.tls == null ? "true" : "false").trim();
+        if (!httpEnable.equals("true") && !httpEnable.equals("false")) {
+            throw new LaunchException(LaunchException.USAGE, file + ": http.enable='" + httpEnable
+                    + "' is not true or false");
+        }
+        s.httpEnabled = Boolean.parseBoolean(httpEnable);
+        if (!s.httpEnabled && s.tls == null) {
+            throw new LaunchException(LaunchException.USAGE, file + ": http.enable=false needs https.port and "
+                    + "https.keystore (otherwise nothing would listen)");
+        }
+        if (s.tls != null && s.httpEnabled && s.tls.port() == port) {
+            throw new LaunchException(LaunchException.USAGE, file + ": https.port and http.port are both " + port);
+        }
+        return s;
+    }
+
+    /** Reads and checks the TLS keys: {@code null} when {@code https.port} is not set. */
+    private static Tls tls(Path etc, Path file, Properties p, Map<String, String> env) throws LaunchException {
+        String portText = p.getProperty("https.port", "").trim();
+        if (portText.isEmpty()) {
+            for (String k : new String[] {"https.keystore", "https.keystore.password", "https.key.password"}) {
+                if (p.getProperty(k) != null) {
+                    throw new LaunchException(LaunchException.USAGE, file + ": " + k + " is set but https.port is "
+                            + "not: set https.port to turn TLS on");
+                }
+            }
+            return null;
+        }
+        int port;
+        try {
+            port = Integer.parseInt(portText);
+        } catch (NumberFormatException e) {
+            port = -1;
+        }
+        if (port < 1 || port > 65535) {
+            throw new LaunchException(LaunchException.USAGE, file + ": https.port='" + portText
+                    + "' is not a TCP port (expected an integer from 1 to 65535)");
+        }
+        String ks = p.getProperty("https.keystore", "").trim();
+        if (ks.isEmpty()) {
+            throw new LaunchException(LaunchException.USAGE, file + ": https.port is set but https.keystore is not");
+        }
+        Path keystore = etc.resolve(ks).toAbsolutePath().normalize();
+        String password = pick(env, "NPU_LIFECYCLE_HTTPS_KEYSTORE_PASSWORD", p, "https.keystore.password", "");
+        String type = p.getProperty("https.keystore.type", "PKCS12").trim();
+        String keyPassword = p.getProperty("https.key.password", password);
+        try (java.io.InputStream in = Files.newInputStream(keystore)) {
+            java.security.KeyStore k = java.security.KeyStore.getInstance(type);
+            k.load(in, password.toCharArray());
+            boolean hasKey = false;
+            for (String alias : java.util.Collections.list(k.aliases())) {
+                hasKey |= k.isKeyEntry(alias);
+            }
+            if (!hasKey) {
+                throw new LaunchException(LaunchException.USAGE, file + ": https.keystore " + keystore
+                        + " holds no private key");
+            }
+        } catch (IOException | java.security.GeneralSecurityException e) {
+            throw new LaunchException(LaunchException.USAGE, file + ": https.keystore " + keystore + " (type " + type
+                    + ") cannot be opened with https.keystore.password (or NPU_LIFECYCLE_HTTPS_KEYSTORE_PASSWORD): "
+                    + e.getMessage(), e);
+        }
+        return new Tls(port, keystore, type, password, keyPassword);
     }
 
     private static String pick(Map<String, String> env, String var, Properties p, String key, String dflt) {
@@ -149,6 +263,21 @@ public final class RuntimeSettings {
     /** @return the Jolokia access policy file */
     public Path jolokiaPolicy() {
         return jolokiaPolicy;
+    }
+
+    /** @return the Jolokia users file ({@code jolokia.users}, default {@code etc/jolokia-users.properties}) */
+    public Path jolokiaUsers() {
+        return jolokiaUsers;
+    }
+
+    /** @return whether plain HTTP listens ({@code http.enable}; default true, false when TLS is on) */
+    public boolean httpEnabled() {
+        return httpEnabled;
+    }
+
+    /** @return the TLS settings, or {@code null} when TLS is off */
+    public Tls tls() {
+        return tls;
     }
 
     /** @return the user from the environment, or {@code null} */

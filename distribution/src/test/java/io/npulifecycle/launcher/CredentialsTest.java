@@ -57,4 +57,16 @@ class CredentialsTest {
         assertTrue(e.getMessage().contains(file.toString()), e.getMessage());
         assertEquals("user=\npassword=short\n", Files.readString(file), "the operator's file is left untouched");
     }
+
+    @Test
+    void theRuntimeReceivesAnOperatorHashNotThePassword() throws Exception {
+        RuntimeSettings settings = RuntimeSettings.load(home, Map.of("NPU_LIFECYCLE_JOLOKIA_USER", "ops",
+                "NPU_LIFECYCLE_JOLOKIA_PASSWORD", "pw-from-the-secret-1"));
+        Credentials c = Credentials.resolve(settings, home.resolve("secrets"), new SecureRandom());
+        String line = c.operatorLine();
+        org.junit.jupiter.api.Assertions.assertTrue(line.startsWith("ops=operator:pbkdf2-sha256:210000:"), line);
+        org.junit.jupiter.api.Assertions.assertFalse(line.contains("pw-from-the-secret-1"));
+        org.junit.jupiter.api.Assertions.assertTrue(io.npulifecycle.security.tool.UsersFile.parseLine(line, "t")
+                .hash().verify("pw-from-the-secret-1".toCharArray()));
+    }
 }

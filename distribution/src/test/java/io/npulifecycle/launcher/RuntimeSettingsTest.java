@@ -71,4 +71,51 @@ class RuntimeSettingsTest {
                 () -> RuntimeSettings.load(etc, Map.of("NPU_LIFECYCLE_JOLOKIA_USER", "ops")));
         assertTrue(e.getMessage().contains("NPU_LIFECYCLE_JOLOKIA_PASSWORD is not"), e.getMessage());
     }
+
+    @Test
+    void usersFileDefaultsAndTlsIsOffUnlessConfigured() throws Exception {
+        RuntimeSettings s = RuntimeSettings.load(etc, Map.of());
+        assertEquals(etc.resolve("jolokia-users.properties"), s.jolokiaUsers());
+        assertNull(s.tls());
+        assertTrue(s.httpEnabled());
+    }
+
+    @Test
+    void tlsSettingsAreCheckedBeforeStart() throws Exception {
+        Files.writeString(etc.resolve(RuntimeSettings.FILE), "https.keystore=x.p12\n");
+        assertTrue(assertThrows(LaunchException.class, () -> RuntimeSettings.load(etc, Map.of())).getMessage()
+                .contains("https.keystore is set but https.port is not"));
+        Files.writeString(etc.resolve(RuntimeSettings.FILE), "https.port=8443\n");
+        assertTrue(assertThrows(LaunchException.class, () -> RuntimeSettings.load(etc, Map.of())).getMessage()
+                .contains("https.port is set but https.keystore is not"));
+        Files.writeString(etc.resolve(RuntimeSettings.FILE), "https.port=8443\nhttps.keystore=missing.p12\n"
+                + "https.keystore.password=pw\n");
+        LaunchException e = assertThrows(LaunchException.class, () -> RuntimeSettings.load(etc, Map.of()));
+        assertTrue(e.getMessage().contains("missing.p12") && e.getMessage().contains("cannot be opened"),
+                e.getMessage());
+        Files.writeString(etc.resolve(RuntimeSettings.FILE), "http.enable=false\n");
+        assertTrue(assertThrows(LaunchException.class, () -> RuntimeSettings.load(etc, Map.of())).getMessage()
+                .contains("http.enable=false needs https.port"));
+    }
+
+    @Test
+    void tlsWithAKeystoreMadeByKeytoolTurnsPlainHttpOff() throws Exception {
+        Path ks = etc.resolve("runtime.p12");
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
+                "-genkeypair", "-alias", "runtime", "-keyalg", "EC", "-groupname", "secp256r1", "-dname",
+                "CN=127.0.0.1", "-validity", "2", "-keystore", ks.toString(), "-storetype", "PKCS12",
+                "-storepass", "store-password", "-keypass", "store-password").redirectErrorStream(true).start();
+        p.getInputStream().readAllBytes();
+        assertEquals(0, p.waitFor());
+        Files.writeString(etc.resolve(RuntimeSettings.FILE), "https.port=8443\nhttps.keystore=runtime.p12\n"
+                + "https.keystore.password=wrong-password\n");
+        assertTrue(assertThrows(LaunchException.class, () -> RuntimeSettings.load(etc, Map.of())).getMessage()
+                .contains("cannot be opened"));
+        RuntimeSettings s = RuntimeSettings.load(etc, Map.of("NPU_LIFECYCLE_HTTPS_KEYSTORE_PASSWORD",
+                "store-password"));
+        assertEquals(8443, s.tls().port());
+        assertEquals(ks.toAbsolutePath(), s.tls().keystore());
+        assertEquals("store-password", s.tls().keyPassword());
+        assertEquals(false, s.httpEnabled());
+    }
 }

@@ -16,7 +16,7 @@ import org.osgi.framework.BundleContext;
 public class HotDeployActivator implements BundleActivator {
 
     /** The test bundle's MBean. */
-    public static final String OBJECT_NAME = "io.npulifecycle.itests:type=HotDeploy";
+    public static final String OBJECT_NAME = "io.npulifecycle:type=HotDeployTest";
 
     @Override
     public void start(BundleContext context) throws NotCompliantMBeanException {

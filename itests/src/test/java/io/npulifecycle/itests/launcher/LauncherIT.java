@@ -173,6 +173,48 @@ class LauncherIT {
     }
 
     @Test
+    void malformedUsersFileStopsTheLaunchNamingFileAndLine() throws Exception {
+        Path home = tmp.resolve("home");
+        Files.createDirectories(home.resolve("etc"));
+        Files.writeString(home.resolve("etc/jolokia-users.properties"), "# users\nalice=viewer:clear-text-password\n");
+        Path out = tmp.resolve("out.txt");
+        int rc = RuntimeProcess.runToExit(out, env(RuntimeProcess.freePort()), 60, "control-plane", "--no-shell",
+                "--home", home.toString());
+        String text = Files.readString(out);
+        assertEquals(2, rc, text);
+        assertTrue(text.contains(home.resolve("etc/jolokia-users.properties") + ", line 2: user 'alice'"), text);
+        assertFalse(text.contains("clear-text-password"), "the bad value is not echoed: " + text);
+    }
+
+    @Test
+    void operatorExecIsWrittenToTheAuditLogWithTheUser() throws Exception {
+        int port = RuntimeProcess.freePort();
+        Path home = tmp.resolve("cp");
+        try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env(port), "control-plane",
+                "--no-shell", "--home", home.toString())) {
+            rt.await("Jolokia up", Duration.ofSeconds(90),
+                    () -> rt.get(RUNTIME + "/Role", USER, PASSWORD).body.contains("\"status\":200"));
+            RuntimeProcess.Answer a = rt.get("/jolokia/exec/io.npulifecycle:type=KubernetesClient/checkConnection",
+                    USER, PASSWORD);
+            assertTrue(a.body.contains("\"status\":200"), a.toString());
+            assertEquals(401, rt.get(RUNTIME, USER, "wrong-password-123").status);
+            Path audit = home.resolve("logs/audit.log");
+            rt.await("the audit lines", Duration.ofSeconds(30), () -> {
+                try {
+                    String log = Files.exists(audit) ? Files.readString(audit) : "";
+                    return log.contains("exec user=" + USER + " role=operator mbean=io.npulifecycle:type="
+                            + "KubernetesClient operation=checkConnection outcome=allowed")
+                            && log.contains("login user=" + USER + " remote=127.0.0.1 outcome=denied reason=wrong "
+                            + "password");
+                } catch (java.io.IOException e) {
+                    return false;
+                }
+            });
+            assertFalse(Files.readString(audit).contains("wrong-password-123"));
+        }
+    }
+
+    @Test
     void controlPlaneRuntimeHasItsRoleAndNoNodeBundles() throws Exception {
         int port = RuntimeProcess.freePort();
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env(port), "control-plane",

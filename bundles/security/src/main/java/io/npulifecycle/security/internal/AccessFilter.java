@@ -1,0 +1,290 @@
+package io.npulifecycle.security.internal;
+
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.servlet.whiteboard.HttpWhiteboardConstants;
+
+import io.npulifecycle.security.tool.Role;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+
+/**
+ * Whiteboard filter on Jolokia's servlet context ({@code jolokia}): the first guard of the role rules, the
+ * {@link RoleRestrictor} being the second.
+ *
+ * <p>It runs after {@link JolokiaAuthenticator} (the context's {@code handleSecurity} comes before filters), reads the
+ * caller from the request attributes, classifies the request ({@link RequestClassifier}) and answers a real HTTP 403
+ * with a JSON body naming the reason when:
+ * <ul>
+ * <li>any request of it carries a JSR-160 proxy {@code target} (or a {@code target} query parameter);</li>
+ * <li>a request type is not allowed for the caller's role (a viewer's exec or write, GET or POST, bulk included);</li>
+ * <li>an exec or write names an MBean outside {@code io.npulifecycle} (or no valid name);</li>
+ * <li>any request names an MBean nobody may reach (JFR, DiagnosticCommand, HotSpotDiagnostic, MLet loaders);</li>
+ * <li>its {@code Origin} (or {@code Referer}) matches no {@code <allow-origin>} of the policy (strict CORS);</li>
+ * <li>there is no authenticated caller, or no restrictor with a loaded policy (fail closed); 503 while more than
+ * one Jolokia servlet is registered ({@link JolokiaServletGuard}).</li>
+ * </ul>
+ * A POST body that is not a Jolokia request gets 400. Otherwise it puts the caller on the thread for the restrictor
+ * ({@link Caller}), passes the (buffered, at most {@value #MAX_BODY_BYTES} bytes) request on, and clears the caller in
+ * {@code finally}.
+ */
+@Component(service = Filter.class, property = {
+    HttpWhiteboardConstants.HTTP_WHITEBOARD_FILTER_PATTERN + "=/*",
+    HttpWhiteboardConstants.HTTP_WHITEBOARD_FILTER_NAME + "=npu-lifecycle-jolokia-access",
+    HttpWhiteboardConstants.HTTP_WHITEBOARD_CONTEXT_SELECT + "=(" + HttpWhiteboardConstants.HTTP_WHITEBOARD_CONTEXT_NAME
+            + "=jolokia)"
+})
+public class AccessFilter implements Filter {
+
+    /** Largest POST body read, bytes (the management bundle's RequestSizeFilter has the same limit). */
+    static final int MAX_BODY_BYTES = 1024 * 1024;
+
+    @Override
+    public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
+            throws IOException, ServletException {
+        HttpServletRequest req = (HttpServletRequest) request;
+        HttpServletResponse res = (HttpServletResponse) response;
+        Object user = req.getAttribute(Caller.USER_ATTRIBUTE);
+        Object role = req.getAttribute(Caller.ROLE_ATTRIBUTE);
+        if (!(user instanceof String) || !(role instanceof Role)) {
+            Audit.problem("request to " + req.getRequestURI() + " without an authenticated caller: refused");
+            send(res, 403, "no authenticated caller");
+            return;
+        }
+        Caller caller = new Caller((String) user, (Role) role);
+        if (!RoleRestrictor.ready()) {
+            send(res, 403, "the Jolokia access policy is not loaded: every request is refused (see the log)");
+            return;
+        }
+        if (!JolokiaServletGuard.singleServlet()) {
+            send(res, 503, "Jolokia is restarting (more than one Jolokia servlet was registered); retry");
+            return;
+        }
+        String origin = req.getHeader("Origin") != null ? req.getHeader("Origin") : originOf(req.getHeader("Referer"));
+        if (origin != null && !RoleRestrictor.originAllowed(origin)) {
+            send(res, 403, "origin " + origin.replaceAll("[^\\x20-\\x7e]", "?") + " is not allowed to call this agent");
+            return;
+        }
+        HttpServletRequest forward = req;
+        List<RequestClassifier.Op> ops = new ArrayList<>();
+        String method = req.getMethod().toUpperCase(Locale.ROOT);
+        if ("POST".equals(method)) {
+            byte[] body = readBody(req);
+            if (body == null) {
+                send(res, 413, "request body larger than " + MAX_BODY_BYTES + " bytes");
+                return;
+            }
+            Charset cs = charset(req);
+            try {
+                ops.addAll(RequestClassifier.fromBody(new String(body, cs)));
+            } catch (RequestClassifier.BadRequest e) {
+                send(res, 400, e.getMessage());
+                return;
+            }
+            forward = new Buffered(req, body, cs);
+        } else if ("GET".equals(method)) {
+            ops.add(RequestClassifier.fromPath(req.getPathInfo()));
+            String p = req.getParameter("p");
+            if (p != null) {
+                ops.add(RequestClassifier.fromPath(p));
+            }
+            if (req.getParameter("target") != null) {
+                ops.add(new RequestClassifier.Op("proxy", null, null, true));
+            }
+        }
+        for (RequestClassifier.Op op : ops) {
+            String reason = null;
+            if (op.proxy) {
+                reason = "JSR-160 proxy requests (\"target\") are not allowed";
+            } else if (op.type != null && !allowed(caller.role(), op.type)) {
+                reason = "role " + caller.role().id() + " may not " + op.type;
+            } else if (!"search".equals(op.type) && forbiddenMBean(op.mbean)) {
+                // (a search pattern such as *:* is fine: the restrictor hides the forbidden names from its result)
+                reason = "this MBean is never reachable through Jolokia";
+            } else if (op.changes() && !productMBean(op.mbean)) {
+                reason = "exec and write are allowed only on " + RoleRestrictor.PRODUCT_DOMAIN + " MBeans";
+            }
+            if (reason != null) {
+                if (op.changes() || op.proxy) {
+                    Audit.decision(op.proxy ? "proxy" : op.type, caller, op.mbean, op.member, false, reason);
+                }
+                send(res, 403, reason);
+                return;
+            }
+        }
+        Caller.set(caller);
+        try {
+            chain.doFilter(forward, response);
+        } finally {
+            Caller.clear();
+        }
+    }
+
+    /** @return the origin ({@code scheme://host[:port]}) of a Referer URL, the value itself if it is not a URL */
+    static String originOf(String referer) {
+        if (referer == null) {
+            return null;
+        }
+        try {
+            java.net.URI u = new java.net.URI(referer.trim());
+            if (u.getScheme() == null || u.getHost() == null) {
+                return referer;
+            }
+            return u.getScheme() + "://" + u.getHost() + (u.getPort() < 0 ? "" : ":" + u.getPort());
+        } catch (java.net.URISyntaxException e) {
+            return referer;
+        }
+    }
+
+    /** @return whether {@code mbean} is a valid name that nobody may reach (see {@link RoleRestrictor}) */
+    static boolean forbiddenMBean(String mbean) {
+        if (mbean == null) {
+            return false;
+        }
+        try {
+            return RoleRestrictor.forbiddenName(new javax.management.ObjectName(mbean));
+        } catch (javax.management.MalformedObjectNameException e) {
+            return false;
+        }
+    }
+
+    /** @return whether {@code mbean} is a valid name in the product's domain (no pattern) */
+    static boolean productMBean(String mbean) {
+        try {
+            javax.management.ObjectName n = new javax.management.ObjectName(mbean == null ? "" : mbean);
+            return !n.isPattern() && RoleRestrictor.PRODUCT_DOMAIN.equals(n.getDomain());
+        } catch (javax.management.MalformedObjectNameException e) {
+            return false;
+        }
+    }
+
+    static boolean allowed(Role role, String type) {
+        switch (type) {
+            case "read":
+            case "list":
+            case "search":
+            case "version":
+                return true;
+            case "exec":
+            case "write":
+                return role == Role.OPERATOR;
+            default:
+                // unknown or unsupported types (notification, config, ...): the restrictor denies them
+                return role == Role.OPERATOR;
+        }
+    }
+
+    private static Charset charset(HttpServletRequest req) {
+        try {
+            return req.getCharacterEncoding() == null ? StandardCharsets.UTF_8
+                    : Charset.forName(req.getCharacterEncoding());
+        } catch (RuntimeException e) {
+            return StandardCharsets.UTF_8;
+        }
+    }
+
+    /** @return the body, or {@code null} when larger than the limit */
+    private static byte[] readBody(HttpServletRequest req) throws IOException {
+        if (req.getContentLengthLong() > MAX_BODY_BYTES) {
+            return null;
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        byte[] buf = new byte[8192];
+        try (InputStream in = req.getInputStream()) {
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                out.write(buf, 0, n);
+                if (out.size() > MAX_BODY_BYTES) {
+                    return null;
+                }
+            }
+        }
+        return out.toByteArray();
+    }
+
+    private static void send(HttpServletResponse res, int status, String reason) throws IOException {
+        res.setStatus(status);
+        res.setContentType("application/json");
+        res.setCharacterEncoding("UTF-8");
+        String json = "{\"status\":" + status + ",\"error_type\":\"java.lang.SecurityException\",\"error\":\""
+                + reason.replace("\\", "\\\\").replace("\"", "\\\"").replaceAll("[\\x00-\\x1f]", " ") + "\"}";
+        res.getOutputStream().write(json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The request with its body read again from memory. */
+    static final class Buffered extends HttpServletRequestWrapper {
+        private final byte[] body;
+        private final Charset charset;
+
+        Buffered(HttpServletRequest request, byte[] body, Charset charset) {
+            super(request);
+            this.body = body;
+            this.charset = charset;
+        }
+
+        @Override
+        public ServletInputStream getInputStream() {
+            ByteArrayInputStream in = new ByteArrayInputStream(body);
+            return new ServletInputStream() {
+                @Override
+                public int read() {
+                    return in.read();
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) {
+                    return in.read(b, off, len);
+                }
+
+                @Override
+                public boolean isFinished() {
+                    return in.available() == 0;
+                }
+
+                @Override
+                public boolean isReady() {
+                    return true;
+                }
+
+                @Override
+                public void setReadListener(ReadListener listener) {
+                    throw new IllegalStateException("not asynchronous");
+                }
+            };
+        }
+
+        @Override
+        public BufferedReader getReader() {
+            return new BufferedReader(new InputStreamReader(new ByteArrayInputStream(body), charset));
+        }
+
+        @Override
+        public int getContentLength() {
+            return body.length;
+        }
+
+        @Override
+        public long getContentLengthLong() {
+            return body.length;
+        }
+    }
+}

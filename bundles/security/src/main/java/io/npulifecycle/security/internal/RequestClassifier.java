@@ -1,0 +1,137 @@
+package io.npulifecycle.security.internal;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import org.jolokia.json.parser.JSONParser;
+import org.jolokia.json.parser.ParseException;
+
+/**
+ * Finds what a Jolokia HTTP request asks for, before Jolokia sees it: the type, MBean and member of each request, and
+ * whether one carries a JSR-160 proxy {@code target}.
+ *
+ * <p>GET: the path after the agent context ({@code /exec/<mbean>/<operation>/...}, Jolokia's escaping: {@code !/}
+ * is a {@code /} inside a part, {@code !!} a {@code !}) or the {@code p} query parameter; an empty path is
+ * {@code version}. POST: one JSON object or a bulk array of objects with keys {@code type}, {@code mbean},
+ * {@code operation}/{@code attribute} and {@code target}.
+ */
+final class RequestClassifier {
+
+    /** One Jolokia request. */
+    static final class Op {
+        final String type;
+        final String mbean;
+        final String member;
+        final boolean proxy;
+
+        Op(String type, String mbean, String member, boolean proxy) {
+            this.type = type;
+            this.mbean = mbean;
+            this.member = member;
+            this.proxy = proxy;
+        }
+
+        /** @return whether this request changes something (exec or write) */
+        boolean changes() {
+            return "exec".equals(type) || "write".equals(type);
+        }
+
+        @Override
+        public String toString() {
+            return type + " " + mbean + " " + member + (proxy ? " (proxy)" : "");
+        }
+    }
+
+    /** A body that is not a Jolokia request; the message says why. */
+    static final class BadRequest extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        BadRequest(String message) {
+            super(message);
+        }
+    }
+
+    private RequestClassifier() {
+    }
+
+    /**
+     * @param path the path after the agent context, or {@code null}
+     * @return the single request it denotes
+     */
+    static Op fromPath(String path) {
+        List<String> parts = split(path == null ? "" : path);
+        if (parts.isEmpty()) {
+            return new Op("version", null, null, false);
+        }
+        String type = parts.get(0).toLowerCase(Locale.ROOT);
+        String mbean = parts.size() > 1 ? parts.get(1) : null;
+        String member = parts.size() > 2 ? parts.get(2) : null;
+        return new Op(type, mbean, member, false);
+    }
+
+    /** Splits a Jolokia GET path into its parts, unescaping {@code !/} and {@code !!}; empty parts are dropped. */
+    static List<String> split(String path) {
+        List<String> parts = new ArrayList<>();
+        StringBuilder cur = new StringBuilder();
+        for (int i = 0; i < path.length(); i++) {
+            char c = path.charAt(i);
+            if (c == '!' && i + 1 < path.length()) {
+                cur.append(path.charAt(++i));
+            } else if (c == '/') {
+                if (cur.length() > 0) {
+                    parts.add(cur.toString());
+                }
+                cur.setLength(0);
+            } else {
+                cur.append(c);
+            }
+        }
+        if (cur.length() > 0) {
+            parts.add(cur.toString());
+        }
+        return parts;
+    }
+
+    /**
+     * @param body a POST body
+     * @return its requests, in order (one for an object, one per element for a bulk array)
+     * @throws BadRequest when it is not JSON, not an object or array of objects, or an empty array
+     */
+    static List<Op> fromBody(String body) throws BadRequest {
+        Object json;
+        try {
+            json = new JSONParser().parse(body);
+        } catch (ParseException | IOException | RuntimeException e) {
+            throw new BadRequest("the request body is not valid JSON: " + e.getMessage());
+        }
+        List<Op> ops = new ArrayList<>();
+        if (json instanceof Map) {
+            ops.add(fromObject((Map<?, ?>) json));
+        } else if (json instanceof List) {
+            List<?> list = (List<?>) json;
+            if (list.isEmpty()) {
+                throw new BadRequest("the bulk request is an empty array");
+            }
+            for (int i = 0; i < list.size(); i++) {
+                if (!(list.get(i) instanceof Map)) {
+                    throw new BadRequest("element " + i + " of the bulk request is not a JSON object");
+                }
+                ops.add(fromObject((Map<?, ?>) list.get(i)));
+            }
+        } else {
+            throw new BadRequest("the request body is neither a JSON object nor an array of objects");
+        }
+        return ops;
+    }
+
+    private static Op fromObject(Map<?, ?> o) {
+        Object type = o.get("type");
+        String t = type == null ? null : String.valueOf(type).toLowerCase(Locale.ROOT);
+        Object member = "exec".equals(t) ? o.get("operation") : o.get("attribute");
+        return new Op(t, o.get("mbean") == null ? null : String.valueOf(o.get("mbean")),
+                member == null ? null : String.valueOf(member), o.containsKey("target") && o.get("target") != null);
+    }
+}

@@ -1,0 +1,240 @@
+package io.npulifecycle.itests.security;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.ops4j.pax.exam.Configuration;
+import org.ops4j.pax.exam.Option;
+import org.ops4j.pax.exam.junit.PaxExam;
+import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
+import org.ops4j.pax.exam.spi.reactors.PerClass;
+
+import io.npulifecycle.itests.NodeRuntimeSupport;
+import io.npulifecycle.itests.RuntimeOptions;
+
+/**
+ * Jolokia access control on a real control-plane runtime (the distribution's bundles, the launcher's framework
+ * properties, a users file with a viewer and an operator): 401 without credentials on every endpoint, the viewer
+ * reads but gets HTTP 403 for every exec and write, the operator drives io.npulifecycle MBeans only, the forbidden
+ * MBeans stay out of reach, no JSR-160 proxy, no CORS for a foreign origin, and the audit log names the user.
+ */
+@RunWith(PaxExam.class)
+@ExamReactorStrategy(PerClass.class)
+public class JolokiaSecurityIT extends NodeRuntimeSupport {
+
+    static final Duration TIMEOUT = Duration.ofSeconds(60);
+    static final String V = SecurityRuntime.VIEWER;
+    static final String VP = SecurityRuntime.VIEWER_PASSWORD;
+    static final String O = SecurityRuntime.OPERATOR;
+    static final String OP = SecurityRuntime.OPERATOR_PASSWORD;
+    static final String EXEC_NPU = "/exec/io.npulifecycle:type=KubernetesClient/checkConnection";
+    static final String PROXY = "{\"type\":\"read\",\"mbean\":\"java.lang:type=Memory\",\"attribute\":\"Verbose\","
+            + "\"target\":{\"url\":\"service:jmx:rmi:///jndi/rmi://127.0.0.1:1099/jmxrmi\"}}";
+
+    @Configuration
+    public Option[] config() {
+        return once(JolokiaSecurityIT.class, () -> RuntimeOptions.runtime("control-plane", "jolokia-security",
+                Map.of("jolokia-users.properties", SecurityRuntime.usersFile())));
+    }
+
+    JolokiaClient client() {
+        return new JolokiaClient("http://127.0.0.1:" + property("org.osgi.service.http.port") + "/jolokia", null);
+    }
+
+    void awaitJolokia() {
+        await("Jolokia answers the operator", TIMEOUT, () -> client().get("/read/io.npulifecycle:type=Runtime/Role",
+                USER, PASSWORD).body.contains("\"status\":200"));
+    }
+
+    @Test
+    public void unauthenticatedRequestsGet401OnEveryEndpoint() {
+        awaitJolokia();
+        JolokiaClient c = client();
+        for (String path : new String[] {"", "/", "/version", "/read/io.npulifecycle:type=Runtime/Role",
+            "/read/java.lang:type=Memory", "/list", "/list/io.npulifecycle", "/search/*:*", EXEC_NPU,
+            "/exec/java.lang:type=Memory/gc", "/write/java.lang:type=Memory/Verbose/true"}) {
+            assertEquals("GET " + path, 401, c.get(path, null, null).status);
+            assertEquals("GET " + path + " wrong password", 401, c.get(path, O, "wrong-password-123").status);
+            assertEquals("GET " + path + " unknown user", 401, c.get(path, "mallory", OP).status);
+        }
+        assertEquals(401, c.post("{\"type\":\"version\"}", null, null).status);
+        assertEquals(401, c.post("[{\"type\":\"exec\",\"mbean\":\"io.npulifecycle:type=KubernetesClient\","
+                + "\"operation\":\"checkConnection\"}]", V, OP).status);
+        assertEquals(401, c.send("OPTIONS", "/version", null, null, null, "Origin", "http://evil.example",
+                "Access-Control-Request-Method", "POST").status);
+        // Jolokia's service authentication sends no challenge (documented in docs/security-jolokia.md)
+        assertNull(c.get("/version", null, null).header("WWW-Authenticate"));
+    }
+
+    @Test
+    public void viewerReadsListsSearchesButGets403ForEveryExecAndWrite() {
+        awaitJolokia();
+        JolokiaClient c = client();
+        for (String path : new String[] {"/version", "/read/io.npulifecycle:type=Runtime/Role",
+            "/read/java.lang:type=Memory/HeapMemoryUsage", "/read/java.lang:type=Runtime/Uptime",
+            "/list/io.npulifecycle", "/list/java.lang", "/search/io.npulifecycle:*", "/search/java.lang:*"}) {
+            JolokiaClient.Reply r = c.get(path, V, VP);
+            assertEquals(path + ": " + r, 200, r.status);
+            assertTrue(path + ": " + r, r.body.contains("\"status\":200"));
+        }
+        JolokiaClient.Reply bulkRead = c.post("[{\"type\":\"read\",\"mbean\":\"io.npulifecycle:type=Runtime\","
+                + "\"attribute\":\"Role\"},{\"type\":\"version\"}]", V, VP);
+        assertEquals(bulkRead.toString(), 200, bulkRead.status);
+        assertTrue(bulkRead.body, bulkRead.body.contains("\"value\":\"control-plane\""));
+
+        for (String path : new String[] {EXEC_NPU, "/exec/java.lang:type=Memory/gc",
+            "/write/java.lang:type=Memory/Verbose/true", "/write/io.npulifecycle:type=Runtime/Role/x",
+            "/EXEC/io.npulifecycle:type=KubernetesClient/checkConnection", "?p=/exec/java.lang:type=Memory/gc"}) {
+            JolokiaClient.Reply r = c.get(path, V, VP);
+            assertEquals(path + ": " + r, 403, r.status);
+            assertTrue(path + ": " + r, r.body.contains("role viewer may not"));
+        }
+        for (String body : new String[] {
+            "{\"type\":\"exec\",\"mbean\":\"io.npulifecycle:type=KubernetesClient\",\"operation\":\"checkConnection\"}",
+            "{\"type\":\"write\",\"mbean\":\"java.lang:type=Memory\",\"attribute\":\"Verbose\",\"value\":true}",
+            "[{\"type\":\"read\",\"mbean\":\"java.lang:type=Memory\"},{\"type\":\"exec\",\"mbean\":"
+                + "\"java.lang:type=Memory\",\"operation\":\"gc\"}]",
+            "[{\"type\":\"version\"},{\"type\":\"write\",\"mbean\":\"io.npulifecycle:type=Runtime\",\"attribute\":"
+                + "\"Role\",\"value\":\"x\"}]"}) {
+            JolokiaClient.Reply r = c.post(body, V, VP);
+            assertEquals(body + ": " + r, 403, r.status);
+            assertTrue(r.body, r.body.contains("\"status\":403") && r.body.contains("role viewer may not"));
+        }
+        assertEquals(400, c.post("{\"type\":", V, VP).status);
+    }
+
+    @Test
+    public void operatorExecsOnProductMBeansOnlyAndTheAuditLogNamesTheUser() {
+        awaitJolokia();
+        List<String> audit = new CopyOnWriteArrayList<>();
+        Logger logger = Logger.getLogger("io.npulifecycle.audit");
+        Handler h = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                audit.add(r.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        logger.addHandler(h);
+        try {
+            JolokiaClient c = client();
+            JolokiaClient.Reply ok = c.get(EXEC_NPU, O, OP);
+            assertEquals(ok.toString(), 200, ok.status);
+            assertTrue(ok.toString(), ok.body.contains("\"status\":200"));
+            assertTrue(audit.toString(), audit.stream().anyMatch(l -> l.contains("exec user=" + O + " role=operator "
+                    + "mbean=io.npulifecycle:type=KubernetesClient operation=checkConnection outcome=allowed")));
+            JolokiaClient.Reply viaPost = c.post("{\"type\":\"exec\",\"mbean\":\"io.npulifecycle:type=KubernetesClient\","
+                    + "\"operation\":\"checkConnection\"}", O, OP);
+            assertTrue(viaPost.toString(), viaPost.body.contains("\"status\":200"));
+            // the runtime's own operator (NPU_LIFECYCLE_JOLOKIA_USER) too
+            assertTrue(c.get(EXEC_NPU, USER, PASSWORD).body.contains("\"status\":200"));
+
+            for (String path : new String[] {"/exec/java.lang:type=Memory/gc", "/write/java.lang:type=Memory/Verbose/true",
+                "/exec/java.lang:type=Threading/resetPeakThreadCount",
+                "/exec/com.sun.management:type=DiagnosticCommand/vmVersion",
+                "/exec/com.sun.management:type=HotSpotDiagnostic/dumpHeap/!/tmp!/x.hprof/true",
+                "/exec/jdk.management.jfr:type=FlightRecorder/newRecording",
+                "/exec/JMImplementation:type=MBeanServerDelegate/x"}) {
+                JolokiaClient.Reply r = c.get(path, O, OP);
+                assertEquals(path + ": " + r, 403, r.status);
+                assertTrue(r.body, r.body.contains("only on io.npulifecycle MBeans") || r.body.contains("never reachable"));
+            }
+            assertEquals(403, c.post("{\"type\":\"exec\",\"mbean\":\"java.lang:type=Memory\",\"operation\":\"gc\"}",
+                    O, OP).status);
+            assertTrue(audit.toString(), audit.stream().anyMatch(l -> l.contains("exec user=" + O + " role=operator "
+                    + "mbean=java.lang:type=Memory operation=gc outcome=denied")));
+            // reads of the forbidden MBeans: refused by the restrictor (Jolokia's JSON status 403), whatever the role
+            for (String path : new String[] {"/read/com.sun.management:type=HotSpotDiagnostic/DiagnosticOptions",
+                "/read/com.sun.management:type=DiagnosticCommand", "/read/jdk.management.jfr:type=FlightRecorder",
+                "/read/jolokia:type=Config"}) {
+                for (String[] u : new String[][] {{O, OP}, {V, VP}}) {
+                    JolokiaClient.Reply r = c.get(path, u[0], u[1]);
+                    assertTrue(u[0] + " " + path + ": " + r, r.body.contains("\"status\":403")
+                            || r.body.contains("\"status\":404"));
+                    assertTrue(u[0] + " " + path + ": " + r, !r.body.contains("\"status\":200"));
+                }
+            }
+            // hidden from list and search
+            String search = c.get("/search/*:*", O, OP).body;
+            assertTrue(search, search.contains("\"status\":200") && search.contains("java.lang:type=Memory"));
+            assertTrue(search, !search.contains("DiagnosticCommand") && !search.contains("HotSpotDiagnostic")
+                    && !search.contains("jdk.management.jfr"));
+        } finally {
+            logger.removeHandler(h);
+        }
+    }
+
+    @Test
+    public void exactlyOneJolokiaServletAndNoJolokiaManagedService() throws Exception {
+        awaitJolokia();
+        org.osgi.framework.ServiceReference<?>[] servlets = bundleContext.getAllServiceReferences(null,
+                "(&(objectClass=jakarta.servlet.Servlet)(osgi.http.whiteboard.servlet.name=jolokia))");
+        assertEquals("Jolokia servlets (start-up race, see JolokiaConfigAdminHider)", 1, servlets.length);
+        assertNull("ConfigAdmin is hidden from Jolokia: no org.jolokia.osgi ManagedService",
+                bundleContext.getAllServiceReferences("org.osgi.service.cm.ManagedService", "(service.pid=org.jolokia.osgi)"));
+    }
+
+    @Test
+    public void boundToLoopbackOnly() throws Exception {
+        awaitJolokia();
+        assertEquals("127.0.0.1", property("org.apache.felix.http.host"));
+        for (java.net.NetworkInterface ni : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
+            for (java.net.InetAddress a : java.util.Collections.list(ni.getInetAddresses())) {
+                if (a.isLoopbackAddress() || !(a instanceof java.net.Inet4Address)) {
+                    continue;
+                }
+                JolokiaClient.Reply r = new JolokiaClient("http://" + a.getHostAddress() + ":"
+                        + property("org.osgi.service.http.port") + "/jolokia", null).get("/version", O, OP);
+                assertEquals(a + ": " + r, -1, r.status);
+            }
+        }
+    }
+
+    @Test
+    public void jsr160ProxyRequestsAreRefused() {
+        awaitJolokia();
+        JolokiaClient c = client();
+        for (String body : new String[] {PROXY, "[{\"type\":\"version\"}," + PROXY + "]"}) {
+            JolokiaClient.Reply r = c.post(body, O, OP);
+            assertEquals(r.toString(), 403, r.status);
+            assertTrue(r.body, r.body.contains("JSR-160 proxy"));
+        }
+        assertEquals(403, c.get("/read/java.lang:type=Memory/Verbose?target=service:jmx:rmi:///jndi/rmi://127.0.0.1"
+                + ":1099/jmxrmi", O, OP).status);
+    }
+
+    @Test
+    public void aForeignOriginGetsNoCorsHeaderAndIsRefused() {
+        awaitJolokia();
+        JolokiaClient c = client();
+        for (String origin : new String[] {"http://evil.example", "http://localhost", "http://127.0.0.1", "null"}) {
+            JolokiaClient.Reply r = c.get("/read/io.npulifecycle:type=Runtime/Role", O, OP, "Origin", origin);
+            assertNull(origin + ": " + r.response.headers().map(), r.header("Access-Control-Allow-Origin"));
+            assertTrue(origin + ": " + r, !r.body.contains("\"status\":200"));
+        }
+        JolokiaClient.Reply referer = c.get("/read/io.npulifecycle:type=Runtime/Role", O, OP, "Referer",
+                "http://evil.example/page");
+        assertTrue(referer.toString(), !referer.body.contains("\"status\":200"));
+        JolokiaClient.Reply post = c.send("POST", "", O, OP, "{\"type\":\"version\"}", "Origin", "http://evil.example");
+        assertNull(post.header("Access-Control-Allow-Origin"));
+        assertTrue(post.toString(), !post.body.contains("\"status\":200"));
+    }
+}
