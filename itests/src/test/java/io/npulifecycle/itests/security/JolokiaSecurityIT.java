@@ -73,7 +73,7 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
                 + "\"operation\":\"checkConnection\"}]", V, OP).status);
         assertEquals(401, c.send("OPTIONS", "/version", null, null, null, "Origin", "http://evil.example",
                 "Access-Control-Request-Method", "POST").status);
-        // Jolokia's service authentication sends no challenge (documented in docs/security-jolokia.md)
+        // Jolokia's service authentication sends no challenge (documented in docs/security.md, "Jolokia")
         assertNull(c.get("/version", null, null).header("WWW-Authenticate"));
     }
 

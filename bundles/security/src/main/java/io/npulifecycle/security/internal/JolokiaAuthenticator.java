@@ -24,7 +24,7 @@ import jakarta.servlet.http.HttpServletRequest;
  * calls every {@link Authenticator} service in {@code handleSecurity} and answers 401 when there is none or one
  * refuses (verified in the jolokia-server-core 2.6.0 bytecode), so a missing or broken security bundle fails closed.
  * That 401 carries no {@code WWW-Authenticate} header (the helper only calls {@code sendError(401)}), so browsers
- * show no login dialog: clients must send credentials pre-emptively (docs/security-jolokia.md).
+ * show no login dialog: clients must send credentials pre-emptively (docs/security.md, "Jolokia").
  *
  * <p>Configuration is read from framework properties only, never from ConfigAdmin (an {@code etc/*.cfg} must not be
  * able to weaken authentication, DESIGN.md "Known traps"): {@value #USERS_PROPERTY} (the users file) and
