@@ -37,7 +37,6 @@ import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.npulifecycle.api.time.TimeSource;
-import io.npulifecycle.upgrade.api.model.NpuOperatorCtl;
 import io.npulifecycle.upgrade.api.model.NpuOperatorCtlStatus;
 
 /**
@@ -493,18 +492,25 @@ public final class UpgradeController implements AutoCloseable {
         if (!leader.get()) {
             return;
         }
-        NpuOperatorCtl typed = new NpuOperatorCtl();
-        typed.getMetadata().setName(cr.getMetadata().getName());
-        typed.getMetadata().setNamespace(cr.getMetadata().getNamespace());
-        typed.setStatus(st);
+        // Untyped on purpose (reliability matrix, issue #7): the server answers with the whole object, spec included,
+        // and a spec with a value of the wrong type (maxParallelUpgrades: 1.5, autoUpgrade: "yes", an unknown field)
+        // could not be bound to the typed NpuOperatorCtl: every status write failed with "An error has occurred",
+        // so InvalidSpec never reached the status and the previous condition (even "spec is valid") stayed visible.
+        GenericKubernetesResource out = new GenericKubernetesResource();
+        out.setApiVersion(cr.getApiVersion());
+        out.setKind(cr.getKind());
+        out.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(cr.getMetadata().getName())
+                .withNamespace(cr.getMetadata().getNamespace()).build());
         try {
+            out.setAdditionalProperty("status", client.getKubernetesSerialization().convertValue(st, Map.class));
             // a full replace of the status subresource (PUT .../status): a JSON merge patch would merge the lists
             // on some servers (the mock appends conditions). No resourceVersion: only the leader writes the status.
-            client.resources(NpuOperatorCtl.class).inNamespace(cfg.namespace()).resource(typed).updateStatus();
+            client.genericKubernetesResources(CTX).inNamespace(cfg.namespace()).resource(out).updateStatus();
             count("status");
             lastStatus = st;
         } catch (KubernetesClientException e) {
-            LOG.log(Level.WARNING, "status of NPUOperatorCtl " + cfg.resourceName() + ": " + e.getMessage());
+            LOG.log(Level.WARNING, "status of NPUOperatorCtl " + cfg.resourceName() + ": " + e.getMessage()
+                    + (e.getCause() != null ? " (" + e.getCause().getMessage() + ")" : ""));
         }
     }
 
