@@ -113,9 +113,10 @@ public final class ReliabilityReport {
         if (root == null || out == null) {
             throw new IllegalArgumentException("--root and --out are required");
         }
+        out = out.toAbsolutePath().normalize();
         List<Case> cases = collect(root.toAbsolutePath().normalize(), since);
         String md = render(cases, command, Instant.now(), machine());
-        Files.createDirectories(out.toAbsolutePath().getParent());
+        Files.createDirectories(out.getParent());
         Files.writeString(out, md, StandardCharsets.UTF_8);
         long failed = cases.stream().filter(c -> c.result() == Result.FAIL).count();
         System.out.println("[reliability] " + cases.size() + " cases, " + failed + " failed: written " + out);
