@@ -34,7 +34,7 @@ import org.junit.jupiter.api.TestFactory;
  * killed}, {@code control plane killed}, {@code API outage}, {@code clock}, {@code marker folder}); the report
  * generator turns these names and results into docs/reliability.md. Files with {@code build: default} run in every
  * build; {@code build: long} ones carry the JUnit tag {@code long} (excluded by default, run with
- * {@code -Ditests.excludedGroups=} or the reliability profile). The marker-folder cases mount a tmpfs, so they need
+ * {@code -Dnpu.test.excludedGroups=} or the reliability profile). The marker-folder cases mount a tmpfs, so they need
  * root (CAP_SYS_ADMIN), as the CI container has.
  */
 class FaultMatrixReliabilityIT {
@@ -130,7 +130,7 @@ class FaultMatrixReliabilityIT {
         return tests("default");
     }
 
-    /** Every other case: {@code -Ditests.excludedGroups=} (or the reliability profile); about 25 minutes. */
+    /** Every other case: {@code -Dnpu.test.excludedGroups=} (or the reliability profile); about 25 minutes. */
     @Tag("long")
     @TestFactory
     Stream<DynamicTest> longFaultCases() throws Exception {

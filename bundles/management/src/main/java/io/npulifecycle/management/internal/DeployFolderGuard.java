@@ -17,6 +17,7 @@ import java.util.jar.Manifest;
 import javax.management.DynamicMBean;
 import javax.management.StandardMBean;
 
+import org.apache.felix.fileinstall.ArtifactInstaller;
 import org.apache.felix.hc.api.HealthCheck;
 import org.apache.felix.hc.api.Result;
 import org.osgi.framework.BundleContext;
@@ -36,13 +37,19 @@ import io.npulifecycle.api.time.TimeSource;
  * {@value #PERIOD_SECONDS} s (wall clock), and logs each invalid jar once per version of the file (path, size,
  * modification time) with the reason, lists it in {@code io.npulifecycle:type=Deploy}, and reports a WARN health
  * check (readiness stays up: nothing else is disturbed). It never deletes or moves the file.
+ *
+ * <p>It is also a FileInstall {@link ArtifactInstaller} that claims every jar it refuses: FileInstall hands an artifact
+ * that a registered installer can handle to that installer instead of installing it as a bundle, so a jar FileInstall
+ * could open (e.g. one with signature files that do not match, which the framework would otherwise install and start)
+ * is never installed. Valid jars are left to FileInstall. (Reliability matrix, issue #7: before this, a forged
+ * "signed" bundle was installed and started; the guard only reported it.)
  */
-@Component(service = {DynamicMBean.class, HealthCheck.class}, property = {
+@Component(service = {DynamicMBean.class, HealthCheck.class, ArtifactInstaller.class}, property = {
     Mbeans.OBJECT_NAME_PROPERTY + "=" + Mbeans.DOMAIN + ":type=Deploy",
     HealthCheck.NAME + "=npu-lifecycle deploy folder",
     HealthCheck.TAGS + "=ready"
 })
-public class DeployFolderGuard extends StandardMBean implements DeployMXBean, HealthCheck {
+public class DeployFolderGuard extends StandardMBean implements DeployMXBean, HealthCheck, ArtifactInstaller {
 
     static final long PERIOD_SECONDS = 2;
     private static final System.Logger LOG = System.getLogger(DeployFolderGuard.class.getName());
@@ -144,10 +151,76 @@ public class DeployFolderGuard extends StandardMBean implements DeployMXBean, He
             if (m.getMainAttributes().getValue("Bundle-SymbolicName") == null) {
                 return "no Bundle-SymbolicName in its manifest: not an OSGi bundle";
             }
-            return null;
+            return signature(jf);
         } catch (IOException | SecurityException e) {
             return "truncated or corrupt: " + e.getMessage();
         }
+    }
+
+    /**
+     * A jar that carries signature files ({@code META-INF/*.SF}) must be validly signed: every entry is read (which
+     * makes the JDK check the digests and the signature block) and must have a verified signer. A jar with
+     * signature-looking files that do not match is refused (reliability matrix, issue #7: "unsigned-looking" jars).
+     * A jar without signature files is not checked here (the product's own bundles are not signed).
+     *
+     * @return {@code null} when the jar has no signature files or is validly signed, else why not
+     */
+    static String signature(JarFile jf) throws IOException {
+        List<String> sigFiles = new ArrayList<>();
+        for (java.util.Enumeration<java.util.jar.JarEntry> en = jf.entries(); en.hasMoreElements();) {
+            String n = en.nextElement().getName().toUpperCase(java.util.Locale.ROOT);
+            if (n.startsWith("META-INF/") && n.indexOf('/', 9) < 0 && n.endsWith(".SF")) {
+                sigFiles.add(n);
+            }
+        }
+        if (sigFiles.isEmpty()) {
+            return null;
+        }
+        byte[] buf = new byte[8192];
+        for (java.util.Enumeration<java.util.jar.JarEntry> en = jf.entries(); en.hasMoreElements();) {
+            java.util.jar.JarEntry e = en.nextElement();
+            String n = e.getName().toUpperCase(java.util.Locale.ROOT);
+            if (e.isDirectory() || n.startsWith("META-INF/")) {
+                continue;
+            }
+            try (java.io.InputStream in = jf.getInputStream(e)) {
+                while (in.read(buf) >= 0) {
+                    // reading to the end is what verifies the entry's digest
+                }
+            } catch (SecurityException se) {
+                return "signature " + sigFiles + " does not match: " + se.getMessage();
+            }
+            if (e.getCodeSigners() == null) {
+                return "signature files " + sigFiles + " present but entry " + e.getName()
+                        + " has no verified signer: the signature does not match";
+            }
+        }
+        return null;
+    }
+
+    /** FileInstall: claims a {@code .jar} that {@link #check} refuses (and nothing else). */
+    @Override
+    public boolean canHandle(java.io.File artifact) {
+        return artifact.getName().endsWith(".jar") && check(artifact.toPath()) != null;
+    }
+
+    /** FileInstall: a refused jar is not installed; it is logged and listed by {@link #scan()}. */
+    @Override
+    public void install(java.io.File artifact) {
+        LOG.log(Level.WARNING, "Bundle file {0} refused: not installed ({1})", artifact, check(artifact.toPath()));
+        scan();
+    }
+
+    /** FileInstall: a refused jar changed and is still refused: still not installed. */
+    @Override
+    public void update(java.io.File artifact) {
+        install(artifact);
+    }
+
+    /** FileInstall: a refused jar was removed: nothing was installed, nothing to remove. */
+    @Override
+    public void uninstall(java.io.File artifact) {
+        scan();
     }
 
     @Override

@@ -267,12 +267,13 @@ public final class RebootEngine implements RebooterMXBean {
                 }
             } else {
                 if (approval.invalid()) {
+                    String shown = quoteValue(approval.value());
                     report(w -> w.recordEvent(NodeKeys.EVENT_APPROVAL_INVALID + "/" + requestId + "/" + approval.value(),
                             NodeKeys.WARNING, NodeKeys.EVENT_APPROVAL_INVALID, "annotation " + NodeKeys.APPROVE_REBOOT
-                                    + "='" + approval.value() + "' is not an approval (only the value 'true' is): no reboot"
+                                    + "=" + shown + " is not an approval (only the value 'true' is): no reboot"
                                     + " (reason=" + reason + ")"));
                     decide(Decision.WAITING_FOR_APPROVAL, "reason=" + reason + ": annotation " + NodeKeys.APPROVE_REBOOT
-                            + " has the value '" + approval.value() + "', which is not an approval (only 'true' is)");
+                            + " has the value " + shown + ", which is not an approval (only 'true' is)");
                 } else {
                     decide(Decision.WAITING_FOR_APPROVAL, "reason=" + reason + ": waiting for " + NodeKeys.APPROVE_REBOOT
                             + "=true (" + (recovery ? "autoRecover" : "autoUpgrade") + " is "
@@ -283,6 +284,39 @@ public final class RebootEngine implements RebooterMXBean {
             }
         }
         rebootIfStillNeeded(boot, reason, via, requestId);
+    }
+
+    /**
+     * An annotation value as shown in Events and the log: quoted, control characters escaped, and cut to 64 characters
+     * with its length when longer (reliability matrix: a 10 KB value must not make a 10 KB Event message; an
+     * events.k8s.io note is limited to 1 KiB).
+     *
+     * @param value the value, may be {@code null}
+     * @return e.g. {@code 'yes'}, {@code 'true\n'}, {@code 'xxxx...' (10240 characters)}
+     */
+    static String quoteValue(String value) {
+        if (value == null) {
+            return "(none)";
+        }
+        StringBuilder sb = new StringBuilder("'");
+        int shown = Math.min(value.length(), 64);
+        for (int i = 0; i < shown; i++) {
+            char c = value.charAt(i);
+            switch (c) {
+                case '\n' -> sb.append("\\n");
+                case '\r' -> sb.append("\\r");
+                case '\t' -> sb.append("\\t");
+                default -> {
+                    if (Character.isISOControl(c)) {
+                        sb.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        sb.append(c);
+                    }
+                }
+            }
+        }
+        sb.append(value.length() > shown ? "...' (" + value.length() + " characters)" : "'");
+        return sb.toString();
     }
 
     /** Consumes the approval; returns the "via" text, or null when it must not reboot now. */

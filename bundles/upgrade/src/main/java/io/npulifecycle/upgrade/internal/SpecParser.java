@@ -114,10 +114,49 @@ public final class SpecParser {
                 }
             }
         }
+        unknownFields(spec, driver, p);
         if (!p.isEmpty()) {
             return new Result(null, p);
         }
         return new Result(new Policy(version, registry, auto, maxPar, maxUnav, pct, deadlines), List.of());
+    }
+
+    /** The fields of the CRD schema, per object (config/kubernetes/crd-npuoperatorctl.yaml). */
+    private static final Map<String, List<String>> FIELDS = Map.of(
+            "spec", List.of("driver"),
+            "spec.driver", List.of("version", "registry", "upgradePolicy", "recoveryPolicy"),
+            "spec.driver.upgradePolicy", List.of("autoUpgrade", "maxParallelUpgrades", "maxUnavailable", "deadlines"),
+            "spec.driver.upgradePolicy.deadlines", List.of("podRestartSeconds", "rebootRequiredSeconds",
+                    "rebootingSeconds", "validationSeconds"),
+            "spec.driver.recoveryPolicy", List.of("autoRecover", "maxReboots", "window"));
+
+    /**
+     * A field the schema does not know is a problem, not silently ignored: a misspelt {@code autoUpgrad: true} would
+     * otherwise mean the default {@code false} without a word (reliability matrix, issue #7). An API server with the
+     * CRD's structural schema prunes unknown fields before the controller sees them; this catches a CRD installed
+     * without its schema.
+     */
+    private static void unknownFields(Object spec, Map<?, ?> driver, List<String> p) {
+        check("spec", spec, p);
+        check("spec.driver", driver, p);
+        Object up = driver.get("upgradePolicy");
+        check("spec.driver.upgradePolicy", up, p);
+        if (up instanceof Map<?, ?> m) {
+            check("spec.driver.upgradePolicy.deadlines", m.get("deadlines"), p);
+        }
+        check("spec.driver.recoveryPolicy", driver.get("recoveryPolicy"), p);
+    }
+
+    private static void check(String path, Object o, List<String> p) {
+        if (!(o instanceof Map<?, ?> m)) {
+            return;
+        }
+        List<String> known = FIELDS.get(path);
+        for (Object k : m.keySet()) {
+            if (!known.contains(String.valueOf(k))) {
+                p.add(path + "." + show(k).replace("'", "") + ": unknown field (expected one of " + String.join(", ", known) + ")");
+            }
+        }
     }
 
     private static void deadline(Map<?, ?> dm, String key, UpgradeState s, Map<UpgradeState, Duration> out, List<String> p) {

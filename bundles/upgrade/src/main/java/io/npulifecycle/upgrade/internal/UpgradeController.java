@@ -36,7 +36,6 @@ import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.npulifecycle.api.time.TimeSource;
-import io.npulifecycle.upgrade.api.model.NpuOperatorCtl;
 import io.npulifecycle.upgrade.api.model.NpuOperatorCtlStatus;
 
 /**
@@ -503,16 +502,22 @@ public final class UpgradeController implements AutoCloseable {
         if (!leader.get()) {
             return;
         }
-        NpuOperatorCtl typed = new NpuOperatorCtl();
-        typed.getMetadata().setName(cr.getMetadata().getName());
-        typed.getMetadata().setNamespace(cr.getMetadata().getNamespace());
+        // Untyped on purpose (reliability matrix, issue #7): the server answers with the whole object, spec included,
+        // and a spec with a value of the wrong type (maxParallelUpgrades: 1.5, autoUpgrade: "yes", an unknown field)
+        // could not be bound to the typed NpuOperatorCtl: every status write failed with "An error has occurred",
+        // so InvalidSpec never reached the status and the previous condition (even "spec is valid") stayed visible.
+        GenericKubernetesResource out = new GenericKubernetesResource();
+        out.setApiVersion(cr.getApiVersion());
+        out.setKind(cr.getKind());
         // the informer's resourceVersion: without one, fabric8 8.0.0 GETs the object before every updateStatus()
-        typed.getMetadata().setResourceVersion(cr.getMetadata().getResourceVersion());
-        typed.setStatus(st);
+        out.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(cr.getMetadata().getName())
+                .withNamespace(cr.getMetadata().getNamespace())
+                .withResourceVersion(cr.getMetadata().getResourceVersion()).build());
         try {
+            out.setAdditionalProperty("status", client.getKubernetesSerialization().convertValue(st, Map.class));
             // a full replace of the status subresource (PUT .../status): a JSON merge patch would merge the lists
             // on some servers (the mock appends conditions). Guarded by the resourceVersion the informer holds.
-            client.resources(NpuOperatorCtl.class).inNamespace(cfg.namespace()).resource(typed).updateStatus();
+            client.genericKubernetesResources(CTX).inNamespace(cfg.namespace()).resource(out).updateStatus();
             count("status");
             lastStatus = st;
         } catch (KubernetesClientException e) {
@@ -522,7 +527,8 @@ public final class UpgradeController implements AutoCloseable {
                 conflicts.incrementAndGet();
                 trigger();
             } else {
-                LOG.log(Level.WARNING, "status of NPUOperatorCtl " + cfg.resourceName() + ": " + e.getMessage());
+                LOG.log(Level.WARNING, "status of NPUOperatorCtl " + cfg.resourceName() + ": " + e.getMessage()
+                        + (e.getCause() != null ? " (" + e.getCause().getMessage() + ")" : ""));
             }
         }
     }
