@@ -299,7 +299,7 @@ public final class BenchMain {
                 total = Long.parseLong(f[f.length - 3]);
             } else if (f.length >= 5 && f[0].startsWith("0x") && f[3].matches("\\d+")) {
                 rows.add(new long[] {Long.parseLong(f[3]), names.size()});
-                names.add(f[f.length - 1].replace("org.apache.felix.framework.BundleWiringImpl$BundleClassLoader",
+                names.add(line.contains("<boot class loader>") ? "boot (JDK)" : f[f.length - 1].replace("org.apache.felix.framework.BundleWiringImpl$BundleClassLoader",
                         "a bundle").replace("jdk.internal.loader.ClassLoaders$", ""));
             }
         }
@@ -545,9 +545,9 @@ public final class BenchMain {
         md.append("| bulk read of every io.npulifecycle MBean, authenticated | ")
                 .append(f2(Stats.percentile(tBulk, 50))).append(" | ").append(f2(Stats.percentile(tBulk, 99)))
                 .append(" | ").append(f1(Stats.percentile(tBulk, 50) / b50)).append(" |\n\n");
-        double single = Stats.percentile(tSingle, 50);
-        md.append("Reading: an authenticated single read costs ").append(f2(single)).append(" ms at the median, ")
-                .append(single < 3 * b50 ? "about the same as" : f1(single / b50) + " times")
+        double singleP50 = Stats.percentile(tSingle, 50);
+        md.append("Reading: an authenticated single read costs ").append(f2(singleP50)).append(" ms at the median, ")
+                .append(singleP50 < 3 * b50 ? "about the same as" : f1(singleP50 / b50) + " times")
                 .append(" the unauthenticated health endpoint of the same server: the authentication of this build "
                 + "costs little per request. **For the lead:** if Jolokia's authentication hashes the password with "
                 + "PBKDF2 on every request (the change under way), each request pays the full key derivation (tens "
@@ -555,6 +555,19 @@ public final class BenchMain {
                 + "credentials should be cached (e.g. the last successful Authorization header per user, compared in "
                 + "constant time) so that only the first request of a client pays it. The p99 values mostly reflect the "
                 + "scheduling of the shared 2-core machine.\n\n");
+    }
+
+    private static String lastProbeTime(HttpClient http, int port, String auth) throws Exception {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                + "/jolokia/read/io.npulifecycle:type=HealthWatch/LastProbeTime")).header("Authorization", auth)
+                .GET().build(), HttpResponse.BodyHandlers.ofString());
+        Object o = new JSONParser().parse(r.body());
+        Object v = o instanceof JSONObject ? ((JSONObject) o).get("value") : null;
+        if (r.statusCode() != 200 || v == null) {
+            throw new IllegalStateException("cannot read HealthWatch LastProbeTime: HTTP " + r.statusCode() + " "
+                    + r.body());
+        }
+        return String.valueOf(v);
     }
 
     private static List<Double> times(HttpClient http, HttpRequest req, int warm, int n, String what)
@@ -594,14 +607,20 @@ public final class BenchMain {
         int from = 0;
         for (int r = 0; r < runs; r++) {
             // the probe schedule of the current boot: probes start at first-probe start + k x interval
-            Child.Line first = c.await(s -> s.contains("health-watch first probe completed"), from, 120_000,
-                    "first probe of the boot");
+            c.await(s -> s.contains("health-watch first probe completed"), from, 120_000, "first probe of the boot");
             c.await(s -> s.contains("marker driver-ready written by"), from, 120_000, "driver-ready");
-            long tick0 = first.logTime().toEpochMilli() - (long) number(TOOK, first.text());
-            long now = System.currentTimeMillis();
-            long k = Math.max(1, (now + 500 - tick0) / periodMs + 1);
-            long injectAt = tick0 + k * periodMs + 150;
-            Thread.sleep(Math.max(0, injectAt - System.currentTimeMillis()));
+            // inject right after a probe has completed: its start (HealthWatch LastProbeTime) is the reference
+            String before = lastProbeTime(http, h.port, auth);
+            long deadline = System.currentTimeMillis() + 3 * periodMs;
+            String probeStart;
+            while ((probeStart = lastProbeTime(http, h.port, auth)).equals(before)) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw new IllegalStateException("no probe within " + 3 * periodMs + " ms (LastProbeTime " + before
+                            + ")");
+                }
+                Thread.sleep(10);
+            }
+            long previousTick = Instant.parse(probeStart).toEpochMilli();
             int mark = c.lineCount();
             HttpResponse<String> resp = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + h.port
                     + "/jolokia/exec/io.npulifecycle:type=Simulator/wedge/0/0")).header("Authorization", auth).GET()
@@ -623,7 +642,6 @@ public final class BenchMain {
             long tr = reboot.logTime().toEpochMilli();
             // since = start of the probe that found the threshold-th failure (the health-watch's TimeSource)
             long tsince = Instant.parse(sm.group(1)).toEpochMilli();
-            long previousTick = tick0 + ((tw - tick0) / periodMs) * periodMs;
             wedgeToMarker.add((double) (tm - tw));
             offsets.add((double) (tw - previousTick));
             schedulingError.add((double) (tsince - previousTick - threshold * periodMs));
@@ -639,8 +657,8 @@ public final class BenchMain {
         md.append("What is measured: a node agent with the simulator (`restartMode=framework`: a simulated reboot "
                 + "restarts the framework in the same JVM), `interval=" + interval + "` s, `timeout=1` s, "
                 + "`failureThreshold=" + threshold + "`, NPUOperatorCtl `autoRecover: true`, the rebooter's poll at "
-                + "its default 30 s. Chip 0:0 is wedged through Jolokia (`Simulator/wedge/0/0`) about 150 ms after a "
-                + "probe started (the probe schedule is known from the first probe's log line); times are the "
+                + "its default 30 s. Chip 0:0 is wedged through Jolokia (`Simulator/wedge/0/0`) right after a probe "
+                + "completed (polling `HealthWatch/LastProbeTime`, the start of that probe, every 10 ms); times are the "
                 + "agent's own log timestamps (ms): the simulator's `now wedged`, `marker reboot-required written by "
                 + "health-watch` (logged once the file is durable: temp file, fsync, rename, fsync of the folder; "
                 + "then the listeners are told), its `since` (start of the probe that counted the "
@@ -658,8 +676,8 @@ public final class BenchMain {
         double se = Stats.median(schedulingError);
         double seMax = Math.max(Math.abs(Stats.percentile(schedulingError, 0)),
                 Math.abs(Stats.percentile(schedulingError, 100)));
-        md.append("| scheduling error: start of the probe that wedged − (probe start before the wedge + threshold × "
-                + "interval) (ms) | ").append(f0(se)).append(" (largest ").append(f0(seMax)).append(") | 0 | – | "
+        md.append("| scheduling error: start of the probe that found the " + threshold + "rd strike − (start of "
+                + "the probe before the wedge + threshold × interval) (ms) | ").append(f0(se)).append(" (largest ").append(f0(seMax)).append(") | 0 | – | "
                 + "a few ms").append(seMax <= 10 ? " (met)" : " (**missed**)").append(" |\n");
         double m = Stats.median(markerToReboot);
         double mMax = Stats.percentile(markerToReboot, 100);
@@ -668,8 +686,8 @@ public final class BenchMain {
                 .append(String.format(Locale.ROOT, "%.4f", m / 30000)).append(" | < 100")
                 .append(m < 100 ? " (met" + (mMax < 100 ? ")" : " by the median)") : " (**missed**)").append(" |\n\n");
         md.append("Reading: the recovery marker is written at the probe that counts the ").append(threshold)
-                .append("rd strike, exactly `threshold × interval` after the last good probe (the probe loop "
-                + "schedules each probe from the previous one's start, so its error does not accumulate); the "
+                .append("rd strike, `threshold × interval` after the start of the last good probe (the probe loop "
+                + "schedules each probe one interval after the previous one's start, whatever the probe took); the "
                 + "remaining time is that probe's run and the marker's durable write (fsync of the file and of the "
                 + "folder), which depends on the disk. The rebooter does not wait for its 30 s poll: the marker "
                 + "store tells its listeners synchronously after the write, and the rebooter's `MarkerListener` "
