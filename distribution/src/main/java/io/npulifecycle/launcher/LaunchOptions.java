@@ -43,7 +43,8 @@ public final class LaunchOptions {
             "  --no-shell      do not start the Gogo shell (it only starts when attached to a terminal anyway)",
             "",
             "Environment: NPU_LIFECYCLE_JOLOKIA_USER and NPU_LIFECYCLE_JOLOKIA_PASSWORD (together),",
-            "  NPU_LIFECYCLE_HTTP_HOST, NPU_LIFECYCLE_HTTP_PORT, NPU_LIFECYCLE_LOG_LEVEL, JAVA_OPTS.");
+            "  NPU_LIFECYCLE_HTTP_HOST, NPU_LIFECYCLE_HTTP_PORT, NPU_LIFECYCLE_LOG_LEVEL,",
+            "  NPU_LIFECYCLE_JAVA_OPTS (or JAVA_OPTS: JVM options replacing the defaults of bin/npu-lifecycle).");
 
     /** The runtime roles. */
     public enum Role {

@@ -5,6 +5,10 @@ import java.nio.file.Paths;
 import java.time.Instant;
 import java.util.Dictionary;
 import java.util.Hashtable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 
 import javax.management.DynamicMBean;
 import javax.management.StandardMBean;
@@ -100,10 +104,23 @@ public class KubernetesClientComponent {
     private volatile KubernetesClient client;
     private volatile String configuration = "not configured yet";
     private ServiceRegistration<KubernetesClient> registration;
+    /**
+     * Builds clients off the activation thread: building one loads fabric8, Jackson and the kind registry (about 1 s
+     * of a node agent's start on 2 cores, docs/benchmarks.md), and start level 4 would hold the product's level 5
+     * (the health-watch's first probe) until it is done. Users bind the service when it appears.
+     */
+    private ExecutorService builder;
+    /** Incremented by every apply and by deactivate: a build finishing for an older generation is discarded. */
+    private long generation;
 
     @Activate
     void activate(BundleContext ctx, Config cfg) {
         this.context = ctx;
+        this.builder = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "npu-kube-client-build");
+            t.setDaemon(true);
+            return t;
+        });
         this.status = new ClientStatus(this::now);
         Dictionary<String, Object> props = new Hashtable<>();
         props.put(Mbeans.OBJECT_NAME_PROPERTY, KubernetesClientMXBean.OBJECT_NAME);
@@ -119,6 +136,17 @@ public class KubernetesClientComponent {
 
     @Deactivate
     void deactivate() {
+        synchronized (this) {
+            generation++;
+        }
+        builder.shutdown();
+        try {
+            if (!builder.awaitTermination(30, TimeUnit.SECONDS)) {
+                LOG.log(Level.WARNING, "a Kubernetes client build did not finish within 30 s of the deactivation");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         dropClient();
         if (mbean != null) {
             try {
@@ -135,7 +163,8 @@ public class KubernetesClientComponent {
         return t == null ? null : t.now();
     }
 
-    private void apply(Config cfg, boolean initial) {
+    private synchronized void apply(Config cfg, boolean initial) {
+        long gen = ++generation;
         ClientSettings next;
         org.osgi.framework.Bundle b = context.getBundle();
         String home = System.getProperty("user.home");
@@ -159,11 +188,9 @@ public class KubernetesClientComponent {
         if (next.equals(settings) && client != null) {
             return; // nothing changed
         }
-        KubernetesClient fresh;
+        io.fabric8.kubernetes.client.Config c;
         try {
-            io.fabric8.kubernetes.client.Config c = ClientFactory.config(next);
-            status.reset();
-            fresh = ClientFactory.build(c, status);
+            c = ClientFactory.config(next);
         } catch (ClientSettings.Invalid e) {
             rejected(e.getMessage(), initial);
             return;
@@ -172,6 +199,41 @@ public class KubernetesClientComponent {
                     + e, initial);
             return;
         }
+        try {
+            builder.execute(() -> build(gen, next, c, initial));
+        } catch (RejectedExecutionException e) {
+            LOG.log(Level.DEBUG, "component deactivated; no Kubernetes client built");
+        }
+    }
+
+    /** On the builder thread: builds the client and registers it unless a newer apply or a deactivate came first. */
+    private void build(long gen, ClientSettings next, io.fabric8.kubernetes.client.Config c, boolean initial) {
+        KubernetesClient fresh;
+        try {
+            synchronized (this) {
+                if (gen != generation) {
+                    return;
+                }
+                status.reset();
+            }
+            fresh = ClientFactory.build(c, status);
+        } catch (RuntimeException e) {
+            synchronized (this) {
+                rejected("PID " + ClientSettings.PID + ": cannot build a Kubernetes client for " + next.describe()
+                        + ": " + e, initial);
+            }
+            return;
+        }
+        synchronized (this) {
+            if (gen != generation) {
+                fresh.close();
+                return;
+            }
+            register(next, fresh);
+        }
+    }
+
+    private void register(ClientSettings next, KubernetesClient fresh) {
         dropClient();
         client = fresh;
         settings = next;
@@ -193,7 +255,7 @@ public class KubernetesClientComponent {
         }
     }
 
-    private void dropClient() {
+    private synchronized void dropClient() {
         ServiceRegistration<KubernetesClient> r = registration;
         registration = null;
         if (r != null) {

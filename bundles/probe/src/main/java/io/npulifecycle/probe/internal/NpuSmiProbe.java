@@ -176,7 +176,7 @@ public final class NpuSmiProbe implements ChipProbe {
                     p.descendants().forEach(seen::add);
                 } else if (!exitKilled) {
                     exitKilled = true; // npu-smi is done: whatever still holds the pipe is a leftover child
-                    killTree(p, seen);
+                    killLeftovers(p, seen);
                 }
                 try {
                     why = end.get(SNAPSHOT_MS, TimeUnit.MILLISECONDS);
@@ -227,6 +227,28 @@ public final class NpuSmiProbe implements ChipProbe {
             tree.addAll(sessionMembers(p.pid()));
         }
         p.destroyForcibly();
+        kill(tree);
+    }
+
+    /**
+     * Kills what npu-smi left behind once it has exited (its recorded descendants and, with setsid, the rest of its
+     * session), but not npu-smi's {@link Process} itself: {@code Process.destroyForcibly()} also closes the output
+     * stream, and right after the exit the JDK may not have handed the remaining output to the reader yet, which then
+     * saw an empty output ("npu-smi printed nothing", a probe error) on a loaded machine (docs/benchmarks.md).
+     */
+    void killLeftovers(Process p, Set<ProcessHandle> seen) {
+        List<ProcessHandle> tree = new ArrayList<>(seen);
+        if (p.isAlive()) {
+            p.descendants().forEach(tree::add);
+        }
+        if (setsid != null) {
+            tree.addAll(sessionMembers(p.pid()));
+        }
+        tree.removeIf(h -> h.pid() == p.pid());
+        kill(tree);
+    }
+
+    private static void kill(List<ProcessHandle> tree) {
         for (ProcessHandle h : tree) {
             if (h.pid() != ProcessHandle.current().pid()) {
                 h.destroyForcibly();

@@ -148,6 +148,22 @@ class NpuSmiProbeTest {
         assertGone(Long.parseLong(Files.readString(pidFile).trim()));
     }
 
+    /**
+     * Seen by the benchmark on a loaded machine (docs/benchmarks.md): the runner killed the already exited npu-smi
+     * through its {@code Process}, which also closes the output stream, and the output not yet handed to the reader was
+     * lost ("npu-smi printed nothing", a probe error). Killing the leftovers must leave the output readable.
+     */
+    @Test
+    void killingTheLeftoversOfAnExitedNpuSmiKeepsItsOutputReadable() throws Exception {
+        NpuSmiProbe probe = probe(ProbeOptions.DEFAULTS, "npu-smi", "info");
+        Process p = new ProcessBuilder("sh", "-c", "printf 'the npu-smi table'").start();
+        p.getOutputStream().close();
+        assertTrue(p.waitFor(10, TimeUnit.SECONDS));
+        probe.killLeftovers(p, java.util.concurrent.ConcurrentHashMap.newKeySet());
+        assertEquals("the npu-smi table", new String(p.getInputStream().readAllBytes(),
+                java.nio.charset.StandardCharsets.UTF_8));
+    }
+
     /** QA: npu-smi inherited the runtime's environment (NPU_LIFECYCLE_JOLOKIA_PASSWORD); it gets a minimal one. */
     @Test
     void npuSmiRunsWithAMinimalEnvironment() throws Exception {
