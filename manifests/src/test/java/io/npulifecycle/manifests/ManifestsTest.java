@@ -424,6 +424,13 @@ class ManifestsTest {
         assertEquals(Boolean.TRUE, c.getSecurityContext().getPrivileged(), "privileged");
         assertTrue(c.getImage().matches("[^ ]+/mlops/ascend-driver:[0-9.]+-[a-z0-9]+-.+"), "containers[0] is the driver image (DESIGN.md): " + c.getImage());
         assertEquals(c.getImage().replaceAll(".*:([0-9.]+)-.*", "$1"), env(c, "DRIVER_VERSION"), "DRIVER_VERSION = the image tag's version");
+        // the small-footprint JVM options (issue #8): the same as the launcher script's default for the node role
+        String script = Files.readString(Manifests.ROOT.resolve("distribution/src/main/dist/bin/npu-lifecycle"));
+        java.util.regex.Matcher opts = java.util.regex.Pattern.compile("\\n\\s*node\\) default_opts=\"([^\"]*)\"")
+                .matcher(script);
+        assertTrue(opts.find(), "bin/npu-lifecycle has a default_opts line for the node role");
+        assertEquals(opts.group(1).replaceAll("\\\\\\n", "").replaceAll("\\s+", " ").trim(),
+                env(c, "NPU_LIFECYCLE_JAVA_OPTS"), "the DaemonSet's JVM options = bin/npu-lifecycle's node defaults");
         // the command line of the node runtime
         assertEquals("/opt/npu-lifecycle/bin/npu-lifecycle", c.getCommand().get(0));
         LaunchOptions o = parse(c.getCommand().subList(1, c.getCommand().size()));
