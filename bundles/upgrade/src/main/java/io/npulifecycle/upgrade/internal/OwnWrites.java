@@ -80,6 +80,17 @@ final class OwnWrites {
         return out;
     }
 
+    /**
+     * @param cached the informer's current copy of one node
+     * @return the {@code resourceVersion} a reconcile would see for it now: our response's while it supersedes the
+     *         copy, else the copy's (nothing is forgotten here)
+     */
+    synchronized String currentVersion(Node cached) {
+        Entry e = byNode.get(cached.getMetadata().getName());
+        return e != null && e.olderVersions().contains(cached.getMetadata().getResourceVersion())
+                ? e.after().getMetadata().getResourceVersion() : cached.getMetadata().getResourceVersion();
+    }
+
     /** @return how many nodes are shown from our own responses (tests) */
     synchronized int size() {
         return byNode.size();

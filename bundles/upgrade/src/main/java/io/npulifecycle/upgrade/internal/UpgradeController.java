@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -83,6 +84,7 @@ public final class UpgradeController implements AutoCloseable {
     private final Map<String, AtomicLong> writes = new ConcurrentHashMap<>();
     private final AtomicLong reconciles = new AtomicLong();
     private final AtomicLong conflicts = new AtomicLong();
+    private final AtomicLong staleSkipped = new AtomicLong();
     private final AtomicLong informerRebuilds = new AtomicLong();
 
     private record Cached(Reconciler.ImageStatus status, long atNanos) {
@@ -326,12 +328,20 @@ public final class UpgradeController implements AutoCloseable {
         for (Reconciler.DaemonSetApply d : plan.daemonSets()) {
             applyDaemonSet(d, dsInf.getStore().getByKey(Names.DRIVER_NAMESPACE + "/" + d.name()));
         }
+        Set<String> notPatched = new java.util.HashSet<>();
         for (Reconciler.NodePatch p : plan.nodePatches()) {
-            patchNode(p, cr);
+            if (!patchNode(p, cr)) {
+                notPatched.add(p.node());
+            }
         }
         for (Reconciler.PodDelete d : plan.podDeletes()) {
             if (!leader.get()) {
                 return;
+            }
+            if (notPatched.contains(d.node())) {
+                // the node's patch (its slot: pod-restart-required) did not go through: no driver pod deleted
+                // outside a slot; the next reconcile decides again from the newer node
+                continue;
             }
             try {
                 client.pods().inNamespace(d.namespace()).withName(d.name()).delete();
@@ -448,9 +458,10 @@ public final class UpgradeController implements AutoCloseable {
         }
     }
 
-    private void patchNode(Reconciler.NodePatch p, GenericKubernetesResource cr) {
+    /** @return whether the patch went through */
+    private boolean patchNode(Reconciler.NodePatch p, GenericKubernetesResource cr) {
         if (!leader.get()) {
-            return;
+            return false;
         }
         Map<String, Object> meta = new LinkedHashMap<>();
         meta.put("resourceVersion", p.resourceVersion());
@@ -459,6 +470,14 @@ public final class UpgradeController implements AutoCloseable {
         }
         if (!p.annotations().isEmpty()) {
             meta.put("annotations", p.annotations());
+        }
+        // the patch loop of a wave takes a while (one request after the other): a node whose agent wrote since the
+        // plan was made would answer 409 (its newer copy is in the informer already); skip it and decide again
+        Node cached = nodeInf.getStore().getByKey(p.node());
+        if (cached != null && !Objects.equals(ownWrites.currentVersion(cached), p.resourceVersion())) {
+            staleSkipped.incrementAndGet();
+            trigger();
+            return false;
         }
         String json = client.getKubernetesSerialization().asJson(Map.of("metadata", meta));
         try {
@@ -475,6 +494,7 @@ public final class UpgradeController implements AutoCloseable {
                 LOG.log(Level.WARNING, "node " + p.node() + ": upgrade-failed: " + e.message());
                 event(e, cr);
             }
+            return true;
         } catch (KubernetesClientException e) {
             if (e.getCode() == 409) {
                 conflicts.incrementAndGet();
@@ -482,6 +502,7 @@ public final class UpgradeController implements AutoCloseable {
             } else {
                 LOG.log(Level.WARNING, "node " + p.node() + ": patch failed (" + e.getCode() + "): " + e.getMessage());
             }
+            return false;
         }
     }
 
@@ -600,6 +621,7 @@ public final class UpgradeController implements AutoCloseable {
         Map<String, Long> m = new TreeMap<>();
         writes.forEach((k, v) -> m.put(k, v.get()));
         m.put("conflicts(409)", conflicts.get());
+        m.put("stale-skipped", staleSkipped.get());
         m.put("reconciles", reconciles.get());
         m.put("informer-rebuilds", informerRebuilds.get());
         return m;

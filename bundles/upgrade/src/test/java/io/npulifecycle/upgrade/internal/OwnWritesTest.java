@@ -65,6 +65,51 @@ class OwnWritesTest {
         assertEquals(0, w.size(), "a node gone from the informer is forgotten");
         w.patched("a", "5", null);
         assertEquals(0, w.size(), "no response, nothing recorded");
+        w.patched("a", "5", node("a", "6", "done"));
+        assertEquals("6", w.currentVersion(a5), "informer at 5: a patch now goes with our 6");
+        assertEquals("9", w.currentVersion(node("a", "9", "rebooting")), "informer at 9 (the agent wrote): 9");
+        assertEquals(1, w.size(), "currentVersion forgets nothing");
+    }
+
+    /**
+     * The grant patch of n1 is rejected (someone wrote n1 after the informer's copy): its driver pod is not deleted,
+     * so the node agent never stages (and with autoUpgrade reboots) a node that holds no slot.
+     */
+    @Test
+    void noDriverPodDeletedWhenTheGrantPatchFails() {
+        UpgradeController uc = frozenController();
+        c.admin.nodes().withName("n1").edit(n -> {
+            n.getMetadata().getAnnotations().put("example.com/touched", "yes");
+            return n;
+        });
+        uc.setLeader(true);
+        uc.reconcile();
+        Map<String, Long> w = uc.writeCounts();
+        assertEquals(1L, w.get("conflicts(409)"), "n1's grant rejected: " + w);
+        assertEquals(0L, w.getOrDefault("pod-delete", 0L), "no driver pod deleted without the slot: " + w);
+        assertEquals(1, c.admin.pods().inNamespace(MockCluster.NS).list().getItems().stream()
+                .filter(p -> "n1".equals(p.getSpec().getNodeName())).count(), "n1's driver pod is still there");
+        assertEquals(null, c.label("n1", Names.UPGRADE_STATE));
+    }
+
+    /**
+     * @return a controller (not leader yet) on 3 nodes and the CR (maxParallelUpgrades 1), informers stopped after
+     *         their first list: the caches stay as they are. The clock runs 1,000 times slower than wall time, so no
+     *         resync rebuilds the informers and no debounced reconcile runs during the test; it calls reconcile().
+     */
+    private UpgradeController frozenController() {
+        c = new MockCluster(0.001);
+        c.addNodes(3, "24.1.0");
+        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), c.time,
+                LeaderAndScaleTest.cfg(false, false, "x"), null));
+        uc.start();
+        c.createCr(driver("25.5.0", true, 1, "100%", null));
+        await("informers synced, the CR seen", Duration.ofSeconds(30), () -> {
+            uc.reconcile(); // not leader: computes the view only
+            return uc.hasSynced() && "25.5.0".equals(uc.snapshot().target());
+        });
+        uc.simulateInformerLoss();
+        return uc;
     }
 
     private static Node first(Collection<Node> nodes) {
@@ -79,15 +124,7 @@ class OwnWritesTest {
      */
     @Test
     void reconcileBeforeTheWatchEventsArriveSendsNoStalePatch() {
-        c = new MockCluster(1);
-        c.addNodes(3, "24.1.0"); // no emulated agents: nothing else writes the nodes
-        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), c.time,
-                LeaderAndScaleTest.cfg(false, false, "x"), null));
-        uc.start();
-        c.createCr(driver("25.5.0", true, 1, "100%", null));
-        await("informers synced, the CR seen", Duration.ofSeconds(30),
-                () -> uc.hasSynced() && "25.5.0".equals(uc.snapshot().target()));
-        uc.simulateInformerLoss(); // the caches stay as they are: no watch event from now on
+        UpgradeController uc = frozenController(); // no emulated agents: nothing else writes the nodes
         uc.setLeader(true);
         uc.reconcile();
         uc.reconcile();
