@@ -160,6 +160,8 @@ public final class Reconciler {
 
         Policy pol = in.spec().policy();
         String t = pol.version();
+        Map<Combination, String> imageOf = new HashMap<>(); // a few combinations, thousands of nodes
+        java.util.function.Function<Combination, String> image = c -> imageOf.computeIfAbsent(c, pol::image);
         // images the preflight must confirm: every combination of a node that is not on the target yet
         Map<Combination, String> comboImages = new LinkedHashMap<>();
         for (N n : ns) {
@@ -167,13 +169,13 @@ public final class Reconciler {
                     && (t + "@" + n.bootId).equals(n.ann.get(Names.DRIVER_VALIDATED));
             n.needsUpgrade = n.loaded != null && !t.equals(n.loaded) || n.state != null && !n.doneForT;
             if (n.combo != null) {
-                comboImages.put(n.combo, pol.image(n.combo));
+                comboImages.put(n.combo, image.apply(n.combo));
             }
         }
         Set<String> needed = new LinkedHashSet<>();
         for (N n : ns) {
             if (n.needsUpgrade && n.combo != null) {
-                needed.add(pol.image(n.combo));
+                needed.add(image.apply(n.combo));
             }
         }
         List<String> missing = new ArrayList<>();
@@ -317,7 +319,7 @@ public final class Reconciler {
             }
             if (n.next == UpgradeState.POD_RESTART_REQUIRED && n.combo != null) {
                 Pod p = in.driverPods().get(n.name);
-                String want = pol.image(n.combo);
+                String want = image.apply(n.combo);
                 if (p != null && p.getMetadata().getDeletionTimestamp() == null
                         && !in.recentlyDeletedPods().contains(p.getMetadata().getUid()) && !want.equals(image(p))) {
                     deletes.add(new PodDelete(p.getMetadata().getNamespace(), p.getMetadata().getName(),

@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -70,6 +71,8 @@ public final class UpgradeController implements AutoCloseable {
     private final Map<String, Cached> images = new ConcurrentHashMap<>();
     private final Set<String> checking = ConcurrentHashMap.newKeySet();
     private final Map<String, Long> recentlyDeleted = new ConcurrentHashMap<>();
+    /** Nodes this controller patched that the informer has not delivered yet (see {@link OwnWrites}). */
+    private final OwnWrites ownWrites = new OwnWrites();
     private NpuOperatorCtlStatus lastStatus;
     private String lastStatusUid;
     private long lastStatusWriteNanos = Long.MIN_VALUE / 2;
@@ -80,6 +83,7 @@ public final class UpgradeController implements AutoCloseable {
     private final Map<String, AtomicLong> writes = new ConcurrentHashMap<>();
     private final AtomicLong reconciles = new AtomicLong();
     private final AtomicLong conflicts = new AtomicLong();
+    private final AtomicLong staleSkipped = new AtomicLong();
     private final AtomicLong informerRebuilds = new AtomicLong();
 
     private record Cached(Reconciler.ImageStatus status, long atNanos) {
@@ -279,7 +283,8 @@ public final class UpgradeController implements AutoCloseable {
             lastStatus = readStatus(cr);
             lastStatusUid = cr.getMetadata().getUid();
         }
-        Collection<Node> nodes = nodeInf.getStore().list();
+        // the informer's copies, except where our own patch is newer (the watch event has not arrived yet)
+        Collection<Node> nodes = ownWrites.view(nodeInf.getStore().list());
         List<Pod> pods = podInf.getStore().list();
         Map<String, Pod> driverPods = new HashMap<>();
         for (Pod p : pods) {
@@ -322,12 +327,20 @@ public final class UpgradeController implements AutoCloseable {
         for (Reconciler.DaemonSetApply d : plan.daemonSets()) {
             applyDaemonSet(d, dsInf.getStore().getByKey(Names.DRIVER_NAMESPACE + "/" + d.name()));
         }
+        Set<String> notPatched = new java.util.HashSet<>();
         for (Reconciler.NodePatch p : plan.nodePatches()) {
-            patchNode(p, cr);
+            if (!patchNode(p, cr)) {
+                notPatched.add(p.node());
+            }
         }
         for (Reconciler.PodDelete d : plan.podDeletes()) {
             if (!leader.get()) {
                 return;
+            }
+            if (notPatched.contains(d.node())) {
+                // the node's patch (its slot: pod-restart-required) did not go through: no driver pod deleted
+                // outside a slot; the next reconcile decides again from the newer node
+                continue;
             }
             try {
                 client.pods().inNamespace(d.namespace()).withName(d.name()).delete();
@@ -344,17 +357,50 @@ public final class UpgradeController implements AutoCloseable {
         }
         if (!plan.status().equals(lastStatus)) {
             long since = mono - lastStatusWriteNanos;
-            if (since >= cfg.statusInterval().toNanos()) {
+            long interval = statusWriteInterval(lastStatus, plan.status(), cfg.statusInterval()).toNanos();
+            if (since >= interval) {
                 writeStatus(cr, plan.status());
                 lastStatusWriteNanos = mono;
             } else {
-                time.schedule(this::trigger, Duration.ofNanos(cfg.statusInterval().toNanos() - since));
+                time.schedule(this::trigger, Duration.ofNanos(interval - since));
             }
         }
         if (plan.nextWakeup() != null) {
             Duration d = Duration.between(now, plan.nextWakeup());
             time.schedule(this::trigger, d.isNegative() ? Duration.ZERO : d.plusMillis(1));
         }
+    }
+
+    /** Progress-only status changes are written at most every this many status intervals. */
+    static final int PROGRESS_INTERVALS = 5;
+
+    /**
+     * How long after the last status write the next one may go out: {@code statusInterval} when anything a person
+     * or a tool acts on changed (a condition's status or reason, awaiting approval, failed or held nodes, target,
+     * pause, start or completion), {@link #PROGRESS_INTERVALS} × {@code statusInterval} (10 s by default) when only
+     * the counts, {@code progress} and the condition messages that quote them changed. Why: every node transition
+     * changes the counts, so status PUTs grew with the rollout's length (0.05 per node upgrade at 5,000 nodes,
+     * maxParallelUpgrades 50, docs/upgrade.md "Status").
+     *
+     * @param last the status last written (null = none)
+     * @param next the status to write
+     * @param statusInterval the configured minimum interval
+     * @return the minimum interval between the last write and this one
+     */
+    static Duration statusWriteInterval(NpuOperatorCtlStatus last, NpuOperatorCtlStatus next, Duration statusInterval) {
+        return last != null && outline(last).equals(outline(next)) ? statusInterval.multipliedBy(PROGRESS_INTERVALS)
+                : statusInterval;
+    }
+
+    /** @return the status without its counts: everything but nodeCounts, progress and condition messages */
+    private static List<Object> outline(NpuOperatorCtlStatus s) {
+        List<Object> conds = new ArrayList<>();
+        for (var c : s.getConditions()) {
+            conds.add(List.of(String.valueOf(c.getType()), String.valueOf(c.getStatus()), String.valueOf(c.getReason()),
+                    String.valueOf(c.getLastTransitionTime())));
+        }
+        return java.util.Arrays.asList(s.getObservedGeneration(), s.getTargetVersion(), s.getPaused(), s.getStartTime(),
+                s.getCompletionTime(), s.getAwaitingApproval(), s.getFailedNodes(), s.getHeldNodes(), conds);
     }
 
     /** The map used when the registry preflight is disabled: every image is present. */
@@ -411,9 +457,10 @@ public final class UpgradeController implements AutoCloseable {
         }
     }
 
-    private void patchNode(Reconciler.NodePatch p, GenericKubernetesResource cr) {
+    /** @return whether the patch went through */
+    private boolean patchNode(Reconciler.NodePatch p, GenericKubernetesResource cr) {
         if (!leader.get()) {
-            return;
+            return false;
         }
         Map<String, Object> meta = new LinkedHashMap<>();
         meta.put("resourceVersion", p.resourceVersion());
@@ -423,13 +470,22 @@ public final class UpgradeController implements AutoCloseable {
         if (!p.annotations().isEmpty()) {
             meta.put("annotations", p.annotations());
         }
+        // the patch loop of a wave takes a while (one request after the other): a node whose agent wrote since the
+        // plan was made would answer 409 (its newer copy is in the informer already); skip it and decide again
+        Node cached = nodeInf.getStore().getByKey(p.node());
+        if (cached != null && !Objects.equals(ownWrites.currentVersion(cached), p.resourceVersion())) {
+            staleSkipped.incrementAndGet();
+            trigger();
+            return false;
+        }
         String json = client.getKubernetesSerialization().asJson(Map.of("metadata", meta));
         try {
             // resource(stub).patch(..), not withName(..).patch(..): fabric8 8.0.0 GETs the object before a patch
             // unless it holds one (one read per write, measured: 3.95 GET per node upgrade at 1,000 nodes,
             // docs/upgrade.md "Requests"); the merge patch needs no current object, the resourceVersion guards it
-            client.nodes().resource(nodeStub(p.node())).patch(PatchContext.of(PatchType.JSON_MERGE), json);
+            Node after = client.nodes().resource(nodeStub(p.node())).patch(PatchContext.of(PatchType.JSON_MERGE), json);
             count("node-patch");
+            ownWrites.patched(p.node(), p.resourceVersion(), after);
             if (p.labels().containsKey(Names.UPGRADE_STATE)) {
                 LOG.log(Level.INFO, "node " + p.node() + ": driver-upgrade-state " + p.why());
             }
@@ -437,13 +493,15 @@ public final class UpgradeController implements AutoCloseable {
                 LOG.log(Level.WARNING, "node " + p.node() + ": upgrade-failed: " + e.message());
                 event(e, cr);
             }
+            return true;
         } catch (KubernetesClientException e) {
             if (e.getCode() == 409) {
                 conflicts.incrementAndGet();
-                trigger(); // stale cache: decide again from the newer object
+                trigger(); // the node changed since (its agent wrote): decide again from the newer object
             } else {
                 LOG.log(Level.WARNING, "node " + p.node() + ": patch failed (" + e.getCode() + "): " + e.getMessage());
             }
+            return false;
         }
     }
 
@@ -569,6 +627,7 @@ public final class UpgradeController implements AutoCloseable {
         Map<String, Long> m = new TreeMap<>();
         writes.forEach((k, v) -> m.put(k, v.get()));
         m.put("conflicts(409)", conflicts.get());
+        m.put("stale-skipped", staleSkipped.get());
         m.put("reconciles", reconciles.get());
         m.put("informer-rebuilds", informerRebuilds.get());
         return m;

@@ -347,7 +347,11 @@ public final class NodeAgentEmulator implements AutoCloseable {
         if (!labels.isEmpty()) {
             meta.put("labels", labels);
         }
-        client.nodes().withName(node).patch(PatchContext.of(PatchType.JSON_MERGE),
+        // an unguarded merge patch on a name-only stub: fabric8 reads the object before withName(..).patch(..), and
+        // those reads (3 per node upgrade) were a quarter of the mock API server's work at 5,000 nodes
+        Node stub = new Node();
+        stub.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(node).build());
+        client.nodes().resource(stub).patch(PatchContext.of(PatchType.JSON_MERGE),
                 client.getKubernetesSerialization().asJson(Map.of("metadata", meta)));
     }
 
@@ -372,6 +376,23 @@ public final class NodeAgentEmulator implements AutoCloseable {
             }
         }
         return done;
+    }
+
+    /**
+     * @return the number of nodes in each {@code driver-upgrade-state}, from the emulator's informer cache (no request;
+     *         empty before {@link #start()})
+     */
+    public Map<String, Integer> states() {
+        Map<String, Integer> m = new java.util.TreeMap<>();
+        if (nodes != null) {
+            for (Node n : nodes.getStore().list()) {
+                String s = n.getMetadata().getLabels().get(P + "driver-upgrade-state");
+                if (s != null) {
+                    m.merge(s, 1, Integer::sum);
+                }
+            }
+        }
+        return m;
     }
 
     /** @return the loaded version of a node as the agent knows it */
