@@ -332,7 +332,10 @@ class RolloutScaleBenchmark {
         b.append("## Control plane at scale\n\n");
         b.append("Machine: ").append(machine()).append(", ").append(LocalDate.now()).append(".\n\n");
         b.append("Command").append(quick ? " (quick variant: 1,000 nodes only)" : "").append(":\n\n```\n")
-                .append("mvn -B -o -q -pl bundles/upgrade -am -Prollout-bench verify").append(quick ? " -Dbench.quick=true" : "")
+                .append("mvn -B -o -q -pl bundles/upgrade -am -Prollout-bench verify -Dtest=RolloutScaleBenchmark "
+                        + "-Dsurefire.failIfNoSpecifiedTests=false").append(quick ? " -Dbench.quick=true" : "")
+                .append(System.getProperty("bench.parallel") != null
+                        ? " -Dbench.parallel=" + System.getProperty("bench.parallel") : "")
                 .append("\n```\n\n");
         b.append("Load average (1/5/15 min) at the end of the run: ").append(loadAverage())
                 .append(" (the machine is shared with other builds).\n\n");
