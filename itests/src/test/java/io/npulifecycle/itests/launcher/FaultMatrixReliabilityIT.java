@@ -112,6 +112,16 @@ class FaultMatrixReliabilityIT {
         try {
             Path dir = work().resolve(file.replace(".yaml", ""));
             Files.createDirectories(dir);
+            // a fresh cluster every run: the emulated hosts (simulator state, staged driver, markers) of a previous
+            // run would otherwise be reused, e.g. nodes still on 25.5.0 never validate the 25.2.0 install
+            Path previous = dir.resolve("work");
+            if (Files.exists(previous)) {
+                try (Stream<Path> all = Files.walk(previous)) {
+                    for (Path p : all.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                        Files.deleteIfExists(p);
+                    }
+                }
+            }
             Path out = dir.resolve("output.txt");
             long start = System.nanoTime();
             int rc = RuntimeProcess.runToExit(out, Map.of(), 2400, "scenario", folder().resolve(file).toString(),

@@ -51,11 +51,24 @@ public final class Reconciler {
      * @param daemonSetImages image of each existing driver DaemonSet by name
      * @param recentlyDeletedPods uids of driver pods this controller deleted recently (no second delete)
      * @param now the current time
+     * @param stateAges per node name: how long the node has been in the state of its progress annotation, as the
+     *        controller measured it with its monotonic clock ({@link DeadlineClock}); a node absent here is aged by the
+     *        wall clock ({@code now - since}). The in-flight deadlines use it, so a step of the wall clock neither
+     *        fires nor stretches them.
      */
     public record Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
             Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
             Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
-            Instant now) {
+            Instant now, Map<String, Duration> stateAges) {
+
+        /** The same inputs without measured state ages (every deadline by the wall clock). */
+        public Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
+                Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
+                Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
+                Instant now) {
+            this(generation, spec, paused, previous, nodes, driverPods, npuWorkloads, images, daemonSetImages,
+                    recentlyDeletedPods, now, Map.of());
+        }
     }
 
     /** An event to create. {@code kind} is {@code Node} or {@code NPUOperatorCtl} (name given by the caller). */
@@ -232,8 +245,12 @@ public final class Reconciler {
                 if (n.next != null && n.next.inFlight()) {
                     Duration d = pol.deadlines().getOrDefault(n.next, Duration.ZERO);
                     if (!d.isZero()) {
-                        Instant due = n.nextProgress.since().plus(d);
-                        if (!now.isBefore(due)) {
+                        // the age as measured by the controller's monotonic clock when the progress is the observed
+                        // one (a wall-clock step changes nothing), else by the wall clock (a state entered now: 0)
+                        Duration measured = n.nextProgress == n.progress ? in.stateAges().get(n.name) : null;
+                        Duration age = measured != null ? measured : Duration.between(n.nextProgress.since(), now);
+                        Instant due = now.plus(d.minus(age));
+                        if (age.compareTo(d) >= 0) {
                             fail(n, d, why(n, pol, in), now);
                         } else if (wake == null || due.isBefore(wake)) {
                             wake = due;

@@ -73,6 +73,8 @@ public final class UpgradeController implements AutoCloseable {
     private final Map<String, Long> recentlyDeleted = new ConcurrentHashMap<>();
     /** Nodes this controller patched that the informer has not delivered yet (see {@link OwnWrites}). */
     private final OwnWrites ownWrites = new OwnWrites();
+    /** Ages of the in-flight states measured with the monotonic clock (reconcile thread only). */
+    private final DeadlineClock deadlineClock = new DeadlineClock();
     private NpuOperatorCtlStatus lastStatus;
     private String lastStatusUid;
     private long lastStatusWriteNanos = Long.MIN_VALUE / 2;
@@ -263,6 +265,23 @@ public final class UpgradeController implements AutoCloseable {
         }
     }
 
+    /**
+     * @return per node carrying a progress annotation, its age in that state measured with the monotonic clock
+     *         ({@link DeadlineClock})
+     */
+    private Map<String, Duration> stateAges(Collection<Node> nodes, Instant now, long mono) {
+        Map<String, Duration> ages = new HashMap<>();
+        for (Node n : nodes) {
+            Map<String, String> ann = n.getMetadata().getAnnotations();
+            Progress p = ann == null ? null : Progress.parse(ann.get(Names.UPGRADE_PROGRESS));
+            if (p != null) {
+                ages.put(n.getMetadata().getName(), deadlineClock.age(n.getMetadata().getName(), p, now, mono));
+            }
+        }
+        deadlineClock.retain(ages.keySet());
+        return ages;
+    }
+
     synchronized void reconcile() {
         if (closed || crInf == null) {
             return;
@@ -305,7 +324,7 @@ public final class UpgradeController implements AutoCloseable {
         images.forEach((k, v) -> imgs.put(k, v.status()));
         Reconciler.Inputs in = new Reconciler.Inputs(cr.getMetadata().getGeneration(), spec, paused, lastStatus, nodes,
                 driverPods, Reconciler.workloads(pods), cfg.registryCheck() ? imgs : new AllPresent(), dsImages,
-                recentlyDeleted.keySet(), now);
+                recentlyDeleted.keySet(), now, stateAges(nodes, now, mono));
         Reconciler.Plan plan = Reconciler.plan(in);
         if (cfg.registryCheck()) {
             for (String img : plan.imagesToCheck()) {

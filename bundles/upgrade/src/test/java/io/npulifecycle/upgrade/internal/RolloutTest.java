@@ -187,6 +187,48 @@ class RolloutTest {
         awaitComplete(NEW);
     }
 
+    /**
+     * The control plane's wall clock jumps forward by an hour while a node reboots (reliability matrix,
+     * itests/scenarios/reliability/clock.yaml): the rebooting deadline (1800 s) is measured with the monotonic clock,
+     * so the node is not failed; no DriverUpgradeFailed Event, one reboot per node.
+     */
+    @Test
+    void controlPlaneClockForwardWhileRebootingFailsNothing() {
+        cluster().addNodes(2, OLD);
+        c.emulator.rebootDuration = Duration.ofSeconds(600);
+        c.emulator.start();
+        controller(true);
+        c.createCr(driver(NEW, true, 1, "100%", null));
+        await("a node rebooting", WAIT, () -> c.admin.nodes().list().getItems().stream().anyMatch(
+                n -> "rebooting".equals(n.getMetadata().getLabels().get(Names.UPGRADE_STATE))));
+        c.time.jumpWall(Duration.ofHours(1));
+        awaitComplete(NEW);
+        List<String> failed = c.admin.v1().events().inAnyNamespace().list().getItems().stream()
+                .filter(e -> "DriverUpgradeFailed".equals(e.getReason()) || "NodeUpgradeFailed".equals(e.getReason()))
+                .map(e -> e.getInvolvedObject().getName() + ": " + e.getMessage()).toList();
+        assertEquals(List.of(), failed, "a wall-clock step is not a missed deadline");
+        assertEquals(2, c.emulator.reboots.get());
+    }
+
+    /**
+     * The control plane's wall clock jumps back by an hour while a node waits for an approval that never comes: the
+     * reboot-required deadline (600 s) still fires after 600 s of monotonic time, not 4200 s.
+     */
+    @Test
+    void controlPlaneClockBackDoesNotStretchADeadline() {
+        cluster().addNodes(1, OLD);
+        c.emulator.start();
+        controller(true);
+        c.createCr(driver(NEW, false, 0, "100%", Map.of("rebootRequiredSeconds", 600)));
+        await("n1 reboot-required", WAIT, () -> "reboot-required".equals(c.label("n1", Names.UPGRADE_STATE)));
+        c.time.jumpWall(Duration.ofHours(-1));
+        // 600 s after the state was entered (3 s of wall time at x200); without the monotonic age, 4200 s (21 s)
+        await("n1 upgrade-failed within 2000 simulated seconds of the step", Duration.ofSeconds(10),
+                () -> "upgrade-failed".equals(c.label("n1", Names.UPGRADE_STATE)));
+        String f = c.node("n1").getMetadata().getAnnotations().get(Names.UPGRADE_FAILURE);
+        assertTrue(f.contains("reboot-required deadline of 600s"), f);
+    }
+
     @Test
     void npuWorkloadHoldsItsNodeAndIsNamed() {
         cluster().addNodes(3, OLD);

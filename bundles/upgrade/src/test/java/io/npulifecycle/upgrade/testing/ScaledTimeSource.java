@@ -28,9 +28,21 @@ public final class ScaledTimeSource implements TimeSource, AutoCloseable {
         this.scale = scale;
     }
 
+    private volatile long wallOffsetMillis;
+
     @Override
     public Instant now() {
-        return anchor.plusNanos(monotonicNanos());
+        return anchor.plusNanos(monotonicNanos()).plusMillis(wallOffsetMillis);
+    }
+
+    /**
+     * Steps the wall clock (an NTP correction, an operator setting the date): {@link #now()} jumps, monotonic time and
+     * scheduled delays do not (like PID io.npulifecycle.time key wallOffsetMillis of the real clock bundle).
+     *
+     * @param by the step, positive = forward
+     */
+    public void jumpWall(Duration by) {
+        wallOffsetMillis += by.toMillis();
     }
 
     @Override
