@@ -15,7 +15,8 @@ import java.util.Set;
  * At the first sight of a (node, state, since) the age is the wall-clock age {@code now - since} (never negative: a
  * {@code since} in the future, written by a replica whose clock was ahead, counts from the first sight); from then on
  * it grows with the monotonic clock only. A restarted or new leader has only the wall clock to go by at its first
- * sight, as before (the annotation is the only memory that survives it). Found by the reliability matrix
+ * sight, as before (the annotation is the only memory that survives it), except for {@code pod-restart-required}, whose
+ * next step is the control plane's own (deleting the driver pod): its deadline starts at the new leader's first sight. Found by the reliability matrix
  * (itests/scenarios/reliability/clock.yaml): the control plane's clock jumping +1 h while a node rebooted failed
  * that node at once ("missed the rebooting deadline of 1800s").
  * <p>
@@ -40,7 +41,14 @@ final class DeadlineClock {
         Seen s = seen.get(node);
         if (s == null || s.state() != progress.state() || !s.since().equals(progress.since())) {
             Duration wallAge = Duration.between(progress.since(), wallNow);
-            s = new Seen(progress.state(), progress.since(), wallAge.isNegative() ? Duration.ZERO : wallAge, monoNow);
+            if (wallAge.isNegative() || progress.state() == UpgradeState.POD_RESTART_REQUIRED) {
+                // pod-restart-required waits for the control plane's own step (deleting the driver pod): time in
+                // which no leader ran (both replicas down) is not the node's fault, so a new leader starts this
+                // deadline at its first sight instead of failing the node at once (reliability matrix,
+                // control-plane-replicas.yaml: both replicas killed between the grant and the pod deletion)
+                wallAge = Duration.ZERO;
+            }
+            s = new Seen(progress.state(), progress.since(), wallAge, monoNow);
             seen.put(node, s);
         }
         return s.ageAtFirstSight().plusNanos(Math.max(0, monoNow - s.monoAtFirstSight()));
