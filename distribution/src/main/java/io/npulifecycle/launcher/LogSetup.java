@@ -143,6 +143,13 @@ public final class LogSetup {
             audit.setLevel(Level.INFO);
             audit.setEncoding("UTF-8");
             AUDIT.addHandler(audit);
+            try {
+                // the audit trail names users and what they did: owner only (docs/security.md)
+                java.nio.file.Files.setPosixFilePermissions(logs.resolve("audit.log"),
+                        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            } catch (UnsupportedOperationException | IOException e) {
+                // not a POSIX file system: its own permissions apply
+            }
             return null;
         } catch (IOException | SecurityException e) {
             return "cannot write the log file under " + logs + ": " + e + "; logging to stdout only";

@@ -136,7 +136,7 @@ public final class Main {
         }
         Credentials credentials = Credentials.resolve(settings, home.secrets(), new SecureRandom());
         AccessPolicy policy = AccessPolicy.choose(settings.jolokiaPolicy(), home.run());
-        checkUsersFile(settings);
+        checkUsersFile(settings, credentials.user());
         List<BundleList.Entry> entries = BundleList.read(install.resolve("conf").resolve("bundles.list"),
                 install.resolve("bundles"));
         boolean shell = !o.noShell() && System.console() != null;
@@ -234,12 +234,19 @@ public final class Main {
      * Refuses to start with a malformed users file (the message names the file and the line); the runtime itself
      * also refuses every request while the file is broken, for edits made after the start.
      */
-    private static void checkUsersFile(RuntimeSettings settings) throws LaunchException {
+    static void checkUsersFile(RuntimeSettings settings, String operatorUser) throws LaunchException {
+        java.util.Map<String, UsersFile.User> users;
         try {
-            UsersFile.read(settings.jolokiaUsers());
+            users = UsersFile.read(settings.jolokiaUsers());
         } catch (UsersFile.UsersFileException e) {
             throw new LaunchException(LaunchException.USAGE, e.getMessage() + " (fix it; 'npu-lifecycle hash-password "
                     + "[--role viewer|operator] USER' prints valid lines)", e);
+        }
+        if (users.containsKey(operatorUser)) {
+            // the runtime would refuse every request (a user defined twice): say it now, before the start
+            throw new LaunchException(LaunchException.USAGE, settings.jolokiaUsers() + ": user '" + operatorUser
+                    + "' is also the runtime's own operator user (NPU_LIFECYCLE_JOLOKIA_USER or "
+                    + "secrets/jolokia-credentials); a user may be defined once: remove that line or rename the user");
         }
     }
 

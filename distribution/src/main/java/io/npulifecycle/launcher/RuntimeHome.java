@@ -182,6 +182,14 @@ public final class RuntimeHome {
         // FileInstall ignores names that do not match its filter (.jar/.cfg/.config), so it never sees a half copy.
         Path tmp = dst.resolveSibling(dst.getFileName() + ".part");
         Files.copy(src, tmp, StandardCopyOption.REPLACE_EXISTING);
+        if (tmp.getFileName().toString().startsWith("jolokia-users.")) {
+            // password hashes: owner only (docs/security.md)
+            try {
+                Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            } catch (UnsupportedOperationException e) {
+                // not a POSIX file system
+            }
+        }
         try {
             Files.move(tmp, dst, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (AtomicMoveNotSupportedException e) {

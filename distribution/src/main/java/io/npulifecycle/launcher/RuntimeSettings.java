@@ -204,21 +204,39 @@ public final class RuntimeSettings {
         String password = pick(env, "NPU_LIFECYCLE_HTTPS_KEYSTORE_PASSWORD", p, "https.keystore.password", "");
         String type = p.getProperty("https.keystore.type", "PKCS12").trim();
         String keyPassword = p.getProperty("https.key.password", password);
+        if (!Files.isRegularFile(keystore)) {
+            throw new LaunchException(LaunchException.USAGE, file + ": https.keystore " + keystore
+                    + " does not exist or is not a file");
+        }
+        java.security.KeyStore k;
         try (java.io.InputStream in = Files.newInputStream(keystore)) {
-            java.security.KeyStore k = java.security.KeyStore.getInstance(type);
+            k = java.security.KeyStore.getInstance(type);
             k.load(in, password.toCharArray());
+        } catch (IOException | java.security.GeneralSecurityException e) {
+            throw new LaunchException(LaunchException.USAGE, file + ": https.keystore " + keystore + " (type " + type
+                    + ") cannot be opened with https.keystore.password (or NPU_LIFECYCLE_HTTPS_KEYSTORE_PASSWORD): "
+                    + e, e);
+        }
+        try {
             boolean hasKey = false;
             for (String alias : java.util.Collections.list(k.aliases())) {
-                hasKey |= k.isKeyEntry(alias);
+                if (k.isKeyEntry(alias)) {
+                    hasKey = true;
+                    // Jetty recovers the key with the key password: a wrong one would stop Jetty after the start
+                    // (no connector, nothing listening) while the runtime looked started; refuse it here instead
+                    if (k.getKey(alias, keyPassword.toCharArray()) == null) {
+                        throw new java.security.UnrecoverableKeyException("no key under alias " + alias);
+                    }
+                }
             }
             if (!hasKey) {
                 throw new LaunchException(LaunchException.USAGE, file + ": https.keystore " + keystore
                         + " holds no private key");
             }
-        } catch (IOException | java.security.GeneralSecurityException e) {
-            throw new LaunchException(LaunchException.USAGE, file + ": https.keystore " + keystore + " (type " + type
-                    + ") cannot be opened with https.keystore.password (or NPU_LIFECYCLE_HTTPS_KEYSTORE_PASSWORD): "
-                    + e.getMessage(), e);
+        } catch (java.security.GeneralSecurityException e) {
+            throw new LaunchException(LaunchException.USAGE, file + ": the private key in https.keystore " + keystore
+                    + " cannot be recovered with https.key.password (or, when it is not set, the keystore password): "
+                    + e, e);
         }
         return new Tls(port, keystore, type, password, keyPassword);
     }

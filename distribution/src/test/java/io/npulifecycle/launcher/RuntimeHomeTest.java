@@ -50,6 +50,16 @@ class RuntimeHomeTest {
     }
 
     @Test
+    void theUsersFileIsCopiedOwnerOnly() throws Exception {
+        Path defaults = Files.createDirectories(tmp.resolve("defaults"));
+        Files.writeString(defaults.resolve("jolokia-users.properties"), "# users\n");
+        RuntimeHome home = new RuntimeHome(tmp.resolve("home"));
+        home.prepare(defaults);
+        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
+                Files.getPosixFilePermissions(home.etc().resolve("jolokia-users.properties"))));
+    }
+
+    @Test
     void aHomeThatCannotBeCreatedIsAClearError() throws Exception {
         Path file = Files.writeString(tmp.resolve("plain-file"), "x");
         RuntimeHome home = new RuntimeHome(file.resolve("home"));

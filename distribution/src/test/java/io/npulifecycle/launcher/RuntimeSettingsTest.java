@@ -91,7 +91,7 @@ class RuntimeSettingsTest {
         Files.writeString(etc.resolve(RuntimeSettings.FILE), "https.port=8443\nhttps.keystore=missing.p12\n"
                 + "https.keystore.password=pw\n");
         LaunchException e = assertThrows(LaunchException.class, () -> RuntimeSettings.load(etc, Map.of()));
-        assertTrue(e.getMessage().contains("missing.p12") && e.getMessage().contains("cannot be opened"),
+        assertTrue(e.getMessage().contains("missing.p12") && e.getMessage().contains("does not exist"),
                 e.getMessage());
         Files.writeString(etc.resolve(RuntimeSettings.FILE), "http.enable=false\n");
         assertTrue(assertThrows(LaunchException.class, () -> RuntimeSettings.load(etc, Map.of())).getMessage()
@@ -117,5 +117,28 @@ class RuntimeSettingsTest {
         assertEquals(ks.toAbsolutePath(), s.tls().keystore());
         assertEquals("store-password", s.tls().keyPassword());
         assertEquals(false, s.httpEnabled());
+        // a wrong key password: Jetty would stop without a connector after the start; refused before it instead
+        Files.writeString(etc.resolve(RuntimeSettings.FILE), "https.port=8443\nhttps.keystore=runtime.p12\n"
+                + "https.keystore.password=store-password\nhttps.key.password=other-password\n");
+        assertTrue(assertThrows(LaunchException.class, () -> RuntimeSettings.load(etc, Map.of())).getMessage()
+                .contains("cannot be recovered with https.key.password"));
+        // a missing keystore is named as missing, not as a wrong password
+        Files.writeString(etc.resolve(RuntimeSettings.FILE), "https.port=8443\nhttps.keystore=missing.p12\n"
+                + "https.keystore.password=store-password\n");
+        assertTrue(assertThrows(LaunchException.class, () -> RuntimeSettings.load(etc, Map.of())).getMessage()
+                .contains("does not exist"));
+    }
+
+    @Test
+    void aUsersFileUserNamedLikeTheRuntimesOperatorStopsTheStart() throws Exception {
+        String line = new io.npulifecycle.security.tool.UsersFile.User("op", io.npulifecycle.security.tool.Role.VIEWER,
+                io.npulifecycle.security.tool.PasswordHash.create("a-long-viewer-password".toCharArray(),
+                        new java.security.SecureRandom())).line();
+        Files.writeString(etc.resolve("jolokia-users.properties"), line + "\n");
+        RuntimeSettings s = RuntimeSettings.load(etc, Map.of());
+        Main.checkUsersFile(s, "someone-else");
+        LaunchException e = assertThrows(LaunchException.class, () -> Main.checkUsersFile(s, "op"));
+        assertEquals(LaunchException.USAGE, e.exitCode());
+        assertTrue(e.getMessage().contains("user 'op' is also the runtime's own operator user"), e.getMessage());
     }
 }
