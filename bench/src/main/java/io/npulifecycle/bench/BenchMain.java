@@ -252,7 +252,9 @@ public final class BenchMain {
                 + "(`-XX:ArchiveClassesAtExit`, 18 MiB file): RSS within 0.5 MiB of the JDK's default archive, because "
                 + "JDK 17 archives no class of an OSGi bundle class loader, and the JDK classes are already in the "
                 + "default archive; `MALLOC_ARENA_MAX=2`: within 1 MiB; `-Xss256k`, a 16 MiB code cache: no "
-                + "measurable change.\n");
+                + "measurable change; `-XX:MetaspaceReclaimPolicy=aggressive`: within 1 MiB; the same agent on "
+                + "Temurin 25 with `-XX:+UseCompactObjectHeaders`: about 5 MiB more (one start each: BenchMain "
+                + "`--hold-agent` with `HOLD_JAVA_OPTS`, VmRSS 20 s after the first probe).\n");
         md.append("- What would close the memory gap: a node agent without fabric8 (the node agent makes few "
                 + "calls: watch its own Node and the NPUOperatorCtl, patch its Node, post Events; a small client on "
                 + "the JDK's HTTP client and the Jackson already there would remove most of the kubeclient's classes "
