@@ -294,7 +294,15 @@ class ManifestsTest {
     /** @return the text of a method's (or constructor's) body, or null when it is not declared in the source */
     static String methodBody(String src, String method) {
         Matcher m = Pattern.compile("\\b" + Pattern.quote(method) + "\\([^;{]*\\)\\s*(throws [^{]*)?\\{").matcher(src);
-        if (!m.find()) {
+        boolean declaration = false;
+        while (!declaration && m.find()) {
+            // a declaration follows a type or a modifier (`void patchNode(`, `public Foo(`), a call site does not
+            // (`if (!patchNode(p)) {`, `return patchNode(p) {`...)
+            String before = src.substring(0, m.start()).stripTrailing();
+            Matcher last = Pattern.compile("([\\w>\\]]+)$").matcher(before);
+            declaration = last.find() && !Set.of("return", "new", "else", "throw", "case").contains(last.group(1));
+        }
+        if (!declaration) {
             return null;
         }
         int depth = 1;
