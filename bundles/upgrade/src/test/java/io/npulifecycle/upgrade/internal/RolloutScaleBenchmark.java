@@ -22,7 +22,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.Test;
 
@@ -179,15 +178,15 @@ class RolloutScaleBenchmark {
                         "rebootRequiredSeconds", 0, "rebootingSeconds", 0, "validationSeconds", 0)));
                 Point first = null;
                 if (v.prefix()) {
-                    awaitTrue("first node upgraded", VARIANT_TIMEOUT, () -> c.emulator.upgraded(TO) >= 1);
+                    MockCluster.await("first node upgraded", VARIANT_TIMEOUT, () -> c.emulator.upgraded(TO) >= 1);
                     first = point(c, in, cmd);
                 }
-                awaitTrue(v.measured() + " nodes upgraded", VARIANT_TIMEOUT, () -> c.emulator.upgraded(TO) >= v.measured());
+                MockCluster.await(v.measured() + " nodes upgraded", VARIANT_TIMEOUT, () -> c.emulator.upgraded(TO) >= v.measured());
                 Point done = point(c, in, cmd);
                 Point end = done;
                 double completeS = Double.NaN;
                 if (!v.prefix()) {
-                    awaitTrue("status Complete=True", Duration.ofMinutes(1), () -> c.condition("Complete").startsWith("True"));
+                    MockCluster.await("status Complete=True", Duration.ofMinutes(1), () -> c.condition("Complete").startsWith("True"));
                     end = point(c, in, cmd);
                     completeS = (end.nanos() - start.nanos()) / 1e9;
                 }
@@ -308,21 +307,6 @@ class RolloutScaleBenchmark {
             m.put(kv.substring(0, i), kv.substring(i + 1));
         }
         return m;
-    }
-
-    private static void awaitTrue(String what, Duration timeout, BooleanSupplier cond) {
-        long end = System.nanoTime() + timeout.toNanos();
-        while (!cond.getAsBoolean()) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError("timed out after " + timeout + " waiting for " + what);
-            }
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
     }
 
     // ---------------------------------------------------------------- Markdown
