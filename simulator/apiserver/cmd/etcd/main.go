@@ -1,0 +1,13 @@
+// Command etcd is the upstream etcd server (go.etcd.io/etcd/server/v3 etcdmain) at the version k8s.io/kubernetes
+// pins in go.mod, the storage of the real API server.
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() {
+	etcdmain.Main(os.Args)
+}
