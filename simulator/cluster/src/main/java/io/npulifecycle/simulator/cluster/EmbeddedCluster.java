@@ -67,7 +67,7 @@ import tools.jackson.databind.node.ObjectNode;
  * scheduling; {@code kubectl get -w} does not work (the mock streams watches only over WebSocket); a watch with a
  * field selector gets no DELETED event when an object stops matching. Thread-safe.
  */
-public final class EmbeddedCluster implements AutoCloseable {
+public final class EmbeddedCluster implements ClusterBackend {
 
     /** Namespace of the operator's objects (DESIGN.md). */
     public static final String NPU_NAMESPACE = "npu-operator";
@@ -181,7 +181,13 @@ public final class EmbeddedCluster implements AutoCloseable {
         return new EmbeddedCluster(port);
     }
 
+    @Override
+    public String kind() {
+        return EMBEDDED;
+    }
+
     /** @return e.g. {@code http://127.0.0.1:35451} (no trailing slash) */
+    @Override
     public String masterUrl() {
         return "http://" + hostPort();
     }
@@ -201,6 +207,7 @@ public final class EmbeddedCluster implements AutoCloseable {
      *
      * @return the client
      */
+    @Override
     public KubernetesClient client() {
         KubernetesClient c = client;
         if (c == null) {
@@ -220,6 +227,7 @@ public final class EmbeddedCluster implements AutoCloseable {
      * @return a fabric8 client with the JDK HTTP client, namespace {@value #NPU_NAMESPACE}, 10 s request timeout,
      *         watches reconnecting after 200 ms, 2 retries 50 ms apart
      */
+    @Override
     public KubernetesClient newClient() {
         return newClient(c -> { });
     }
@@ -230,6 +238,7 @@ public final class EmbeddedCluster implements AutoCloseable {
      * @param customizer changes the configuration of {@link #newClient()} (e.g. {@code setRequestRetryBackoffLimit(0)})
      * @return the client
      */
+    @Override
     public KubernetesClient newClient(java.util.function.Consumer<Config> customizer) {
         Config config = Config.empty();
         config.setMasterUrl(masterUrl());
@@ -252,6 +261,7 @@ public final class EmbeddedCluster implements AutoCloseable {
      * @return {@code file}
      * @throws UncheckedIOException when the file cannot be written
      */
+    @Override
     public Path writeKubeconfig(Path file) {
         String yaml = "apiVersion: v1\n"
                 + "kind: Config\n"
@@ -294,6 +304,7 @@ public final class EmbeddedCluster implements AutoCloseable {
      *
      * @return the CRD file applied, or null when none was found
      */
+    @Override
     public Path installCrd() {
         Path file = findCrdFile();
         installCrd(file);
@@ -427,6 +438,7 @@ public final class EmbeddedCluster implements AutoCloseable {
      * @param node e.g. {@link #npuNode(String)}
      * @return the stored node
      */
+    @Override
     public Node addNode(Node node) {
         Node created = client().nodes().resource(node).create();
         if (node.getStatus() != null && (created.getStatus() == null || created.getStatus().getNodeInfo() == null)) {
@@ -457,6 +469,7 @@ public final class EmbeddedCluster implements AutoCloseable {
      * @param name namespace name
      * @return the namespace
      */
+    @Override
     public Namespace ensureNamespace(String name) {
         Namespace ns = client().namespaces().withName(name).get();
         return ns != null ? ns
@@ -475,6 +488,7 @@ public final class EmbeddedCluster implements AutoCloseable {
      * @param autoRecover recovery reboots without approvals
      * @return the stored object
      */
+    @Override
     public GenericKubernetesResource createNpuOperatorCtl(String driverVersion, boolean autoUpgrade, boolean autoRecover) {
         if (apiResources().stream().noneMatch(r -> r.groupVersion().equals(NPU_OPERATOR_CTL.groupVersion())
                 && r.plural().equals(NPU_OPERATOR_CTL.plural()))) {
@@ -504,6 +518,7 @@ public final class EmbeddedCluster implements AutoCloseable {
      * @return the stored objects
      * @throws UncheckedIOException when the file cannot be read
      */
+    @Override
     public List<io.fabric8.kubernetes.api.model.HasMetadata> apply(Path yaml) {
         try (java.io.InputStream in = Files.newInputStream(yaml)) {
             List<io.fabric8.kubernetes.api.model.HasMetadata> out = new ArrayList<>();
@@ -522,6 +537,7 @@ public final class EmbeddedCluster implements AutoCloseable {
     /**
      * @return the NPUOperatorCtl resources of {@value #NPU_NAMESPACE}, through {@link #client()}
      */
+    @Override
     public io.fabric8.kubernetes.client.dsl.MixedOperation<GenericKubernetesResource,
             io.fabric8.kubernetes.api.model.GenericKubernetesResourceList,
             io.fabric8.kubernetes.client.dsl.Resource<GenericKubernetesResource>> npuOperatorCtls() {
@@ -548,6 +564,7 @@ public final class EmbeddedCluster implements AutoCloseable {
      * @param image e.g. {@code registry.local/mlops/ascend-driver:25.0.0-910b-6.6.0-145.0.4.135-oe2403sp3}
      * @return the stored pod
      */
+    @Override
     public Pod addDriverPod(String nodeName, String image) {
         ensureNamespace(NPU_NAMESPACE);
         Pod pod = new PodBuilder()
