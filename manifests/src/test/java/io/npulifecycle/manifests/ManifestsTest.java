@@ -514,11 +514,19 @@ class ManifestsTest {
 
     // ---- the control plane ----
 
+    /** The metatype default of a String attribute: a literal, or a constant of the contract class NpuOperatorCtlType. */
     static String componentDefault(String method) throws IOException {
-        Matcher m = Pattern.compile("String " + method + "\\(\\) default \"([^\"]*)\"")
+        Matcher m = Pattern.compile("String " + method + "\\(\\) default (?:\"([^\"]*)\"|NpuOperatorCtlType\\.(\\w+));")
                 .matcher(source("bundles/upgrade", "UpgradeOrchestratorComponent"));
         assertTrue(m.find(), "default of " + method);
-        return m.group(1);
+        if (m.group(1) != null) {
+            return m.group(1);
+        }
+        try {
+            return (String) io.npulifecycle.api.upgrade.NpuOperatorCtlType.class.getField(m.group(2)).get(null);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError("NpuOperatorCtlType." + m.group(2) + " is not a String constant", e);
+        }
     }
 
     @Test

@@ -3,7 +3,7 @@
  * service property that bridges an MBean registered as an OSGi service into the platform MBeanServer (and so into
  * Jolokia).
  */
-@Version("1.0.0")
+@Version("1.1.0")
 @Export
 package io.npulifecycle.api.management;
 

@@ -2,19 +2,28 @@ package io.npulifecycle.api.node;
 
 /**
  * Labels, annotations and Event reasons of the node agent ↔ control plane contract (table "Node labels and
- * annotations" at the end of {@code docs/architecture.md}; the user-facing ones come from {@code DESIGN.md}).
+ * annotations" at the end of {@code docs/architecture.md}; the user-facing ones come from {@code DESIGN.md}): the one
+ * definition that both runtimes, the simulator and the tests use. The custom resource's coordinates are in
+ * {@link io.npulifecycle.api.upgrade.NpuOperatorCtlType}.
  */
 public final class NodeKeys {
 
     /** Prefix of every key the node agent reads or writes. */
     public static final String PREFIX = "npu.openfuyao.com/";
+    /** Label on every NPU node (DESIGN.md); its value is not read. */
+    public static final String NPU_PRESENT = "openfuyao.com/npu.present";
+    /** Label: chip family, e.g. {@code 910b}, {@code 310p}. */
+    public static final String CHIP = PREFIX + "chip";
     /** Annotation set by a person: {@code true} (exactly) approves one reboot. Consumed by the node agent. */
     public static final String APPROVE_REBOOT = PREFIX + "approve-reboot";
     /** The only annotation value that is an approval. */
     public static final String APPROVE_VALUE = "true";
     /** Label {@code true} while a valid {@code reboot-required} marker exists. */
     public static final String REBOOT_REQUIRED = PREFIX + "reboot-required";
-    /** Annotation {@code recovery|upgrade} while {@link #REBOOT_REQUIRED} is set. */
+    /**
+     * Annotation {@code recovery|upgrade} ({@link io.npulifecycle.api.markers.Markers#REASON_RECOVERY},
+     * {@link io.npulifecycle.api.markers.Markers#REASON_UPGRADE}) while {@link #REBOOT_REQUIRED} is set.
+     */
     public static final String REBOOT_REASON = PREFIX + "reboot-reason";
     /** Annotation: the node's current boot id. */
     public static final String BOOT_ID = PREFIX + "boot-id";
@@ -32,8 +41,29 @@ public final class NodeKeys {
     public static final String RECOVERY_FAILURE = PREFIX + "recovery-failure";
     /** Label written by the control plane only (the node agent never writes it). */
     public static final String DRIVER_UPGRADE_STATE = PREFIX + "driver-upgrade-state";
-    /** Annotation written by the control plane only. */
+    /** Annotation written by the control plane only: why the node is {@code upgrade-failed}. */
     public static final String DRIVER_UPGRADE_FAILURE = PREFIX + "driver-upgrade-failure";
+    /**
+     * Annotation written by the control plane only, in the same patch as every state change:
+     * {@code state=<state>,since=<RFC 3339 instant>,target=<version>,fromBootId=<boot id>}. Gives the deadlines their
+     * start and tells whether the node rebooted since it got its slot, so a new leader carries on.
+     */
+    public static final String DRIVER_UPGRADE_PROGRESS = PREFIX + "driver-upgrade-progress";
+    /**
+     * Label written by the control plane only, on every NPU node: its (chip, kernel, OS) combination,
+     * {@code <chip>-<10 hex digits>}; the driver DaemonSet of that combination selects on it.
+     */
+    public static final String DRIVER_COMBINATION = PREFIX + "driver-combination";
+
+    /** Namespace of the driver pods (DESIGN.md). */
+    public static final String DRIVER_NAMESPACE = "npu-operator";
+    /** Label key of the driver pods (DESIGN.md). */
+    public static final String DRIVER_APP_LABEL = "app";
+    /** Label value of the driver pods (DESIGN.md). */
+    public static final String DRIVER_APP = "npu-driver-daemonset";
+    /** NPU extended resources: a pod requesting one of these (prefix match) is an NPU workload. */
+    public static final java.util.List<String> NPU_RESOURCE_PREFIXES =
+            java.util.List.of("huawei.com/Ascend910", "huawei.com/Ascend310P");
 
     /** Event reason (Normal): a reboot is requested; message contains {@code reason=recovery} or {@code reason=upgrade}. */
     public static final String EVENT_REBOOT_REQUIRED = "RebootRequired";
@@ -47,6 +77,8 @@ public final class NodeKeys {
     public static final String EVENT_DRIVER_VALIDATION_FAILED = "DriverValidationFailed";
     /** Event reason (Normal): driver validation passed. */
     public static final String EVENT_DRIVER_VALIDATED = "DriverValidated";
+    /** Event reason (Warning), written by the control plane: the node went to {@code upgrade-failed}; the message says why. */
+    public static final String EVENT_DRIVER_UPGRADE_FAILED = "DriverUpgradeFailed";
 
     /** Event type Normal. */
     public static final String NORMAL = "Normal";

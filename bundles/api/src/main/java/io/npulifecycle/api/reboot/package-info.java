@@ -5,7 +5,7 @@
  * their own. Neither interface can unload a driver: Ascend chips do not survive {@code rmmod} of a running driver
  * ({@code DESIGN.md}).
  */
-@Version("1.0.0")
+@Version("1.1.0")
 @Export
 package io.npulifecycle.api.reboot;
 

@@ -1,5 +1,7 @@
 package io.npulifecycle.driver.internal;
 
+import io.npulifecycle.api.reboot.DriverMXBean;
+
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;

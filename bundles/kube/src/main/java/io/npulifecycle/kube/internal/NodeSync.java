@@ -1,5 +1,9 @@
 package io.npulifecycle.kube.internal;
 
+import io.npulifecycle.api.node.NodeSyncMXBean;
+
+import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
+
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -77,8 +81,9 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
     }
 
     /** The CR's coordinates (DESIGN.md). */
-    static final ResourceDefinitionContext CRD = new ResourceDefinitionContext.Builder().withGroup("npu.openfuyao.com")
-            .withVersion("v1").withPlural("npuoperatorctls").withKind("NPUOperatorCtl").withNamespaced(true).build();
+    static final ResourceDefinitionContext CRD = new ResourceDefinitionContext.Builder()
+            .withGroup(NpuOperatorCtlType.GROUP).withVersion(NpuOperatorCtlType.VERSION).withPlural(NpuOperatorCtlType.PLURAL)
+            .withKind(NpuOperatorCtlType.KIND).withNamespaced(NpuOperatorCtlType.NAMESPACED).build();
 
     private final KubernetesClient client;
     private final Settings settings;

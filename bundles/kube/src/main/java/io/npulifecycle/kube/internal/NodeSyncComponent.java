@@ -1,5 +1,9 @@
 package io.npulifecycle.kube.internal;
 
+import io.npulifecycle.api.node.NodeSyncMXBean;
+
+import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
+
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Dictionary;
@@ -63,11 +67,11 @@ public class NodeSyncComponent {
 
         /** @return CR namespace */
         @AttributeDefinition(description = "Namespace of the NPUOperatorCtl.")
-        String crNamespace() default "npu-operator";
+        String crNamespace() default NpuOperatorCtlType.DEFAULT_NAMESPACE;
 
         /** @return CR name */
         @AttributeDefinition(description = "Name of the NPUOperatorCtl.")
-        String crName() default "npuoperatorctl-sample";
+        String crName() default NpuOperatorCtlType.DEFAULT_NAME;
 
         /** @return Event namespace */
         @AttributeDefinition(description = "Namespace of the Events written about this Node (kubectl describe node shows 'default').")

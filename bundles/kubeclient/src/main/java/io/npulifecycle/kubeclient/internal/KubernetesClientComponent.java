@@ -1,5 +1,7 @@
 package io.npulifecycle.kubeclient.internal;
 
+import io.npulifecycle.api.kube.KubernetesClientMXBean;
+
 import java.lang.System.Logger.Level;
 import java.nio.file.Paths;
 import java.time.Instant;
@@ -32,6 +34,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.VersionInfo;
 import io.npulifecycle.api.management.Mbeans;
 import io.npulifecycle.api.time.TimeSource;
+import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
 
 /**
  * The runtime's Kubernetes client, PID {@value ClientSettings#PID}: builds one fabric8 {@link KubernetesClient}
@@ -77,7 +80,7 @@ public class KubernetesClientComponent {
 
         /** @return namespace */
         @AttributeDefinition(description = "Default namespace of the client.")
-        String namespace() default "npu-operator";
+        String namespace() default NpuOperatorCtlType.DEFAULT_NAMESPACE;
 
         /** @return seconds */
         @AttributeDefinition(min = "1", max = "3600", description = "Timeout of one request, in seconds.")

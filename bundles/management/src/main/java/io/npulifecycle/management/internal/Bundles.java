@@ -1,5 +1,7 @@
 package io.npulifecycle.management.internal;
 
+import io.npulifecycle.api.management.BundleInfo;
+
 import org.osgi.framework.Bundle;
 import org.osgi.framework.Constants;
 import org.osgi.framework.startlevel.BundleStartLevel;

@@ -1,5 +1,7 @@
 package io.npulifecycle.management.internal;
 
+import io.npulifecycle.api.management.ConfigurationMXBean;
+
 import java.lang.System.Logger.Level;
 import java.lang.reflect.Array;
 import java.util.ArrayDeque;

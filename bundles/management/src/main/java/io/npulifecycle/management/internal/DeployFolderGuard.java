@@ -1,5 +1,7 @@
 package io.npulifecycle.management.internal;
 
+import io.npulifecycle.api.management.DeployMXBean;
+
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.DirectoryStream;

@@ -1,5 +1,9 @@
 package io.npulifecycle.management.internal;
 
+import io.npulifecycle.api.management.BundleInfo;
+
+import io.npulifecycle.api.management.NpuRuntimeMXBean;
+
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,5 +1,7 @@
 package io.npulifecycle.rebooter.internal;
 
+import io.npulifecycle.api.reboot.RebooterMXBean;
+
 import java.lang.System.Logger.Level;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;

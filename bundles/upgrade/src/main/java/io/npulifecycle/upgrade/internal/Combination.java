@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.node.NodeKeys;
+
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -44,7 +46,7 @@ public record Combination(String chip, String kernel, String os) {
      */
     public static Combination of(Node n) {
         String name = n.getMetadata().getName();
-        String chip = n.getMetadata().getLabels() == null ? null : n.getMetadata().getLabels().get(Names.CHIP);
+        String chip = n.getMetadata().getLabels() == null ? null : n.getMetadata().getLabels().get(NodeKeys.CHIP);
         var nodeInfo = n.getStatus() == null ? null : n.getStatus().getNodeInfo();
         // a reconcile derives every node's combination: the same few (chip, kernel, OS) triples, so the parsed
         // result is memoized (JFR, 5,000 nodes: the regexes were a third of Reconciler.plan's samples)
@@ -66,7 +68,7 @@ public record Combination(String chip, String kernel, String os) {
 
     private static Combination parse(Node n, String name, String chip) {
         if (chip == null || !chip.matches("^[a-z0-9]{1,16}$")) {
-            throw new IllegalArgumentException("node " + name + ": label " + Names.CHIP + " is "
+            throw new IllegalArgumentException("node " + name + ": label " + NodeKeys.CHIP + " is "
                     + (chip == null ? "missing" : "'" + chip + "'") + " (expected a chip family like 910b or 310p)");
         }
         var info = n.getStatus() == null ? null : n.getStatus().getNodeInfo();

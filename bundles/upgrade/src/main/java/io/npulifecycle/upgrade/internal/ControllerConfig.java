@@ -1,5 +1,9 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
+
+import io.npulifecycle.api.node.NodeKeys;
+
 import java.time.Duration;
 
 /**
@@ -26,7 +30,7 @@ public record ControllerConfig(String namespace, String resourceName, boolean re
 
     /** @return the defaults */
     public static ControllerConfig defaults() {
-        return new ControllerConfig(Names.DRIVER_NAMESPACE, "npuoperatorctl-sample", true, "https", "",
+        return new ControllerConfig(NpuOperatorCtlType.DEFAULT_NAMESPACE, NpuOperatorCtlType.DEFAULT_NAME, true, "https", "",
                 Duration.ofMillis(200), Duration.ofSeconds(10), Duration.ofSeconds(2), true, "npu-lifecycle-upgrade",
                 Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2), "");
     }

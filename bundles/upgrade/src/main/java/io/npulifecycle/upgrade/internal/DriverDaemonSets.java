@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.node.NodeKeys;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -21,7 +23,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
  * The driver DaemonSets the control plane writes, one per (chip, kernel, OS) combination, all rendered from one
  * template: the manifest {@code config/kubernetes/templates/driver-daemonset.yaml}, embedded in this bundle as the
  * resource {@value #RESOURCE} (copied at build time, so the two cannot differ). Rendering replaces only
- * {@code metadata.name}, the {@code app} and {@value Names#COMBINATION} labels of the DaemonSet, its selector and its
+ * {@code metadata.name}, the {@code app} and {@value io.npulifecycle.api.node.NodeKeys#DRIVER_COMBINATION} labels of the DaemonSet, its selector and its
  * pod template, the pod's {@code nodeSelector} entry for the combination, {@code containers[0].image} and the
  * {@code DRIVER_VERSION} environment variable of {@code containers[0]}; privileges, host paths, probes, tolerations,
  * the Jolokia Secret and everything else come from the template unchanged (docs/upgrade.md).
@@ -33,7 +35,7 @@ final class DriverDaemonSets {
     /** The environment variable of {@code containers[0]} that carries the pod's driver version (driver bundle). */
     static final String DRIVER_VERSION_ENV = "DRIVER_VERSION";
     /** Annotation with the combination's chip, kernel and OS in clear. */
-    static final String COMBINATION_DETAIL = Names.P + "driver-combination-detail";
+    static final String COMBINATION_DETAIL = NodeKeys.PREFIX + "driver-combination-detail";
 
     private final KubernetesSerialization serialization;
     private final String yaml;
@@ -106,7 +108,7 @@ final class DriverDaemonSets {
         Map<String, String> sel = selector(combination);
         ObjectMeta meta = ds.getMetadata() == null ? new ObjectMeta() : ds.getMetadata();
         meta.setName(name);
-        meta.setNamespace(Names.DRIVER_NAMESPACE);
+        meta.setNamespace(NodeKeys.DRIVER_NAMESPACE);
         meta.setLabels(merged(meta.getLabels(), sel));
         Map<String, String> ann = meta.getAnnotations() == null ? new LinkedHashMap<>() : new LinkedHashMap<>(meta.getAnnotations());
         ann.put(COMBINATION_DETAIL, combination.toString());
@@ -134,7 +136,7 @@ final class DriverDaemonSets {
         t.setMetadata(pm);
         Map<String, String> nodeSelector = t.getSpec().getNodeSelector() == null ? new LinkedHashMap<>()
                 : new LinkedHashMap<>(t.getSpec().getNodeSelector());
-        nodeSelector.put(Names.COMBINATION, combination.key());
+        nodeSelector.put(NodeKeys.DRIVER_COMBINATION, combination.key());
         t.getSpec().setNodeSelector(nodeSelector);
         Container c = t.getSpec().getContainers().get(0);
         c.setImage(image);
@@ -168,8 +170,8 @@ final class DriverDaemonSets {
 
     private static Map<String, String> selector(Combination combination) {
         Map<String, String> sel = new LinkedHashMap<>();
-        sel.put(Names.DRIVER_APP_KEY, Names.DRIVER_APP);
-        sel.put(Names.COMBINATION, combination.key());
+        sel.put(NodeKeys.DRIVER_APP_LABEL, NodeKeys.DRIVER_APP);
+        sel.put(NodeKeys.DRIVER_COMBINATION, combination.key());
         return sel;
     }
 

@@ -1,5 +1,9 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.node.NodeKeys;
+import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
+import io.npulifecycle.api.markers.Markers;
+
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -18,8 +22,8 @@ import java.util.stream.Collectors;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.npulifecycle.upgrade.api.model.NodeIssue;
-import io.npulifecycle.upgrade.api.model.NpuOperatorCtlStatus;
+import io.npulifecycle.api.upgrade.model.NodeIssue;
+import io.npulifecycle.api.upgrade.model.NpuOperatorCtlStatus;
 
 /**
  * The rollout decision as a pure function of the observed Kubernetes objects and the time: no I/O, no clock, no
@@ -179,7 +183,7 @@ public final class Reconciler {
         Map<Combination, String> comboImages = new LinkedHashMap<>();
         for (N n : ns) {
             n.doneForT = n.loaded != null && t.equals(n.loaded) && n.bootId != null
-                    && (t + "@" + n.bootId).equals(n.ann.get(Names.DRIVER_VALIDATED));
+                    && (t + "@" + n.bootId).equals(n.ann.get(NodeKeys.DRIVER_VALIDATED));
             n.needsUpgrade = n.loaded != null && !t.equals(n.loaded) || n.state != null && !n.doneForT;
             if (n.combo != null) {
                 comboImages.put(n.combo, image.apply(n.combo));
@@ -210,14 +214,14 @@ public final class Reconciler {
         for (N n : ns) {
             n.next = n.state;
             n.nextProgress = n.progress != null && n.progress.state() == n.state ? n.progress : null;
-            String validated = n.ann.get(Names.DRIVER_VALIDATED);
+            String validated = n.ann.get(NodeKeys.DRIVER_VALIDATED);
             boolean rebooted = n.progress != null && !n.progress.fromBootId().isEmpty() && n.bootId != null
                     && !n.bootId.equals(n.progress.fromBootId());
             boolean validatedOther = n.loaded != null && !t.equals(n.loaded) && validated != null
                     && validated.equals(n.loaded + "@" + n.bootId);
-            String rebootingFrom = n.ann.get(Names.REBOOTING_FROM_BOOT_ID);
-            boolean agentRequested = "true".equals(n.labels.get(Names.REBOOT_REQUIRED))
-                    && Names.REASON_UPGRADE.equals(n.ann.get(Names.REBOOT_REASON));
+            String rebootingFrom = n.ann.get(NodeKeys.REBOOTING_FROM_BOOT_ID);
+            boolean agentRequested = "true".equals(n.labels.get(NodeKeys.REBOOT_REQUIRED))
+                    && Markers.REASON_UPGRADE.equals(n.ann.get(NodeKeys.REBOOT_REASON));
             if (n.state == null) {
                 if (n.needsUpgrade && imagesOk) {
                     enter(n, UpgradeState.UPGRADE_REQUIRED, t, "", now);
@@ -314,20 +318,20 @@ public final class Reconciler {
             Map<String, String> lab = new LinkedHashMap<>();
             Map<String, String> ann = new LinkedHashMap<>();
             if (n.next != n.state || n.badLabel) {
-                lab.put(Names.UPGRADE_STATE, n.next == null ? null : n.next.label());
+                lab.put(NodeKeys.DRIVER_UPGRADE_STATE, n.next == null ? null : n.next.label());
             }
             String prog = n.nextProgress == null ? null : n.nextProgress.format();
-            if (!Objects.equals(prog, n.ann.get(Names.UPGRADE_PROGRESS))) {
-                ann.put(Names.UPGRADE_PROGRESS, prog);
+            if (!Objects.equals(prog, n.ann.get(NodeKeys.DRIVER_UPGRADE_PROGRESS))) {
+                ann.put(NodeKeys.DRIVER_UPGRADE_PROGRESS, prog);
             }
             String failure = n.next == UpgradeState.UPGRADE_FAILED
-                    ? (n.failure != null ? n.failure : n.ann.get(Names.UPGRADE_FAILURE)) : null;
-            if (!Objects.equals(failure, n.ann.get(Names.UPGRADE_FAILURE))) {
-                ann.put(Names.UPGRADE_FAILURE, failure);
+                    ? (n.failure != null ? n.failure : n.ann.get(NodeKeys.DRIVER_UPGRADE_FAILURE)) : null;
+            if (!Objects.equals(failure, n.ann.get(NodeKeys.DRIVER_UPGRADE_FAILURE))) {
+                ann.put(NodeKeys.DRIVER_UPGRADE_FAILURE, failure);
             }
-            if (n.combo != null && !n.combo.key().equals(n.labels.get(Names.COMBINATION))
+            if (n.combo != null && !n.combo.key().equals(n.labels.get(NodeKeys.DRIVER_COMBINATION))
                     && (touchNodes || !lab.isEmpty() || !ann.isEmpty())) {
-                lab.put(Names.COMBINATION, n.combo.key());
+                lab.put(NodeKeys.DRIVER_COMBINATION, n.combo.key());
             }
             if (!lab.isEmpty() || !ann.isEmpty()) {
                 patches.add(new NodePatch(n.name, n.node.getMetadata().getResourceVersion(), lab, ann,
@@ -385,7 +389,7 @@ public final class Reconciler {
             }
             if (n.next == UpgradeState.UPGRADE_FAILED) {
                 failed.add(new NodeIssue(n.name, n.failure != null ? n.failure
-                        : Objects.requireNonNullElse(n.ann.get(Names.UPGRADE_FAILURE), "upgrade-failed")));
+                        : Objects.requireNonNullElse(n.ann.get(NodeKeys.DRIVER_UPGRADE_FAILURE), "upgrade-failed")));
             }
             if (n.held != null) {
                 held.add(new NodeIssue(n.name, n.held));
@@ -401,20 +405,20 @@ public final class Reconciler {
         boolean sameTarget = t.equals(prev.getTargetVersion());
         st.setStartTime(sameTarget && prev.getStartTime() != null ? prev.getStartTime() : now.toString());
         if (!sameTarget || prev.getStartTime() == null) {
-            crEvents.add(new EventSpec("NPUOperatorCtl", null, "Normal", "RolloutStarted",
+            crEvents.add(new EventSpec(NpuOperatorCtlType.KIND, null, NodeKeys.NORMAL, NpuOperatorCtlType.EVENT_ROLLOUT_STARTED,
                     "driver rollout to " + t + " started: " + (total - upgraded) + " of " + total + " NPU nodes to upgrade"));
         }
         if (complete) {
             st.setCompletionTime(sameTarget && prev.getCompletionTime() != null ? prev.getCompletionTime() : now.toString());
             if (!sameTarget || prev.getCompletionTime() == null) {
-                crEvents.add(new EventSpec("NPUOperatorCtl", null, "Normal", "RolloutComplete",
+                crEvents.add(new EventSpec(NpuOperatorCtlType.KIND, null, NodeKeys.NORMAL, NpuOperatorCtlType.EVENT_ROLLOUT_COMPLETE,
                         "driver " + t + " validated on all " + total + " NPU nodes"));
             }
         }
         for (N n : ns) {
             for (EventSpec e : n.events) {
                 if ("Warning".equals(e.type())) {
-                    crEvents.add(new EventSpec("NPUOperatorCtl", null, "Warning", "NodeUpgradeFailed",
+                    crEvents.add(new EventSpec(NpuOperatorCtlType.KIND, null, NodeKeys.WARNING, NpuOperatorCtlType.EVENT_NODE_UPGRADE_FAILED,
                             "node " + n.name + ": " + e.message()));
                 }
             }
@@ -445,7 +449,7 @@ public final class Reconciler {
             progMsg = "every NPU node runs and validated " + t;
         } else if (in.paused()) {
             progReason = "Paused";
-            progMsg = "paused (annotation " + Names.PAUSED + "=true); nodes in flight finish their current step";
+            progMsg = "paused (annotation " + NpuOperatorCtlType.PAUSED_ANNOTATION + "=true); nodes in flight finish their current step";
         } else if (!imagesOk) {
             progReason = "PreflightFailed";
             progMsg = "held: driver images are missing or not confirmed";
@@ -487,13 +491,13 @@ public final class Reconciler {
         } catch (IllegalArgumentException e) {
             n.comboError = e.getMessage();
         }
-        String raw = n.labels.get(Names.UPGRADE_STATE);
+        String raw = n.labels.get(NodeKeys.DRIVER_UPGRADE_STATE);
         n.state = UpgradeState.of(raw);
         n.badLabel = raw != null && n.state == null;
-        n.progress = Progress.parse(n.ann.get(Names.UPGRADE_PROGRESS));
-        n.loaded = emptyToNull(n.labels.get(Names.DRIVER_VERSION));
-        n.bootId = emptyToNull(n.ann.get(Names.BOOT_ID));
-        n.approved = "true".equals(n.ann.get(Names.APPROVE_REBOOT));
+        n.progress = Progress.parse(n.ann.get(NodeKeys.DRIVER_UPGRADE_PROGRESS));
+        n.loaded = emptyToNull(n.labels.get(NodeKeys.DRIVER_VERSION));
+        n.bootId = emptyToNull(n.ann.get(NodeKeys.BOOT_ID));
+        n.approved = "true".equals(n.ann.get(NodeKeys.APPROVE_REBOOT));
         boolean cordoned = node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
         boolean notReady = node.getStatus() != null && node.getStatus().getConditions() != null
                 && node.getStatus().getConditions().stream()
@@ -525,7 +529,7 @@ public final class Reconciler {
         String reason = "missed the " + missed.label() + " deadline of " + d.toSeconds() + "s (since "
                 + n.nextProgress.since() + "): " + detail;
         n.failure = reason.length() > 1000 ? reason.substring(0, 1000) : reason;
-        n.events.add(new EventSpec("Node", n.name, "Warning", "DriverUpgradeFailed", n.failure));
+        n.events.add(new EventSpec("Node", n.name, NodeKeys.WARNING, NodeKeys.EVENT_DRIVER_UPGRADE_FAILED, n.failure));
         n.next = UpgradeState.UPGRADE_FAILED;
         n.nextProgress = new Progress(UpgradeState.UPGRADE_FAILED, now, n.nextProgress.target(),
                 n.nextProgress.fromBootId());
@@ -537,18 +541,18 @@ public final class Reconciler {
                 Pod p = in.driverPods().get(n.name);
                 return p == null ? "no driver pod on the node"
                         : "driver pod " + p.getMetadata().getNamespace() + "/" + p.getMetadata().getName() + " (image "
-                                + image(p) + ") did not request an upgrade reboot (" + Names.REBOOT_REQUIRED + ")";
+                                + image(p) + ") did not request an upgrade reboot (" + NodeKeys.REBOOT_REQUIRED + ")";
             }
             case REBOOT_REQUIRED:
                 return pol.autoUpgrade() ? "autoUpgrade is on but the node agent did not start the reboot"
                         : n.approved ? "approved but the node agent did not start the reboot"
-                                : "reboot not approved (annotation " + Names.APPROVE_REBOOT + "=true missing)";
+                                : "reboot not approved (annotation " + NodeKeys.APPROVE_REBOOT + "=true missing)";
             case REBOOTING:
-                return "the node did not come back with a new boot id (" + Names.BOOT_ID + " still " + n.bootId + ")";
+                return "the node did not come back with a new boot id (" + NodeKeys.BOOT_ID + " still " + n.bootId + ")";
             case VALIDATION_REQUIRED:
-                return "not validated: " + Names.DRIVER_VALIDATED + " is '" + n.ann.getOrDefault(Names.DRIVER_VALIDATED, "")
+                return "not validated: " + NodeKeys.DRIVER_VALIDATED + " is '" + n.ann.getOrDefault(NodeKeys.DRIVER_VALIDATED, "")
                         + "' (expected " + pol.version() + "@" + n.bootId + "), loaded driver " + n.loaded
-                        + ", npu-health " + n.labels.getOrDefault(Names.NPU_HEALTH, "unknown");
+                        + ", npu-health " + n.labels.getOrDefault(NodeKeys.NPU_HEALTH, "unknown");
             default:
                 return n.next.label();
         }
@@ -606,8 +610,8 @@ public final class Reconciler {
         if ("Succeeded".equals(phase) || "Failed".equals(phase)) {
             return false;
         }
-        if (Names.DRIVER_NAMESPACE.equals(p.getMetadata().getNamespace()) && p.getMetadata().getLabels() != null
-                && Names.DRIVER_APP.equals(p.getMetadata().getLabels().get(Names.DRIVER_APP_KEY))) {
+        if (NodeKeys.DRIVER_NAMESPACE.equals(p.getMetadata().getNamespace()) && p.getMetadata().getLabels() != null
+                && NodeKeys.DRIVER_APP.equals(p.getMetadata().getLabels().get(NodeKeys.DRIVER_APP_LABEL))) {
             return false;
         }
         List<io.fabric8.kubernetes.api.model.Container> cs = new ArrayList<>();
@@ -622,7 +626,7 @@ public final class Reconciler {
                 continue;
             }
             for (var m : java.util.Arrays.asList(c.getResources().getRequests(), c.getResources().getLimits())) {
-                if (m != null && m.keySet().stream().anyMatch(k -> Names.NPU_RESOURCE_PREFIXES.stream().anyMatch(k::startsWith))) {
+                if (m != null && m.keySet().stream().anyMatch(k -> NodeKeys.NPU_RESOURCE_PREFIXES.stream().anyMatch(k::startsWith))) {
                     return true;
                 }
             }

@@ -1,5 +1,8 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.node.NodeKeys;
+import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
+
 import java.lang.System.Logger.Level;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
@@ -37,7 +40,7 @@ import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.npulifecycle.api.time.TimeSource;
-import io.npulifecycle.upgrade.api.model.NpuOperatorCtlStatus;
+import io.npulifecycle.api.upgrade.model.NpuOperatorCtlStatus;
 
 /**
  * The thin informer/writer layer around {@link Reconciler}: informers on the NPUOperatorCtl, the NPU Nodes (label
@@ -48,8 +51,8 @@ import io.npulifecycle.upgrade.api.model.NpuOperatorCtlStatus;
 public final class UpgradeController implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(UpgradeController.class.getName());
-    static final ResourceDefinitionContext CTX = new ResourceDefinitionContext.Builder().withGroup(Names.GROUP)
-            .withVersion(Names.VERSION).withKind(Names.KIND).withPlural(Names.PLURAL).withNamespaced(true).build();
+    static final ResourceDefinitionContext CTX = new ResourceDefinitionContext.Builder().withGroup(NpuOperatorCtlType.GROUP)
+            .withVersion(NpuOperatorCtlType.VERSION).withKind(NpuOperatorCtlType.KIND).withPlural(NpuOperatorCtlType.PLURAL).withNamespaced(true).build();
     private static final Duration IMAGE_OK_TTL = Duration.ofMinutes(5);
     private static final Duration IMAGE_BAD_TTL = Duration.ofSeconds(30);
 
@@ -144,10 +147,10 @@ public final class UpgradeController implements AutoCloseable {
             }
         };
         crInf = client.genericKubernetesResources(CTX).inNamespace(cfg.namespace()).runnableInformer(0);
-        nodeInf = client.nodes().withLabel(Names.NPU_PRESENT).runnableInformer(0);
+        nodeInf = client.nodes().withLabel(NodeKeys.NPU_PRESENT).runnableInformer(0);
         podInf = client.pods().inAnyNamespace().runnableInformer(0);
-        dsInf = client.apps().daemonSets().inNamespace(Names.DRIVER_NAMESPACE)
-                .withLabel(Names.DRIVER_APP_KEY, Names.DRIVER_APP).runnableInformer(0);
+        dsInf = client.apps().daemonSets().inNamespace(NodeKeys.DRIVER_NAMESPACE)
+                .withLabel(NodeKeys.DRIVER_APP_LABEL, NodeKeys.DRIVER_APP).runnableInformer(0);
         informers.clear();
         informers.add(crInf);
         informers.add(nodeInf);
@@ -273,7 +276,7 @@ public final class UpgradeController implements AutoCloseable {
         Map<String, Duration> ages = new HashMap<>();
         for (Node n : nodes) {
             Map<String, String> ann = n.getMetadata().getAnnotations();
-            Progress p = ann == null ? null : Progress.parse(ann.get(Names.UPGRADE_PROGRESS));
+            Progress p = ann == null ? null : Progress.parse(ann.get(NodeKeys.DRIVER_UPGRADE_PROGRESS));
             if (p != null) {
                 ages.put(n.getMetadata().getName(), deadlineClock.age(n.getMetadata().getName(), p, now, mono));
             }
@@ -297,7 +300,7 @@ public final class UpgradeController implements AutoCloseable {
         recentlyDeleted.entrySet().removeIf(e -> mono - e.getValue() > Duration.ofMinutes(2).toNanos());
         SpecParser.Result spec = SpecParser.parse(cr.getAdditionalProperties().get("spec"));
         Map<String, String> crAnn = cr.getMetadata().getAnnotations() == null ? Map.of() : cr.getMetadata().getAnnotations();
-        boolean paused = "true".equals(crAnn.get(Names.PAUSED));
+        boolean paused = "true".equals(crAnn.get(NpuOperatorCtlType.PAUSED_ANNOTATION));
         if (lastStatus == null || !cr.getMetadata().getUid().equals(lastStatusUid)) {
             lastStatus = readStatus(cr);
             lastStatusUid = cr.getMetadata().getUid();
@@ -307,8 +310,8 @@ public final class UpgradeController implements AutoCloseable {
         List<Pod> pods = podInf.getStore().list();
         Map<String, Pod> driverPods = new HashMap<>();
         for (Pod p : pods) {
-            if (Names.DRIVER_NAMESPACE.equals(p.getMetadata().getNamespace()) && p.getMetadata().getLabels() != null
-                    && Names.DRIVER_APP.equals(p.getMetadata().getLabels().get(Names.DRIVER_APP_KEY))
+            if (NodeKeys.DRIVER_NAMESPACE.equals(p.getMetadata().getNamespace()) && p.getMetadata().getLabels() != null
+                    && NodeKeys.DRIVER_APP.equals(p.getMetadata().getLabels().get(NodeKeys.DRIVER_APP_LABEL))
                     && p.getSpec() != null && p.getSpec().getNodeName() != null) {
                 driverPods.merge(p.getSpec().getNodeName(), p, (a, b) -> a.getMetadata().getDeletionTimestamp() != null ? b
                         : b.getMetadata().getDeletionTimestamp() != null ? a
@@ -344,7 +347,7 @@ public final class UpgradeController implements AutoCloseable {
                     + " has an invalid spec, nothing is touched: " + String.join("; ", spec.problems()));
         }
         for (Reconciler.DaemonSetApply d : plan.daemonSets()) {
-            applyDaemonSet(d, dsInf.getStore().getByKey(Names.DRIVER_NAMESPACE + "/" + d.name()));
+            applyDaemonSet(d, dsInf.getStore().getByKey(NodeKeys.DRIVER_NAMESPACE + "/" + d.name()));
         }
         Set<String> notPatched = new java.util.HashSet<>();
         for (Reconciler.NodePatch p : plan.nodePatches()) {
@@ -505,7 +508,7 @@ public final class UpgradeController implements AutoCloseable {
             Node after = client.nodes().resource(nodeStub(p.node())).patch(PatchContext.of(PatchType.JSON_MERGE), json);
             count("node-patch");
             ownWrites.patched(p.node(), p.resourceVersion(), after);
-            if (p.labels().containsKey(Names.UPGRADE_STATE)) {
+            if (p.labels().containsKey(NodeKeys.DRIVER_UPGRADE_STATE)) {
                 LOG.log(Level.INFO, "node " + p.node() + ": driver-upgrade-state " + p.why());
             }
             for (Reconciler.EventSpec e : p.events()) {
@@ -539,7 +542,7 @@ public final class UpgradeController implements AutoCloseable {
         String ns = onNode ? "default" : cfg.namespace();
         String name = onNode ? e.name() : cr.getMetadata().getName();
         ObjectReference ref = onNode ? new ObjectReference("v1", null, "Node", name, null, null, null)
-                : new ObjectReference(Names.GROUP + "/" + Names.VERSION, null, Names.KIND, name, ns,
+                : new ObjectReference(NpuOperatorCtlType.GROUP + "/" + NpuOperatorCtlType.VERSION, null, NpuOperatorCtlType.KIND, name, ns,
                         cr.getMetadata().getResourceVersion(), cr.getMetadata().getUid());
         String ts = time.now().toString();
         try {
@@ -560,12 +563,12 @@ public final class UpgradeController implements AutoCloseable {
         }
         try {
             if (existing == null) {
-                client.apps().daemonSets().inNamespace(Names.DRIVER_NAMESPACE)
+                client.apps().daemonSets().inNamespace(NodeKeys.DRIVER_NAMESPACE)
                         .resource(daemonSets.render(d.combination(), d.name(), d.image(), d.version())).create();
             } else {
                 // JSON patch (RFC 6902): the whole pod template, rendered from the manifest template with the new
                 // image and DRIVER_VERSION (OnDelete: no pod restarts until the rollout deletes it)
-                client.apps().daemonSets().inNamespace(Names.DRIVER_NAMESPACE).withName(d.name())
+                client.apps().daemonSets().inNamespace(NodeKeys.DRIVER_NAMESPACE).withName(d.name())
                         .patch(PatchContext.of(PatchType.JSON), daemonSets.templatePatch(d.combination(), d.image(), d.version()));
             }
             count("daemonset");
@@ -617,7 +620,7 @@ public final class UpgradeController implements AutoCloseable {
      * @throws KubernetesClientException when the CR cannot be patched
      */
     public void setPaused(boolean paused) {
-        String json = "{\"metadata\":{\"annotations\":{\"" + Names.PAUSED + "\":" + (paused ? "\"true\"" : "null") + "}}}";
+        String json = "{\"metadata\":{\"annotations\":{\"" + NpuOperatorCtlType.PAUSED_ANNOTATION + "\":" + (paused ? "\"true\"" : "null") + "}}}";
         client.genericKubernetesResources(CTX).inNamespace(cfg.namespace()).withName(cfg.resourceName())
                 .patch(PatchContext.of(PatchType.JSON_MERGE), json);
         count("cr-annotation");

@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
+
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Dictionary;
@@ -25,7 +27,7 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.npulifecycle.api.management.Mbeans;
 import io.npulifecycle.api.time.TimeSource;
-import io.npulifecycle.upgrade.api.UpgradeOrchestratorMXBean;
+import io.npulifecycle.api.upgrade.UpgradeOrchestratorMXBean;
 
 /**
  * The upgrade orchestrator component, PID {@value #PID}: runs {@link UpgradeController} with {@link LeaderElection}
@@ -46,10 +48,10 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
     @ObjectClassDefinition(name = "npu-lifecycle upgrade orchestrator", description = "Rolling driver upgrade of the NPU nodes.")
     public @interface Config {
         @AttributeDefinition(description = "Namespace of the NPUOperatorCtl and of the Lease.")
-        String namespace() default "npu-operator";
+        String namespace() default NpuOperatorCtlType.DEFAULT_NAMESPACE;
 
         @AttributeDefinition(description = "Name of the NPUOperatorCtl to reconcile.")
-        String resourceName() default "npuoperatorctl-sample";
+        String resourceName() default NpuOperatorCtlType.DEFAULT_NAME;
 
         @AttributeDefinition(description = "Check that every driver image tag exists in the registry before touching a node.")
         boolean registryCheck() default true;

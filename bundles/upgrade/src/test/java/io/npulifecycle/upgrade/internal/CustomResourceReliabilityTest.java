@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.node.NodeKeys;
+
 import static io.npulifecycle.upgrade.testing.MockCluster.await;
 import static io.npulifecycle.upgrade.testing.MockCluster.driver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -96,7 +98,7 @@ class CustomResourceReliabilityTest {
     static void assertNothingRolled() {
         for (Node n : c.admin.nodes().list().getItems()) {
             String name = n.getMetadata().getName();
-            assertNull(c.label(name, Names.UPGRADE_STATE), name + " got a rollout step");
+            assertNull(c.label(name, NodeKeys.DRIVER_UPGRADE_STATE), name + " got a rollout step");
             assertEquals(OLD, c.label(name, "npu.openfuyao.com/driver-version"), name + " driver changed");
         }
         assertTrue(c.admin.apps().daemonSets().inNamespace(MockCluster.NS).list().getItems().stream()

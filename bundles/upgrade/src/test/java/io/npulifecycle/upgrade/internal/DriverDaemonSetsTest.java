@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.node.NodeKeys;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -38,13 +40,13 @@ class DriverDaemonSetsTest {
         DriverDaemonSets d = DriverDaemonSets.load(SER);
         String image = "reg:5000/mlops/ascend-driver:25.5.0-310p-5.10.0-182.0.0.95-oe2203sp3";
         DaemonSet ds = d.render(COMBO, COMBO.daemonSetName(), image, "25.5.0");
-        Map<String, String> sel = Map.of(Names.DRIVER_APP_KEY, Names.DRIVER_APP, Names.COMBINATION, COMBO.key());
+        Map<String, String> sel = Map.of(NodeKeys.DRIVER_APP_LABEL, NodeKeys.DRIVER_APP, NodeKeys.DRIVER_COMBINATION, COMBO.key());
         assertEquals(COMBO.daemonSetName(), ds.getMetadata().getName());
-        assertEquals(Names.DRIVER_NAMESPACE, ds.getMetadata().getNamespace());
+        assertEquals(NodeKeys.DRIVER_NAMESPACE, ds.getMetadata().getNamespace());
         assertEquals(sel, ds.getSpec().getSelector().getMatchLabels());
         assertTrue(ds.getSpec().getTemplate().getMetadata().getLabels().entrySet().containsAll(sel.entrySet()));
         PodSpec pod = ds.getSpec().getTemplate().getSpec();
-        assertEquals(COMBO.key(), pod.getNodeSelector().get(Names.COMBINATION));
+        assertEquals(COMBO.key(), pod.getNodeSelector().get(NodeKeys.DRIVER_COMBINATION));
         assertEquals(image, pod.getContainers().get(0).getImage());
         assertEquals(List.of("25.5.0"), pod.getContainers().get(0).getEnv().stream()
                 .filter(e -> "DRIVER_VERSION".equals(e.getName())).map(EnvVar::getValue).toList(), "exactly one DRIVER_VERSION");

@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.node.NodeKeys;
+
 import static io.npulifecycle.upgrade.testing.MockCluster.await;
 import static io.npulifecycle.upgrade.testing.MockCluster.driver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -94,8 +96,8 @@ class LeaderAndScaleTest {
                     () -> c.condition("PreflightPassed").startsWith("False ImageMissing") && c.condition("PreflightPassed").contains(missing));
             assertFalse(c.condition("PreflightPassed").contains("910b"), "only the missing tag is named");
             for (String n : new String[] {"n1", "n2", "p1"}) {
-                assertNull(c.label(n, Names.UPGRADE_STATE), "no node touched");
-                assertNull(c.label(n, Names.COMBINATION), "no node touched");
+                assertNull(c.label(n, NodeKeys.DRIVER_UPGRADE_STATE), "no node touched");
+                assertNull(c.label(n, NodeKeys.DRIVER_COMBINATION), "no node touched");
             }
             assertTrue(c.admin.apps().daemonSets().inNamespace(MockCluster.NS).list().getItems().isEmpty());
             assertEquals(0, c.emulator.reboots.get());

@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.node.NodeKeys;
+
 import static io.npulifecycle.upgrade.testing.MockCluster.await;
 import static io.npulifecycle.upgrade.testing.MockCluster.driver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -36,7 +38,7 @@ class OwnWritesTest {
 
     private static Node node(String name, String rv, String state) {
         return new NodeBuilder().withNewMetadata().withName(name).withResourceVersion(rv)
-                .addToLabels(Names.UPGRADE_STATE, state).endMetadata().build();
+                .addToLabels(NodeKeys.DRIVER_UPGRADE_STATE, state).endMetadata().build();
     }
 
     @Test
@@ -89,7 +91,7 @@ class OwnWritesTest {
         assertEquals(0L, w.getOrDefault("pod-delete", 0L), "no driver pod deleted without the slot: " + w);
         assertEquals(1, c.admin.pods().inNamespace(MockCluster.NS).list().getItems().stream()
                 .filter(p -> "n1".equals(p.getSpec().getNodeName())).count(), "n1's driver pod is still there");
-        assertEquals(null, c.label("n1", Names.UPGRADE_STATE));
+        assertEquals(null, c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
     }
 
     /**
@@ -133,9 +135,9 @@ class OwnWritesTest {
         assertEquals(0L, w.get("conflicts(409)"), "no stale patch: " + w);
         assertEquals(3L, w.get("node-patch"), "one patch per node: " + w);
         assertEquals(1L, w.get("pod-delete"), "one driver pod deleted (n1's): " + w);
-        assertEquals("pod-restart-required", c.label("n1", Names.UPGRADE_STATE));
-        assertEquals("upgrade-required", c.label("n2", Names.UPGRADE_STATE));
-        assertEquals("upgrade-required", c.label("n3", Names.UPGRADE_STATE));
+        assertEquals("pod-restart-required", c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
+        assertEquals("upgrade-required", c.label("n2", NodeKeys.DRIVER_UPGRADE_STATE));
+        assertEquals("upgrade-required", c.label("n3", NodeKeys.DRIVER_UPGRADE_STATE));
         assertEquals(Map.of("n1", "pod-restart-required", "n2", "upgrade-required", "n3", "upgrade-required"),
                 uc.snapshot().nodeStates(), "the view follows our own writes");
     }

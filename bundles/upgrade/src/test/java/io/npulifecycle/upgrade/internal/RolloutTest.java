@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.node.NodeKeys;
+
 import static io.npulifecycle.upgrade.testing.MockCluster.await;
 import static io.npulifecycle.upgrade.testing.MockCluster.driver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -112,9 +114,9 @@ class RolloutTest {
             List<String> w = new ArrayList<>(waiting[0]);
             Collections.shuffle(w, rnd);
             String pick = w.get(0);
-            assertEquals("reboot-required", c.label(pick, Names.UPGRADE_STATE));
+            assertEquals("reboot-required", c.label(pick, NodeKeys.DRIVER_UPGRADE_STATE));
             approve(pick);
-            await(pick + " done", WAIT, () -> c.label(pick, Names.UPGRADE_STATE) == null);
+            await(pick + " done", WAIT, () -> c.label(pick, NodeKeys.DRIVER_UPGRADE_STATE) == null);
         }
         awaitComplete(NEW);
         assertEquals(5, c.emulator.reboots.get());
@@ -134,22 +136,22 @@ class RolloutTest {
     @Test
     void maxUnavailableCountsAnAlreadyFailedNodeThenRetry() {
         cluster().addNodes(5, OLD);
-        setLabel("n5", Names.UPGRADE_STATE, "upgrade-failed");
+        setLabel("n5", NodeKeys.DRIVER_UPGRADE_STATE, "upgrade-failed");
         c.emulator.start();
         controller(true);
         c.createCr(driver(NEW, true, 0, 2, null)); // 2 unavailable: n5 (failed) + 1 in flight
         await("n1..n4 done", WAIT, () -> {
             for (int i = 1; i <= 4; i++) {
-                if (c.label("n" + i, Names.UPGRADE_STATE) != null || !NEW.equals(c.label("n" + i, Names.DRIVER_VERSION))) {
+                if (c.label("n" + i, NodeKeys.DRIVER_UPGRADE_STATE) != null || !NEW.equals(c.label("n" + i, NodeKeys.DRIVER_VERSION))) {
                     return false;
                 }
             }
             return true;
         });
         assertEquals(1, c.emulator.maxInFlight.get(), "one failed node + one in flight = maxUnavailable 2");
-        assertEquals("upgrade-failed", c.label("n5", Names.UPGRADE_STATE), "a failed node stays failed until retried");
+        assertEquals("upgrade-failed", c.label("n5", NodeKeys.DRIVER_UPGRADE_STATE), "a failed node stays failed until retried");
         assertTrue(c.condition("Degraded").startsWith("True"), c.condition("Degraded"));
-        setLabel("n5", Names.UPGRADE_STATE, "upgrade-required"); // the documented retry
+        setLabel("n5", NodeKeys.DRIVER_UPGRADE_STATE, "upgrade-required"); // the documented retry
         awaitComplete(NEW);
         assertTrue(c.condition("Degraded").startsWith("False"));
     }
@@ -165,11 +167,11 @@ class RolloutTest {
         c.emulator.start();
         controller(true);
         c.createCr(driver(NEW, false, 0, "100%", Map.of("rebootRequiredSeconds", 600, "validationSeconds", 300)));
-        await("n2 and n3 upgrade-failed, the others done", WAIT, () -> "upgrade-failed".equals(c.label("n2", Names.UPGRADE_STATE))
-                && "upgrade-failed".equals(c.label("n3", Names.UPGRADE_STATE)) && c.label("n1", Names.UPGRADE_STATE) == null
-                && c.label("n4", Names.UPGRADE_STATE) == null && c.label("n5", Names.UPGRADE_STATE) == null);
-        String f2 = c.node("n2").getMetadata().getAnnotations().get(Names.UPGRADE_FAILURE);
-        String f3 = c.node("n3").getMetadata().getAnnotations().get(Names.UPGRADE_FAILURE);
+        await("n2 and n3 upgrade-failed, the others done", WAIT, () -> "upgrade-failed".equals(c.label("n2", NodeKeys.DRIVER_UPGRADE_STATE))
+                && "upgrade-failed".equals(c.label("n3", NodeKeys.DRIVER_UPGRADE_STATE)) && c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE) == null
+                && c.label("n4", NodeKeys.DRIVER_UPGRADE_STATE) == null && c.label("n5", NodeKeys.DRIVER_UPGRADE_STATE) == null);
+        String f2 = c.node("n2").getMetadata().getAnnotations().get(NodeKeys.DRIVER_UPGRADE_FAILURE);
+        String f3 = c.node("n3").getMetadata().getAnnotations().get(NodeKeys.DRIVER_UPGRADE_FAILURE);
         assertTrue(f2.contains("reboot-required deadline") && f2.contains("not approved"), f2);
         assertTrue(f3.contains("validation-required deadline") && f3.contains("wedged"), f3);
         await("status lists the failed nodes", WAIT, () -> String.valueOf(c.status().get("failedNodes")).contains("n2")
@@ -177,12 +179,12 @@ class RolloutTest {
         List<String> nodeEvents = c.admin.v1().events().inNamespace("default").list().getItems().stream()
                 .filter(e -> "DriverUpgradeFailed".equals(e.getReason())).map(e -> e.getInvolvedObject().getName()).sorted().toList();
         assertEquals(List.of("n2", "n3"), nodeEvents, "one Warning Event per failed node");
-        assertEquals(NEW, c.label("n3", Names.DRIVER_VERSION));
+        assertEquals(NEW, c.label("n3", NodeKeys.DRIVER_VERSION));
         // never marked done without a validation result: n3 stays failed while it does not validate
-        assertEquals("upgrade-failed", c.label("n3", Names.UPGRADE_STATE));
+        assertEquals("upgrade-failed", c.label("n3", NodeKeys.DRIVER_UPGRADE_STATE));
         // retry: n2 relabelled upgrade-required and approved; n3's chips validate again
         approve("n2");
-        setLabel("n2", Names.UPGRADE_STATE, "upgrade-required");
+        setLabel("n2", NodeKeys.DRIVER_UPGRADE_STATE, "upgrade-required");
         c.emulator.setValidates("n3", true);
         awaitComplete(NEW);
     }
@@ -200,7 +202,7 @@ class RolloutTest {
         controller(true);
         c.createCr(driver(NEW, true, 1, "100%", null));
         await("a node rebooting", WAIT, () -> c.admin.nodes().list().getItems().stream().anyMatch(
-                n -> "rebooting".equals(n.getMetadata().getLabels().get(Names.UPGRADE_STATE))));
+                n -> "rebooting".equals(n.getMetadata().getLabels().get(NodeKeys.DRIVER_UPGRADE_STATE))));
         c.time.jumpWall(Duration.ofHours(1));
         awaitComplete(NEW);
         List<String> failed = c.admin.v1().events().inAnyNamespace().list().getItems().stream()
@@ -220,12 +222,12 @@ class RolloutTest {
         c.emulator.start();
         controller(true);
         c.createCr(driver(NEW, false, 0, "100%", Map.of("rebootRequiredSeconds", 600)));
-        await("n1 reboot-required", WAIT, () -> "reboot-required".equals(c.label("n1", Names.UPGRADE_STATE)));
+        await("n1 reboot-required", WAIT, () -> "reboot-required".equals(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE)));
         c.time.jumpWall(Duration.ofHours(-1));
         // 600 s after the state was entered (3 s of wall time at x200); without the monotonic age, 4200 s (21 s)
         await("n1 upgrade-failed within 2000 simulated seconds of the step", Duration.ofSeconds(10),
-                () -> "upgrade-failed".equals(c.label("n1", Names.UPGRADE_STATE)));
-        String f = c.node("n1").getMetadata().getAnnotations().get(Names.UPGRADE_FAILURE);
+                () -> "upgrade-failed".equals(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE)));
+        String f = c.node("n1").getMetadata().getAnnotations().get(NodeKeys.DRIVER_UPGRADE_FAILURE);
         assertTrue(f.contains("reboot-required deadline of 600s"), f);
     }
 
@@ -239,11 +241,11 @@ class RolloutTest {
         c.emulator.start();
         controller(true);
         c.createCr(driver(NEW, true, 0, "100%", null));
-        await("n1, n3 done, n2 held", WAIT, () -> c.label("n1", Names.UPGRADE_STATE) == null && NEW.equals(c.label("n1", Names.DRIVER_VERSION))
-                && c.label("n3", Names.UPGRADE_STATE) == null && NEW.equals(c.label("n3", Names.DRIVER_VERSION))
+        await("n1, n3 done, n2 held", WAIT, () -> c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE) == null && NEW.equals(c.label("n1", NodeKeys.DRIVER_VERSION))
+                && c.label("n3", NodeKeys.DRIVER_UPGRADE_STATE) == null && NEW.equals(c.label("n3", NodeKeys.DRIVER_VERSION))
                 && c.condition("PreflightPassed").contains("team-a/train-0"));
-        assertEquals("upgrade-required", c.label("n2", Names.UPGRADE_STATE));
-        assertEquals(OLD, c.label("n2", Names.DRIVER_VERSION));
+        assertEquals("upgrade-required", c.label("n2", NodeKeys.DRIVER_UPGRADE_STATE));
+        assertEquals(OLD, c.label("n2", NodeKeys.DRIVER_VERSION));
         assertTrue(c.condition("PreflightPassed").startsWith("False NpuWorkloadsPresent"), c.condition("PreflightPassed"));
         assertTrue(String.valueOf(c.status().get("heldNodes")).contains("n2"));
         c.admin.pods().inNamespace("team-a").withName("train-0").delete();
@@ -259,11 +261,11 @@ class RolloutTest {
         controller(true);
         c.createCr(driver(NEW, true, 2, "100%", null));
         await("two nodes rebooting", WAIT, () -> c.emulator.maxInFlight.get() >= 2 && c.admin.nodes().list().getItems().stream()
-                .filter(n -> "rebooting".equals(n.getMetadata().getLabels().get(Names.UPGRADE_STATE))).count() >= 1);
+                .filter(n -> "rebooting".equals(n.getMetadata().getLabels().get(NodeKeys.DRIVER_UPGRADE_STATE))).count() >= 1);
         c.setDriver(driver("24.0.0", true, 2, "100%", null)); // downgrade below the loaded version
         c.emulator.rebootDuration = Duration.ofSeconds(60);
         awaitComplete("24.0.0");
-        assertNull(c.label("n1", Names.UPGRADE_STATE));
+        assertNull(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
         // the DaemonSet was created from the manifest template and its whole pod template patched at the new target
         var dss = c.admin.apps().daemonSets().inNamespace(MockCluster.NS).list().getItems();
         assertEquals(1, dss.size());
@@ -286,8 +288,8 @@ class RolloutTest {
         String m = c.condition("InvalidSpec");
         assertTrue(m.contains("spec.driver.version: 'abc'") && m.contains("spec.driver.upgradePolicy.maxParallelUpgrades: -1")
                 && m.contains("spec.driver.upgradePolicy.maxUnavailable: '200%'"), m);
-        assertNull(c.label("n1", Names.UPGRADE_STATE));
-        assertNull(c.label("n1", Names.COMBINATION), "nothing touched");
+        assertNull(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
+        assertNull(c.label("n1", NodeKeys.DRIVER_COMBINATION), "nothing touched");
         assertTrue(c.admin.apps().daemonSets().inNamespace(MockCluster.NS).list().getItems().isEmpty());
         c.setDriver(driver(NEW, true, 0, "100%", null));
         awaitComplete(NEW);
@@ -300,12 +302,12 @@ class RolloutTest {
         c.emulator.start();
         UpgradeController uc = controller(true);
         c.createCr(driver(NEW, true, 1, "100%", null));
-        await("one node upgraded", WAIT, () -> NEW.equals(c.label("n1", Names.DRIVER_VERSION)));
+        await("one node upgraded", WAIT, () -> NEW.equals(c.label("n1", NodeKeys.DRIVER_VERSION)));
         uc.setPaused(true);
         await("Progressing=False Paused, status.paused", WAIT, () -> c.condition("Progressing").startsWith("False Paused")
                 && Boolean.TRUE.equals(c.status().get("paused")));
         await("in-flight nodes finish", WAIT, () -> c.admin.nodes().list().getItems().stream()
-                .noneMatch(n -> { String s = n.getMetadata().getLabels().get(Names.UPGRADE_STATE);
+                .noneMatch(n -> { String s = n.getMetadata().getLabels().get(NodeKeys.DRIVER_UPGRADE_STATE);
                     return s != null && !"upgrade-required".equals(s); }));
         int reboots = c.emulator.reboots.get();
         assertTrue(reboots < 4, "paused before the end");
@@ -320,7 +322,7 @@ class RolloutTest {
         c.emulator.start();
         UpgradeController uc = controller(true);
         c.createCr(driver(NEW, true, 1, "100%", null));
-        await("first node upgraded", WAIT, () -> NEW.equals(c.label("n1", Names.DRIVER_VERSION)));
+        await("first node upgraded", WAIT, () -> NEW.equals(c.label("n1", NodeKeys.DRIVER_VERSION)));
         uc.simulateInformerLoss();
         awaitComplete(NEW);
         assertTrue(uc.writeCounts().get("informer-rebuilds") >= 1);
@@ -333,7 +335,7 @@ class RolloutTest {
         UpgradeController follower = controller(false);
         c.createCr(driver(NEW, true, 0, "100%", null));
         await("follower computed the view", WAIT, () -> "25.5.0".equals(follower.snapshot().target()));
-        assertNull(c.label("n1", Names.UPGRADE_STATE));
+        assertNull(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
         assertEquals(0, c.requestsOf("npu-controller")[1], "no write request from a follower");
         assertTrue(c.status().isEmpty());
     }

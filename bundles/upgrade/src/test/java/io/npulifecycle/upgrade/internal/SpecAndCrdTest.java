@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.node.NodeKeys;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -98,13 +100,13 @@ class SpecAndCrdTest {
         assertEquals("oe2403sp3", Combination.os("openEuler 24.03 (LTS-SP3)"));
         assertEquals("oe2203", Combination.os("openEuler 22.03 (LTS)"));
         assertEquals("ubuntu2204", Combination.os("Ubuntu 22.04.4 LTS"));
-        var n = new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata().withName("a").addToLabels(Names.CHIP, "910b")
+        var n = new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata().withName("a").addToLabels(NodeKeys.CHIP, "910b")
                 .endMetadata().withNewStatus().withNewNodeInfo().withKernelVersion("6.6.0-145.0.4.135.oe2403sp3.aarch64")
                 .withOsImage("openEuler 24.03 (LTS-SP3)").endNodeInfo().endStatus().build();
         Combination c = Combination.of(n);
         assertEquals("registry.local/mlops/ascend-driver:25.5.0-910b-6.6.0-145.0.4.135-oe2403sp3",
                 SpecParser.parse(spec(Map.of("version", "25.5.0"))).policy().image(c), "DESIGN.md example tag");
-        n.getMetadata().getLabels().remove(Names.CHIP);
+        n.getMetadata().getLabels().remove(NodeKeys.CHIP);
         try {
             Combination.of(n);
             throw new AssertionError("expected a missing-chip error");

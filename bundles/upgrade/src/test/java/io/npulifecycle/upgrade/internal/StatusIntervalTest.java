@@ -9,7 +9,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.api.model.Condition;
-import io.npulifecycle.upgrade.api.model.NpuOperatorCtlStatus;
+import io.npulifecycle.api.upgrade.model.NpuOperatorCtlStatus;
 
 /** Status writes that only move the counts wait 5 status intervals; anything a person acts on goes out at once. */
 class StatusIntervalTest {

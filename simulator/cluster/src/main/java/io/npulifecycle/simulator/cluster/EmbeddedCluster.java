@@ -1,5 +1,9 @@
 package io.npulifecycle.simulator.cluster;
 
+import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
+
+import io.npulifecycle.api.node.NodeKeys;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -70,18 +74,19 @@ import tools.jackson.databind.node.ObjectNode;
 public final class EmbeddedCluster implements ClusterBackend {
 
     /** Namespace of the operator's objects (DESIGN.md). */
-    public static final String NPU_NAMESPACE = "npu-operator";
+    public static final String NPU_NAMESPACE = NpuOperatorCtlType.DEFAULT_NAMESPACE;
     /** Name of the default NPUOperatorCtl (DESIGN.md). */
-    public static final String NPU_OPERATOR_CTL_NAME = "npuoperatorctl-sample";
+    public static final String NPU_OPERATOR_CTL_NAME = NpuOperatorCtlType.DEFAULT_NAME;
     /** The custom resource type (DESIGN.md): {@code npuoperatorctls.npu.openfuyao.com/v1}, short name {@code npuctl}. */
-    public static final ApiResource NPU_OPERATOR_CTL = new ApiResource("npu.openfuyao.com", "v1", "NPUOperatorCtl",
-            "npuoperatorctls", "npuoperatorctl", true, List.of("npuctl"), List.of("status"));
+    public static final ApiResource NPU_OPERATOR_CTL = new ApiResource(NpuOperatorCtlType.GROUP,
+            NpuOperatorCtlType.VERSION, NpuOperatorCtlType.KIND, NpuOperatorCtlType.PLURAL, NpuOperatorCtlType.SINGULAR,
+            NpuOperatorCtlType.NAMESPACED, NpuOperatorCtlType.SHORT_NAMES, List.of("status"));
     /** Label of NPU nodes (DESIGN.md). */
-    public static final String NPU_PRESENT_LABEL = "openfuyao.com/npu.present";
+    public static final String NPU_PRESENT_LABEL = NodeKeys.NPU_PRESENT;
     /** Chip family label (docs/architecture.md, node contract). */
-    public static final String CHIP_LABEL = "npu.openfuyao.com/chip";
+    public static final String CHIP_LABEL = NodeKeys.CHIP;
     /** Label of the driver pods (DESIGN.md). */
-    public static final String DRIVER_POD_LABEL_VALUE = "npu-driver-daemonset";
+    public static final String DRIVER_POD_LABEL_VALUE = NodeKeys.DRIVER_APP;
     /** Kernel of the simulated NPU nodes: openEuler 24.03 LTS SP3 on aarch64. */
     public static final String DEFAULT_KERNEL = "6.6.0-145.0.4.135.oe2403sp3.aarch64";
     /** OS image of the simulated NPU nodes. */

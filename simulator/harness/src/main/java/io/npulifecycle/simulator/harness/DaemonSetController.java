@@ -1,5 +1,7 @@
 package io.npulifecycle.simulator.harness;
 
+import io.npulifecycle.api.node.NodeKeys;
+
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,9 +24,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
  */
 final class DaemonSetController implements Runnable {
 
-    static final String NAMESPACE = "npu-operator";
+    static final String NAMESPACE = NodeKeys.DRIVER_NAMESPACE;
     static final String APP_LABEL = "app";
-    static final String APP = "npu-driver-daemonset";
+    static final String APP = NodeKeys.DRIVER_APP;
 
     private final KubernetesClient client;
     private final Map<String, SimNode> nodes;

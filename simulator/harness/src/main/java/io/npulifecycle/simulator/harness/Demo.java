@@ -1,5 +1,7 @@
 package io.npulifecycle.simulator.harness;
 
+import io.npulifecycle.api.node.NodeKeys;
+
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,7 +27,6 @@ public final class Demo {
 
     static final String FROM = "25.2.0";
     static final String TO = "25.5.0";
-    static final String P = "npu.openfuyao.com/";
 
     private final SimCluster sim;
     private final PrintStream out;
@@ -181,14 +182,14 @@ public final class Demo {
             String name = next[0];
             SimNode n = sim.nodes().get(name);
             int reboots = n.reboots();
-            out.println("   kubectl annotate node " + name + " " + P + "approve-reboot=true");
+            out.println("   kubectl annotate node " + name + " " + NodeKeys.APPROVE_REBOOT + "=true");
             sim.approve(name);
             order.add(name);
             wait.until(name + " rebooted into " + TO + " and validated", Duration.ofSeconds(120),
                     () -> n.reboots() == reboots + 1 && TO.equals(label(n, "driver-version"))
                             && annotation(n, "driver-validated").startsWith(TO + "@")
                             && label(n, "driver-upgrade-state").isEmpty(), this::table);
-            if (annotations(name).containsKey(P + "approve-reboot")) {
+            if (annotations(name).containsKey(NodeKeys.APPROVE_REBOOT)) {
                 throw new IllegalStateException(name + ": the approval was not consumed");
             }
         }
@@ -210,7 +211,7 @@ public final class Demo {
             out.printf("     %-8s %s%n", n.name(), "<empty>");
         }
         out.println("   kubectl get pod -n npu-operator -l app=npu-driver-daemonset -o jsonpath=...");
-        for (Pod p : sim.client().pods().inNamespace("npu-operator").withLabel("app", "npu-driver-daemonset").list()
+        for (Pod p : sim.client().pods().inNamespace(NodeKeys.DRIVER_NAMESPACE).withLabel(NodeKeys.DRIVER_APP_LABEL, NodeKeys.DRIVER_APP).list()
                 .getItems()) {
             String image = DaemonSetController.image(p);
             out.printf("     %-8s %s%n", p.getSpec().getNodeName(), image);
@@ -253,12 +254,12 @@ public final class Demo {
         wait.until(n.name() + " reboot-required=true with an Event reason=recovery", Duration.ofSeconds(90),
                 () -> "true".equals(label(n, "reboot-required")) && hasEvent(n.name(), "reason=recovery"),
                 this::table);
-        out.println("   kubectl get nodes -l " + P + "reboot-required=true  ->  " + n.name());
+        out.println("   kubectl get nodes -l " + NodeKeys.REBOOT_REQUIRED + "=true  ->  " + n.name());
         Properties rr = n.marker("reboot-required");
         if (n.reboots() != reboots) {
             throw new IllegalStateException(n.name() + " rebooted without approval");
         }
-        out.println("   kubectl annotate node " + n.name() + " " + P + "approve-reboot=true");
+        out.println("   kubectl annotate node " + n.name() + " " + NodeKeys.APPROVE_REBOOT + "=true");
         sim.approve(n.name());
         wait.until(n.name() + " rebooted and recovered", Duration.ofSeconds(120),
                 () -> n.reboots() == reboots + 1 && n.marker("driver-ready") != null
@@ -315,11 +316,11 @@ public final class Demo {
     }
 
     String label(SimNode n, String key) {
-        return Objects.toString(sim.labels(n.name()).get(P + key), "");
+        return Objects.toString(sim.labels(n.name()).get(NodeKeys.PREFIX + key), "");
     }
 
     String annotation(SimNode n, String key) {
-        return Objects.toString(sim.annotations(n.name()).get(P + key), "");
+        return Objects.toString(sim.annotations(n.name()).get(NodeKeys.PREFIX + key), "");
     }
 
     Map<String, String> annotations(String node) {

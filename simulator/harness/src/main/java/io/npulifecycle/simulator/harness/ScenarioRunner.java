@@ -1,5 +1,7 @@
 package io.npulifecycle.simulator.harness;
 
+import io.npulifecycle.api.node.NodeKeys;
+
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -23,7 +25,6 @@ import io.npulifecycle.simulator.cluster.EmbeddedCluster;
  */
 public final class ScenarioRunner {
 
-    static final String P = "npu.openfuyao.com/";
 
     private final Scenario scenario;
     private final SimCluster sim;
@@ -159,7 +160,7 @@ public final class ScenarioRunner {
         try {
             w.until("every node installed and validated at " + scenario.driverVersion, Duration.ofSeconds(150), () -> {
                 for (SimNode n : sim.nodes().values()) {
-                    if (!sim.annotations(n.name()).getOrDefault(P + "driver-validated", "")
+                    if (!sim.annotations(n.name()).getOrDefault(NodeKeys.DRIVER_VALIDATED, "")
                             .startsWith(scenario.driverVersion + "@")) {
                         return false;
                     }
@@ -248,7 +249,7 @@ public final class ScenarioRunner {
     private String validated() {
         StringBuilder sb = new StringBuilder();
         for (SimNode n : sim.nodes().values()) {
-            sb.append(n.name()).append('=').append(sim.annotations(n.name()).get(P + "driver-validated")).append(' ');
+            sb.append(n.name()).append('=').append(sim.annotations(n.name()).get(NodeKeys.DRIVER_VALIDATED)).append(' ');
         }
         return sb.toString();
     }
@@ -373,13 +374,13 @@ public final class ScenarioRunner {
                 }
             }
             if (e.containsKey("driverVersion")) {
-                String v = sim.labels(name).get(P + "driver-version");
+                String v = sim.labels(name).get(NodeKeys.DRIVER_VERSION);
                 if (!Objects.equals(e.get("driverVersion"), v)) {
                     return "driverVersion of " + name + ": expected " + e.get("driverVersion") + ", saw " + show(v);
                 }
             }
             if (e.containsKey("upgradeState")) {
-                String v = sim.labels(name).get(P + "driver-upgrade-state");
+                String v = sim.labels(name).get(NodeKeys.DRIVER_UPGRADE_STATE);
                 if (!Objects.equals(e.get("upgradeState"), v == null || v.isEmpty() ? null : v)) {
                     return "upgradeState of " + name + ": expected " + show((String) e.get("upgradeState"))
                             + ", saw " + show(v);

@@ -1,5 +1,7 @@
 package io.npulifecycle.simulator.harness;
 
+import io.npulifecycle.api.node.NodeKeys;
+
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -387,7 +389,7 @@ public final class SimCluster implements AutoCloseable {
 
     /** Approves one reboot of {@code node} ({@code npu.openfuyao.com/approve-reboot=true}). */
     public void approve(String node) {
-        annotate(node, "npu.openfuyao.com/approve-reboot", "true");
+        annotate(node, NodeKeys.APPROVE_REBOOT, NodeKeys.APPROVE_VALUE);
     }
 
     /** @return the Node object */

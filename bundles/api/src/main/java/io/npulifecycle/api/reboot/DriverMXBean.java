@@ -1,4 +1,4 @@
-package io.npulifecycle.driver.internal;
+package io.npulifecycle.api.reboot;
 
 /** The driver bundle, object name {@code io.npulifecycle:type=Driver}. */
 public interface DriverMXBean {

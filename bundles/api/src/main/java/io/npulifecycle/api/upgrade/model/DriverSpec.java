@@ -1,4 +1,4 @@
-package io.npulifecycle.upgrade.api.model;
+package io.npulifecycle.api.upgrade.model;
 
 /** {@code spec.driver}: the desired driver and how to roll it out. */
 public class DriverSpec {

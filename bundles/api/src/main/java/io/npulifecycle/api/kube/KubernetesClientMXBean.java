@@ -1,4 +1,4 @@
-package io.npulifecycle.kubeclient.internal;
+package io.npulifecycle.api.kube;
 
 /**
  * {@code io.npulifecycle:type=KubernetesClient}: where the runtime's Kubernetes client points and whether the API

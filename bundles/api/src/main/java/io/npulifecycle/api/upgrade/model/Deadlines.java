@@ -1,4 +1,4 @@
-package io.npulifecycle.upgrade.api.model;
+package io.npulifecycle.api.upgrade.model;
 
 /**
  * {@code spec.driver.upgradePolicy.deadlines}: seconds a node may stay in a state before it becomes

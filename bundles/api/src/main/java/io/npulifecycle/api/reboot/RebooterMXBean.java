@@ -1,4 +1,4 @@
-package io.npulifecycle.rebooter.internal;
+package io.npulifecycle.api.reboot;
 
 import java.util.List;
 

@@ -1,4 +1,4 @@
-package io.npulifecycle.kube.internal;
+package io.npulifecycle.api.node;
 
 /** The node-side Kubernetes sync, object name {@code io.npulifecycle:type=NodeSync}. */
 public interface NodeSyncMXBean {

@@ -1,4 +1,4 @@
-package io.npulifecycle.upgrade.api.model;
+package io.npulifecycle.api.upgrade.model;
 
 /** {@code spec.driver.recoveryPolicy} (read by the node agents; validated here). */
 public class RecoveryPolicy {

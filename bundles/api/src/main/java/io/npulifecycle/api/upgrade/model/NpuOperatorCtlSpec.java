@@ -1,4 +1,4 @@
-package io.npulifecycle.upgrade.api.model;
+package io.npulifecycle.api.upgrade.model;
 
 /** {@code spec} of an NPUOperatorCtl. */
 public class NpuOperatorCtlSpec {

@@ -1,4 +1,4 @@
-package io.npulifecycle.upgrade.api;
+package io.npulifecycle.api.upgrade;
 
 import java.util.List;
 import java.util.Map;

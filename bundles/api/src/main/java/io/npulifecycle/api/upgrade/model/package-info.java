@@ -5,7 +5,7 @@
  */
 @Export
 @Version("1.0.0")
-package io.npulifecycle.upgrade.api.model;
+package io.npulifecycle.api.upgrade.model;
 
 import org.osgi.annotation.bundle.Export;
 import org.osgi.annotation.versioning.Version;

@@ -1,4 +1,4 @@
-package io.npulifecycle.management.internal;
+package io.npulifecycle.api.management;
 
 import java.util.List;
 

@@ -1,4 +1,4 @@
-package io.npulifecycle.upgrade.api.model;
+package io.npulifecycle.api.upgrade.model;
 
 import io.fabric8.kubernetes.api.model.IntOrString;
 
