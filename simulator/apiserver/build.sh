@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds kube-apiserver, etcd and pki (this Go module) from source into
+#   ${NPU_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/npu-lifecycle/kube}/<k8s version>-<hash>/
+# where <hash> is the first 12 hex digits of the sha256 of go.mod, go.sum, every .go file and this script, and
+# writes a Java properties file naming that folder (npu.kube.bin) for the tests (RealApiServer in simulator/cluster).
+# A folder that is already complete is used as it is: nothing is rebuilt.
+#
+#   build.sh <properties file> [skip]
+#
+# skip=true, or no Go >= 1.26 on PATH: nothing is built, the properties file carries npu.kube.bin.error instead (the
+# message says what to install) and the script exits 0, so that the build goes on and every real-server test fails
+# with that message. A failing `go build` exits non-zero.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: build.sh <properties file> [skip]}
+skip=${2:-false}
+mkdir -p "$(dirname "$out")"
+
+soft_fail() {
+  echo "[ERROR] $1" >&2
+  printf 'npu.kube.bin.error=%s\n' "$1" > "$out"
+  exit 0
+}
+
+if [ "$skip" = true ]; then
+  soft_fail "the kube-apiserver build was skipped (-Dnpu.kube.skip=true): real-server tests cannot run"
+fi
+
+need="Go >= 1.26 is needed to build kube-apiserver and etcd from source (simulator/apiserver/go.mod)"
+command -v go >/dev/null 2>&1 || soft_fail "$need, and there is no 'go' on PATH: install Go 1.26 or later \
+(apt-get install golang-go where the distribution ships >= 1.26; Debian 12 ships 1.19, too old: use the upstream \
+release tarball in /usr/local/go), then build again"
+export GOTOOLCHAIN=local   # never fetch another toolchain: the installed one must do
+goversion=$(go env GOVERSION)
+minor=$(printf '%s\n' "$goversion" | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
+if [ -z "$minor" ] || [ "$minor" -lt 26 ]; then
+  soft_fail "$need, and PATH has $goversion ($(command -v go)): install Go 1.26 or later, then build again"
+fi
+
+cd "$here"
+k8s=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ { print $2; exit }' go.mod)
+[ -n "$k8s" ] || { echo "[ERROR] go.mod does not require k8s.io/kubernetes" >&2; exit 1; }
+hash=$( { echo go.mod; echo go.sum; echo build.sh; find . -name '*.go'; } | LC_ALL=C sort | xargs sha256sum \
+  | sha256sum | cut -c1-12)
+root=${NPU_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/npu-lifecycle/kube}
+dir="$root/$k8s-$hash"
+
+write_properties() {
+  printf 'npu.kube.bin=%s\nnpu.kube.version=%s\n' "$dir" "$k8s" > "$out"
+}
+complete() {
+  [ -f "$dir/.complete" ] && [ -x "$dir/kube-apiserver" ] && [ -x "$dir/etcd" ] && [ -x "$dir/pki" ]
+}
+
+if complete; then
+  echo "[INFO] kube-apiserver $k8s and etcd are up to date in $dir"
+  write_properties
+  exit 0
+fi
+
+mkdir -p "$root"
+exec 9>"$root/.build.lock"
+flock 9   # one build at a time; another build may have finished meanwhile
+if complete; then
+  write_properties
+  exit 0
+fi
+
+minor_k8s=$(printf '%s\n' "$k8s" | cut -d. -f2)
+ldflags="-X k8s.io/component-base/version.gitVersion=$k8s -X k8s.io/component-base/version.gitMajor=1 \
+-X k8s.io/component-base/version.gitMinor=$minor_k8s -X k8s.io/component-base/version.gitTreeState=clean \
+-X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z"
+tmp="$dir.tmp.$$"
+rm -rf "$tmp"
+mkdir -p "$tmp"
+echo "[INFO] building kube-apiserver $k8s and etcd with $goversion into $dir (a first build takes many minutes)"
+start=$(date +%s)
+go build -trimpath -ldflags "$ldflags" -o "$tmp/" ./cmd/kube-apiserver ./cmd/etcd ./cmd/pki
+echo "$k8s $goversion $(date -u +%FT%TZ)" > "$tmp/.complete"
+rm -rf "$dir"
+mv "$tmp" "$dir"
+echo "[INFO] built in $(( $(date +%s) - start )) s"
+write_properties

@@ -1,0 +1,168 @@
+// Command pki writes the certificates and keys of one throw-away API server (RealApiServer in simulator/cluster):
+// a CA, the kube-apiserver serving certificate, the admin client certificate and the service-account signing keys,
+// all PEM, into the folder given as its only argument. Standard library only (crypto/x509).
+//
+//	pki <folder>
+//
+// Files: ca.crt, ca.key, server.crt, server.key, admin.crt, admin.key (RSA, PKCS#1), sa.key (RSA, PKCS#1),
+// sa.pub (PKIX). Keys are written with mode 0600. Certificates are valid from one hour ago for 30 days.
+// Exit code 2 on a usage error, 1 when a file cannot be written.
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: pki <folder>  (writes ca.crt ca.key server.crt server.key admin.crt admin.key sa.key sa.pub)")
+		os.Exit(2)
+	}
+	if err := write(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "pki:", err)
+		os.Exit(1)
+	}
+}
+
+func write(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	notBefore := time.Now().Add(-time.Hour)
+	notAfter := notBefore.Add(30 * 24 * time.Hour)
+
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	caTemplate := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: "npu-lifecycle-test-ca"},
+		NotBefore:             notBefore,
+		NotAfter:              notAfter,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return err
+	}
+	if err := writeCert(dir, "ca.crt", caDER); err != nil {
+		return err
+	}
+	if err := writeECKey(dir, "ca.key", caKey); err != nil {
+		return err
+	}
+
+	// the serving certificate: the loopback address the tests use and the in-cluster names of the kubernetes
+	// Service (first address of --service-cluster-ip-range 10.0.0.0/24)
+	serverKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	server := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
+		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+			"kubernetes.default.svc.cluster.local"},
+	}
+	serverDER, err := x509.CreateCertificate(rand.Reader, server, ca, &serverKey.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	if err := writeCert(dir, "server.crt", serverDER); err != nil {
+		return err
+	}
+	if err := writeECKey(dir, "server.key", serverKey); err != nil {
+		return err
+	}
+
+	// the admin client: group system:masters is bound to cluster-admin by the bootstrap RBAC policy.
+	// RSA because every client (kubectl, fabric8) reads an RSA PKCS#1 key.
+	adminKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	admin := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: "admin", Organization: []string{"system:masters"}},
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	adminDER, err := x509.CreateCertificate(rand.Reader, admin, ca, &adminKey.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	if err := writeCert(dir, "admin.crt", adminDER); err != nil {
+		return err
+	}
+	if err := writeRSAKey(dir, "admin.key", adminKey); err != nil {
+		return err
+	}
+
+	// service-account tokens (RS256): the private key signs, the public key verifies
+	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	if err := writeRSAKey(dir, "sa.key", saKey); err != nil {
+		return err
+	}
+	saPub, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
+	if err != nil {
+		return err
+	}
+	return writePEM(dir, "sa.pub", "PUBLIC KEY", saPub, 0o644)
+}
+
+func serial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+func writeCert(dir, name string, der []byte) error {
+	return writePEM(dir, name, "CERTIFICATE", der, 0o644)
+}
+
+func writeECKey(dir, name string, key *ecdsa.PrivateKey) error {
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	return writePEM(dir, name, "EC PRIVATE KEY", der, 0o600)
+}
+
+func writeRSAKey(dir, name string, key *rsa.PrivateKey) error {
+	return writePEM(dir, name, "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(key), 0o600)
+}
+
+func writePEM(dir, name, kind string, der []byte, mode os.FileMode) error {
+	return os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), mode)
+}

@@ -1,0 +1,463 @@
+package io.npulifecycle.simulator.cluster;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodStatusBuilder;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.authentication.TokenRequest;
+import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.MixedOperation;
+import io.fabric8.kubernetes.client.dsl.Resource;
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.npulifecycle.simulator.cluster.internal.ChildProcess;
+import io.npulifecycle.simulator.cluster.internal.KubeBinaries;
+import io.npulifecycle.simulator.cluster.internal.KubeCommandLines;
+import io.npulifecycle.simulator.cluster.internal.Kubeconfigs;
+import io.npulifecycle.simulator.cluster.internal.KubePki;
+import io.npulifecycle.simulator.cluster.internal.RunRecords;
+import io.npulifecycle.simulator.cluster.internal.ServerProbe;
+
+/**
+ * A real Kubernetes API server for tests: {@code kube-apiserver} and its own {@code etcd}, built from source by
+ * {@code simulator/apiserver/build.sh} (system property {@value KubeBinaries#BIN_PROPERTY}), run as child processes
+ * on free ports of 127.0.0.1 with a fresh data folder. Unlike {@link EmbeddedCluster} it validates against the
+ * OpenAPI and CRD schemas, authorizes with {@code Node,RBAC}, runs admission (ValidatingAdmissionPolicy,
+ * NodeRestriction, PodSecurity, ServiceAccount), issues service-account tokens (TokenRequest; a token bound to a pod
+ * carries the claim {@code authentication.kubernetes.io/node-name} of the pod's node) and serves the Eviction API.
+ *
+ * <pre>
+ * try (RealApiServer api = RealApiServer.start()) {
+ *     api.apply(Path.of("config/kubernetes/10-rbac-node-agent.yaml"));
+ *     api.addNode(EmbeddedCluster.npuNode("node-0"));
+ *     String token = api.podBoundToken("npu-operator", "npu-lifecycle-node-agent", "agent-node-0", Duration.ofHours(1));
+ *     try (KubernetesClient agent = api.newTokenClient(token, c -> { })) { ... }
+ * }
+ * </pre>
+ *
+ * <p>No controller-manager, scheduler or kubelet runs: nothing creates the {@code default} ServiceAccount of a
+ * namespace ({@link #ensureNamespace} does), schedules or runs pods, or garbage-collects. Certificates: a fresh CA,
+ * the admin client is CN=admin, O=system:masters. {@link #close()} stops both processes and removes the data
+ * folder; so does a JVM shutdown hook, and after a SIGKILL of the JVM the next {@link #start()} of any JVM on the
+ * machine ({@link RunRecords}). Thread-safe.
+ */
+public final class RealApiServer implements ClusterBackend {
+
+    /** {@code --service-account-issuer} and the default audience of the tokens it issues. */
+    public static final String SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local";
+    /** How long {@link #start()} waits for etcd and then kube-apiserver to be ready. */
+    public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(180);
+
+    private static final Duration STOP_GRACE = Duration.ofSeconds(10);
+    private static final ResourceDefinitionContext NPU_CTL_CONTEXT = new ResourceDefinitionContext.Builder()
+            .withGroup(EmbeddedCluster.NPU_OPERATOR_CTL.group()).withVersion(EmbeddedCluster.NPU_OPERATOR_CTL.version())
+            .withKind(EmbeddedCluster.NPU_OPERATOR_CTL.kind()).withPlural(EmbeddedCluster.NPU_OPERATOR_CTL.plural())
+            .withNamespaced(true).build();
+
+    private final Path data;
+    private final RunRecords.Record record;
+    private final Thread shutdownHook = new Thread(this::close, "npu-real-apiserver-shutdown");
+    private final Duration startDuration;
+    private KubePki pki;
+    private ChildProcess etcd;
+    private ChildProcess apiserver;
+    private String masterUrl;
+    private volatile KubernetesClient client;
+    private volatile boolean closed;
+
+    private RealApiServer(KubeBinaries bin, Duration timeout, LongSupplier nanoClock) throws IOException {
+        long t0 = nanoClock.getAsLong();
+        RunRecords records = RunRecords.standard();
+        records.reapLeftovers();
+        data = Files.createTempDirectory("npu-kube-");
+        record = records.open(data);
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
+        try {
+            pki = KubePki.generate(bin.pki(), data.resolve("pki"));
+            int etcdPort = ServerProbe.freePort();
+            int peerPort = ServerProbe.freePort();
+            int apiPort = ServerProbe.freePort();
+            String etcdUrl = "http://127.0.0.1:" + etcdPort;
+            String peerUrl = "http://127.0.0.1:" + peerPort;
+            etcd = ChildProcess.start("etcd", KubeCommandLines.etcd(bin, data.resolve("etcd"), etcdUrl, peerUrl),
+                    data.resolve("etcd.log"));
+            record.add(etcd);
+            ServerProbe probe = new ServerProbe(pki.caCert(), nanoClock);
+            probe.awaitOk(etcdUrl + "/health", etcd, timeout);
+            masterUrl = "https://127.0.0.1:" + apiPort;
+            apiserver = ChildProcess.start("kube-apiserver", KubeCommandLines.kubeApiserver(bin, pki,
+                    data.resolve("apiserver-certs"), etcdUrl, apiPort, SERVICE_ACCOUNT_ISSUER),
+                    data.resolve("kube-apiserver.log"));
+            record.add(apiserver);
+            long left = timeout.toNanos() - (nanoClock.getAsLong() - t0);
+            probe.awaitOk(masterUrl + "/readyz", apiserver, Duration.ofNanos(Math.max(left, 0)));
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        startDuration = Duration.ofNanos(nanoClock.getAsLong() - t0);
+    }
+
+    /**
+     * Starts etcd and kube-apiserver from the binaries of system property {@value KubeBinaries#BIN_PROPERTY} and
+     * waits (at most {@link #DEFAULT_START_TIMEOUT}) until {@code /readyz} answers 200.
+     *
+     * @return the ready server
+     * @throws IllegalStateException when the binaries are missing (the message says what to install or build), a
+     *         process exits or the timeout passes (the message has the end of its log)
+     * @throws UncheckedIOException when the data folder cannot be written
+     */
+    public static RealApiServer start() {
+        return start(KubeBinaries.fromSystemProperties(), DEFAULT_START_TIMEOUT, System::nanoTime);
+    }
+
+    /**
+     * @param bin the binaries
+     * @param timeout how long to wait for readiness
+     * @param nanoClock monotonic nanoseconds, for the deadlines
+     * @return the ready server, as {@link #start()}
+     */
+    public static RealApiServer start(KubeBinaries bin, Duration timeout, LongSupplier nanoClock) {
+        try {
+            return new RealApiServer(bin, timeout, nanoClock);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the data folder of a real API server", e);
+        }
+    }
+
+    @Override
+    public String kind() {
+        return REAL;
+    }
+
+    /** @return e.g. {@code https://127.0.0.1:41231} */
+    @Override
+    public String masterUrl() {
+        return masterUrl;
+    }
+
+    /** @return the data folder (certificates, etcd data, logs); removed by {@link #close()} */
+    public Path dataFolder() {
+        return data;
+    }
+
+    /** @return the CA certificate (PEM) that the serving certificate chains to */
+    public Path caCertificate() {
+        return pki.caCert();
+    }
+
+    /** @return the pids of etcd and kube-apiserver */
+    public List<Long> pids() {
+        return List.of(etcd.pid(), apiserver.pid());
+    }
+
+    /** @return the kube-apiserver log file (in the data folder) */
+    public Path apiServerLog() {
+        return apiserver.log();
+    }
+
+    /** @return from {@link #start()} to {@code /readyz} answering 200 */
+    public Duration startDuration() {
+        return startDuration;
+    }
+
+    @Override
+    public KubernetesClient client() {
+        KubernetesClient c = client;
+        if (c == null) {
+            synchronized (this) {
+                if (client == null) {
+                    client = newClient();
+                }
+                c = client;
+            }
+        }
+        return c;
+    }
+
+    /**
+     * @param customizer changes the configuration before the client is built
+     * @return a new admin client (CN=admin, O=system:masters; JDK HTTP client, namespace {@code npu-operator}, 10 s
+     *         request timeout, 2 retries 50 ms apart); the caller closes it
+     */
+    @Override
+    public KubernetesClient newClient(Consumer<Config> customizer) {
+        return build(c -> {
+            c.setClientCertData(KubePki.base64(pki.adminCert()));
+            c.setClientKeyData(KubePki.base64(pki.adminKey()));
+            c.setClientKeyAlgo("RSA");
+            customizer.accept(c);
+        });
+    }
+
+    /**
+     * @param token a bearer token, e.g. from {@link #podBoundToken}
+     * @param customizer changes the configuration before the client is built
+     * @return a new client that authenticates with the token only (defaults as {@link #newClient(Consumer)}); the
+     *         caller closes it
+     */
+    public KubernetesClient newTokenClient(String token, Consumer<Config> customizer) {
+        return build(c -> {
+            c.setOauthToken(token);
+            customizer.accept(c);
+        });
+    }
+
+    private KubernetesClient build(Consumer<Config> credentials) {
+        Config config = Config.empty();
+        config.setMasterUrl(masterUrl);
+        config.setCaCertData(KubePki.base64(pki.caCert()));
+        config.setNamespace(EmbeddedCluster.NPU_NAMESPACE);
+        config.setRequestTimeout(10_000);
+        config.setConnectionTimeout(5_000);
+        config.setWatchReconnectInterval(200);
+        config.setRequestRetryBackoffLimit(2);
+        config.setRequestRetryBackoffInterval(50);
+        credentials.accept(config);
+        return new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(new JdkHttpClientFactory())
+                .build();
+    }
+
+    @Override
+    public Path writeKubeconfig(Path file) {
+        return Kubeconfigs.withClientCertificate(file, masterUrl, pki, EmbeddedCluster.NPU_NAMESPACE);
+    }
+
+    /**
+     * Writes a kubeconfig that authenticates with a bearer token (e.g. for a node agent's process), the CA
+     * embedded, namespace {@code npu-operator}.
+     *
+     * @param file where to write it; folders are created; mode 0600
+     * @param token e.g. from {@link #podBoundToken}
+     * @return {@code file}
+     * @throws UncheckedIOException when it cannot be written
+     */
+    public Path writeTokenKubeconfig(Path file, String token) {
+        return Kubeconfigs.withToken(file, masterUrl, pki, EmbeddedCluster.NPU_NAMESPACE, token);
+    }
+
+    /**
+     * Applies the CRD file (as {@link EmbeddedCluster#installCrd()} finds it) and waits until it is Established.
+     *
+     * @throws IllegalStateException when no CRD file is found, or it is not Established within 60 s
+     */
+    @Override
+    public Path installCrd() {
+        Path file = EmbeddedCluster.findCrdFile();
+        if (file == null) {
+            throw new IllegalStateException("no CRD file: neither system property " + EmbeddedCluster.CRD_FILE_PROPERTY
+                    + " nor " + EmbeddedCluster.CRD_FILE + " in the working folder or a parent");
+        }
+        apply(file);
+        return file;
+    }
+
+    /**
+     * Server-side applies every object of the file (field manager {@code npu-real-apiserver}, conflicts forced),
+     * creating the namespace of each namespaced object first and waiting for each CRD to be Established.
+     */
+    @Override
+    public List<HasMetadata> apply(Path yaml) {
+        try (InputStream in = Files.newInputStream(yaml)) {
+            List<HasMetadata> out = new ArrayList<>();
+            for (HasMetadata o : client().load(in).items()) {
+                if (o.getMetadata().getNamespace() != null) {
+                    ensureNamespace(o.getMetadata().getNamespace());
+                }
+                HasMetadata applied = client().resource(o).fieldManager("npu-real-apiserver").forceConflicts()
+                        .serverSideApply();
+                if (applied instanceof CustomResourceDefinition) {
+                    awaitEstablished(applied.getMetadata().getName());
+                }
+                out.add(applied);
+            }
+            return out;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + yaml, e);
+        }
+    }
+
+    private void awaitEstablished(String crd) {
+        client().apiextensions().v1().customResourceDefinitions().withName(crd).waitUntilCondition(c -> c != null
+                && c.getStatus() != null && c.getStatus().getConditions().stream()
+                        .anyMatch(k -> "Established".equals(k.getType()) && "True".equals(k.getStatus())),
+                60, TimeUnit.SECONDS);
+    }
+
+    /** Creates the namespace when absent, and its {@code default} ServiceAccount (no controller-manager does). */
+    @Override
+    public Namespace ensureNamespace(String name) {
+        Namespace ns = client().namespaces().withName(name).get();
+        if (ns == null) {
+            ns = createOrGet(() -> client().namespaces().resource(new NamespaceBuilder().withNewMetadata()
+                    .withName(name).endMetadata().build()).create(), () -> client().namespaces().withName(name).get());
+        }
+        ensureServiceAccount(name, "default");
+        return ns;
+    }
+
+    /**
+     * @param namespace an existing namespace
+     * @param name ServiceAccount name
+     * @return the ServiceAccount, created when absent
+     */
+    public ServiceAccount ensureServiceAccount(String namespace, String name) {
+        ServiceAccount sa = client().serviceAccounts().inNamespace(namespace).withName(name).get();
+        return sa != null ? sa : createOrGet(() -> client().serviceAccounts().inNamespace(namespace)
+                .resource(new ServiceAccountBuilder().withNewMetadata().withName(name).withNamespace(namespace)
+                        .endMetadata().build()).create(),
+                () -> client().serviceAccounts().inNamespace(namespace).withName(name).get());
+    }
+
+    /** Creates; when another caller created it meanwhile (409), reads it. */
+    private static <T> T createOrGet(Supplier<T> create, Supplier<T> get) {
+        try {
+            return create.get();
+        } catch (KubernetesClientException e) {
+            if (e.getCode() == 409) {
+                return get.get();
+            }
+            throw e;
+        }
+    }
+
+    /** Creates the node, then writes its status (which a create does not store). */
+    @Override
+    public Node addNode(Node node) {
+        Node created = client().nodes().resource(node).create();
+        if (node.getStatus() != null) {
+            created.setStatus(node.getStatus());
+            created = client().nodes().resource(created).updateStatus();
+        }
+        return created;
+    }
+
+    /**
+     * Creates the driver pod of {@link EmbeddedCluster#addDriverPod} (ServiceAccount {@code default}, bound to the
+     * node by {@code spec.nodeName}) and sets its phase to Running.
+     */
+    @Override
+    public Pod addDriverPod(String nodeName, String image) {
+        ensureNamespace(EmbeddedCluster.NPU_NAMESPACE);
+        Pod pod = new PodBuilder()
+                .withNewMetadata().withName("npu-driver-" + nodeName).withNamespace(EmbeddedCluster.NPU_NAMESPACE)
+                .addToLabels("app", EmbeddedCluster.DRIVER_POD_LABEL_VALUE).endMetadata()
+                .withNewSpec().withNodeName(nodeName).withHostPID(true)
+                .addNewContainer().withName("driver").withImage(image).withNewSecurityContext().withPrivileged(true)
+                .endSecurityContext().endContainer()
+                .endSpec()
+                .build();
+        Pod created = client().pods().inNamespace(EmbeddedCluster.NPU_NAMESPACE).resource(pod).create();
+        created.setStatus(new PodStatusBuilder().withPhase("Running").build());
+        return client().pods().inNamespace(EmbeddedCluster.NPU_NAMESPACE).resource(created).updateStatus();
+    }
+
+    /** Installs the CRD first when the server does not serve it yet. */
+    @Override
+    public GenericKubernetesResource createNpuOperatorCtl(String driverVersion, boolean autoUpgrade,
+            boolean autoRecover) {
+        if (client().apiextensions().v1().customResourceDefinitions()
+                .withName(EmbeddedCluster.NPU_OPERATOR_CTL.plural() + "." + EmbeddedCluster.NPU_OPERATOR_CTL.group())
+                .get() == null) {
+            installCrd();
+        }
+        ensureNamespace(EmbeddedCluster.NPU_NAMESPACE);
+        Map<String, Object> driver = new LinkedHashMap<>();
+        driver.put("version", driverVersion);
+        driver.put("upgradePolicy", new LinkedHashMap<>(Map.of("autoUpgrade", autoUpgrade)));
+        driver.put("recoveryPolicy", new LinkedHashMap<>(Map.of("autoRecover", autoRecover)));
+        GenericKubernetesResource cr = new GenericKubernetesResourceBuilder()
+                .withApiVersion(EmbeddedCluster.NPU_OPERATOR_CTL.groupVersion())
+                .withKind(EmbeddedCluster.NPU_OPERATOR_CTL.kind())
+                .withNewMetadata().withName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME)
+                .withNamespace(EmbeddedCluster.NPU_NAMESPACE).endMetadata()
+                .withAdditionalProperties(Map.of("spec", Map.of("driver", driver)))
+                .build();
+        return npuOperatorCtls().resource(cr).create();
+    }
+
+    @Override
+    public MixedOperation<GenericKubernetesResource, GenericKubernetesResourceList,
+            Resource<GenericKubernetesResource>> npuOperatorCtls() {
+        return client().genericKubernetesResources(NPU_CTL_CONTEXT);
+    }
+
+    /**
+     * Mints a service-account token bound to a pod (TokenRequest with {@code boundObjectRef} kind Pod): it is valid
+     * while the pod exists, and when the pod has a {@code spec.nodeName} it carries the node-name claim that the
+     * API server exposes as {@code userInfo.extra["authentication.kubernetes.io/node-name"]}.
+     *
+     * @param namespace namespace of the ServiceAccount and the pod
+     * @param serviceAccount the ServiceAccount (must exist)
+     * @param podName the pod (must exist and run under that ServiceAccount)
+     * @param ttl lifetime; the API server accepts 10 minutes to 48 hours
+     * @return the token (a JWT)
+     * @throws IllegalArgumentException when the pod does not exist
+     * @throws io.fabric8.kubernetes.client.KubernetesClientException when the server refuses the request
+     */
+    public String podBoundToken(String namespace, String serviceAccount, String podName, Duration ttl) {
+        Pod pod = client().pods().inNamespace(namespace).withName(podName).get();
+        if (pod == null) {
+            throw new IllegalArgumentException("no pod " + namespace + "/" + podName + " to bind a token to");
+        }
+        TokenRequest request = new TokenRequestBuilder().withNewSpec().withExpirationSeconds(ttl.toSeconds())
+                .withNewBoundObjectRef().withApiVersion("v1").withKind("Pod").withName(podName)
+                .withUid(pod.getMetadata().getUid()).endBoundObjectRef().endSpec().build();
+        return client().serviceAccounts().inNamespace(namespace).withName(serviceAccount).tokenRequest(request)
+                .getStatus().getToken();
+    }
+
+    /** Stops kube-apiserver, then etcd (SIGTERM, SIGKILL after 10 s), closes the client, removes the data folder. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        KubernetesClient c = client;
+        if (c != null) {
+            c.close();
+        }
+        for (ChildProcess p : new ChildProcess[] {apiserver, etcd}) {
+            if (p != null) {
+                p.stop(STOP_GRACE);
+            }
+        }
+        RunRecords.deleteTree(data);
+        record.remove();
+        // last: a JVM shutdown that begins while this runs must still find the hook, which then waits for the lock
+        try {
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
+        } catch (IllegalStateException e) {
+            // the JVM is shutting down (this may be the hook itself)
+        }
+    }
+}
