@@ -118,6 +118,7 @@ public final class BenchMain {
                 opt.get("--control-plane-rc")));
         doc.append(b.sectionText(5));
         doc.append(Report.jmh(opt.get("--jmh-json"), opt.get("--jmh-command")));
+        doc.append(Report.keptSections(out));
         Files.writeString(out, doc.toString(), StandardCharsets.UTF_8);
         System.out.println("node-agent benchmarks written to " + out);
         System.exit(0);

@@ -94,4 +94,21 @@ final class Report {
         }
         return sb.toString();
     }
+
+    /** The line after which docs/benchmarks.md holds sections measured by their own commands. */
+    static final String KEPT_MARKER = "<!-- Sections below are measured by their own commands (each names it); bench/run keeps them as they are. -->";
+
+    /**
+     * The sections of an existing report that bench/run does not measure (the real API server's build and start, the
+     * test suite's duration): everything from {@link #KEPT_MARKER} on.
+     *
+     * @param report the report file; absent or without the marker: nothing is kept
+     * @return the marker and what follows it, preceded by a blank line, or the marker alone
+     * @throws IOException when an existing file cannot be read
+     */
+    static String keptSections(Path report) throws IOException {
+        String text = Files.exists(report) ? Files.readString(report) : "";
+        int at = text.indexOf(KEPT_MARKER);
+        return "\n" + (at < 0 ? KEPT_MARKER + "\n" : text.substring(at));
+    }
 }
