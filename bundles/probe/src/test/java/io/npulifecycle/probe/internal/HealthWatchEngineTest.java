@@ -216,9 +216,9 @@ class HealthWatchEngineTest {
 
     @Test
     void theProbeDeadlineShrinksWithACompressedClock() {
-        assertEquals(Duration.ofSeconds(20), HealthWatchEngine.wallTimeout(Duration.ofSeconds(20), 1.0));
-        assertEquals(Duration.ofMillis(333), HealthWatchEngine.wallTimeout(Duration.ofSeconds(20), 60.0));
-        assertEquals(Duration.ofMillis(100), HealthWatchEngine.wallTimeout(Duration.ofSeconds(1), 1000.0));
+        assertEquals(Duration.ofSeconds(20), ProbeRunner.wallTimeout(Duration.ofSeconds(20), 1.0));
+        assertEquals(Duration.ofMillis(333), ProbeRunner.wallTimeout(Duration.ofSeconds(20), 60.0));
+        assertEquals(Duration.ofMillis(100), ProbeRunner.wallTimeout(Duration.ofSeconds(1), 1000.0));
     }
 
     @Test
@@ -525,6 +525,22 @@ class HealthWatchEngineTest {
         assertEquals("false", s.get("chip.0:0.wedged"));
         assertEquals("false", s.get("wedgeActive"));
         assertTrue(Files.readString(dir.resolve("health-watch.state")).startsWith("bootId=boot-1\n"));
+    }
+
+    @Test
+    void aMalformedStateFileStartsCleanAndIsReplaced() throws Exception {
+        markers.writeState(HealthWatchEngine.STATE_NAME,
+                Map.of("expectedChips", "0:0,1:0", "chip.0:0.failures", "two", "wedgeActive", "true"));
+        script.addAll(List.of(E8020));
+        start(config("", 20), fake);
+        assertEquals("", engine.getExpectedChips(), "nothing restored from an invalid file");
+        assertFalse(engine.wedgeActive());
+        assertNull(engine.chip(new ChipId(0, 0)));
+        firstProbe();
+        assertEquals("1", markers.readState(HealthWatchEngine.STATE_NAME).get("probeErrorsInRow"),
+                "the clean state written over it");
+        assertEquals("", markers.readState(HealthWatchEngine.STATE_NAME).get("expectedChips"));
+        assertEquals(1, engine.getProbeErrorsInRow());
     }
 
     @Test
