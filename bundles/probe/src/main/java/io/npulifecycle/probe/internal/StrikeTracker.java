@@ -89,54 +89,12 @@ final class StrikeTracker {
     Step apply(Assessment a, Instant at, int failureThreshold, int probeErrorThreshold) {
         boolean probeError = a.verdict() == Classification.PROBE_ERROR
                 || a.chips().values().stream().anyMatch(c -> c.classification() == Classification.PROBE_ERROR);
-        Degraded degraded = Degraded.UNCHANGED;
-        if (probeError) {
-            probeErrorCount++;
-            probeErrorsInRow++;
-            if (probeErrorsInRow >= probeErrorThreshold && !probeDegraded) {
-                probeDegraded = true;
-                degraded = Degraded.RAISED;
-            }
-        } else {
-            probeErrorsInRow = 0;
-            if (probeDegraded) {
-                probeDegraded = false;
-                degraded = Degraded.CLEARED;
-            }
-        }
+        Degraded degraded = countProbeError(probeError, probeErrorThreshold);
         List<Strike> strikes = new ArrayList<>();
         List<ChipId> healed = new ArrayList<>();
         List<ChipId> newlyWedged = new ArrayList<>();
         for (ChipResult c : a.chips().values()) {
-            ChipState s = state(c.id());
-            s.health = c.health();
-            s.classification = c.classification();
-            switch (c.classification()) {
-                case FAILED -> {
-                    s.consecutiveFailures++;
-                    s.lastError = c.detail();
-                    strikes.add(new Strike(c.id(), s.consecutiveFailures, c.detail()));
-                    if (s.consecutiveFailures >= failureThreshold && !s.wedged) {
-                        s.wedged = true;
-                        newlyWedged.add(c.id());
-                    }
-                }
-                case HEALTHY -> {
-                    s.consecutiveFailures = 0;
-                    s.lastError = null;
-                    s.lastSeen = at;
-                    if (s.wedged) {
-                        s.wedged = false;
-                        healed.add(c.id());
-                    }
-                }
-                case DEGRADED -> {
-                    s.consecutiveFailures = 0;
-                    s.lastError = c.detail();
-                    s.lastSeen = at;
-                }
-                default -> s.lastError = c.detail();
-            }
+            judge(c, at, failureThreshold, strikes, healed, newlyWedged);
         }
         boolean started = false;
         if (!newlyWedged.isEmpty()) {
@@ -150,6 +108,58 @@ final class StrikeTracker {
         boolean suppress = newlyWedged.isEmpty() && wedgeActive && wedged().isEmpty();
         return new Step(probeError, degraded, List.copyOf(strikes), List.copyOf(healed), List.copyOf(newlyWedged),
                 started, suppress);
+    }
+
+    private Degraded countProbeError(boolean probeError, int probeErrorThreshold) {
+        if (probeError) {
+            probeErrorCount++;
+            probeErrorsInRow++;
+            if (probeErrorsInRow >= probeErrorThreshold && !probeDegraded) {
+                probeDegraded = true;
+                return Degraded.RAISED;
+            }
+        } else {
+            probeErrorsInRow = 0;
+            if (probeDegraded) {
+                probeDegraded = false;
+                return Degraded.CLEARED;
+            }
+        }
+        return Degraded.UNCHANGED;
+    }
+
+    /** Applies one chip's classification to its state, adding it to the lists it belongs to. */
+    private void judge(ChipResult c, Instant at, int failureThreshold, List<Strike> strikes, List<ChipId> healed,
+            List<ChipId> newlyWedged) {
+        ChipState s = state(c.id());
+        s.health = c.health();
+        s.classification = c.classification();
+        switch (c.classification()) {
+            case FAILED -> {
+                s.consecutiveFailures++;
+                s.lastError = c.detail();
+                strikes.add(new Strike(c.id(), s.consecutiveFailures, c.detail()));
+                if (s.consecutiveFailures >= failureThreshold && !s.wedged) {
+                    s.wedged = true;
+                    newlyWedged.add(c.id());
+                }
+            }
+            case HEALTHY -> {
+                s.consecutiveFailures = 0;
+                s.lastError = null;
+                s.lastSeen = at;
+                if (s.wedged) {
+                    s.wedged = false;
+                    healed.add(c.id());
+                }
+            }
+            case DEGRADED -> {
+                s.consecutiveFailures = 0;
+                s.lastError = c.detail();
+                s.lastSeen = at;
+            }
+            default -> s.lastError = c.detail();
+        }
     }
 
     /** Ends the active wedge (its markers are cleared): the wedge chips and the wedge time are forgotten. */

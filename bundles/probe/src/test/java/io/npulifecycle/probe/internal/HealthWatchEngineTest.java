@@ -141,36 +141,19 @@ class HealthWatchEngineTest {
     /** The footprint benchmark (docs/benchmarks.md) times the node agent's start to this line: once per engine. */
     @Test
     void theFirstCompletedProbeIsLoggedOnceWithItsDurationAndTheJvmUptime() throws Exception {
-        java.util.logging.Logger jul = java.util.logging.Logger.getLogger(HealthWatchEngine.class.getName());
-        List<String> lines = new CopyOnWriteArrayList<>();
-        java.util.logging.Handler h = new java.util.logging.Handler() {
-            @Override
-            public void publish(java.util.logging.LogRecord r) {
-                lines.add(r.getMessage());
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        jul.addHandler(h);
-        try {
+        try (LogLines log = new LogLines(HealthWatchEngine.class.getName())) {
             script.addAll(List.of(OK2, OK2));
             start(config("", 20), fake);
-            assertTrue(lines.stream().noneMatch(l -> l.startsWith(HealthWatchEngine.FIRST_PROBE_LOG)), "before the probe");
+            assertTrue(log.messages().stream().noneMatch(l -> l.startsWith(HealthWatchEngine.FIRST_PROBE_LOG)),
+                    "before the probe");
             firstProbe();
             nextProbe();
-            List<String> first = lines.stream().filter(l -> l.startsWith(HealthWatchEngine.FIRST_PROBE_LOG)).toList();
-            assertEquals(1, first.size(), String.valueOf(lines));
+            List<String> first = log.messages().stream().filter(l -> l.startsWith(HealthWatchEngine.FIRST_PROBE_LOG))
+                    .toList();
+            assertEquals(1, first.size(), String.valueOf(log.messages()));
             assertTrue(first.get(0).matches(HealthWatchEngine.FIRST_PROBE_LOG
                     + ": method npu-smi, 2 chips answered, verdict \\w+, probe took \\d+ ms, JVM uptime \\d+ ms"),
                     first.get(0));
-        } finally {
-            jul.removeHandler(h);
         }
     }
 

@@ -13,7 +13,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -170,33 +169,15 @@ class WatchStateTest {
 
     @Test
     void aMalformedStateFileLoadsAsNoStateWithAnErrorNamingTheFileAndTheKey() throws Exception {
-        List<String> logged = new CopyOnWriteArrayList<>();
-        java.util.logging.Logger jul = java.util.logging.Logger.getLogger(HealthWatchEngine.class.getName());
-        java.util.logging.Handler h = new java.util.logging.Handler() {
-            @Override
-            public void publish(java.util.logging.LogRecord r) {
-                logged.add(r.getLevel() + " " + r.getMessage());
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        jul.addHandler(h);
-        try {
+        try (LogLines log = new LogLines(HealthWatchEngine.class.getName())) {
             Files.writeString(dir.resolve("health-watch.state"), "bootId=boot-1\nwrittenAt=" + T0
                     + "\nwriter=health-watch\nexpectedChips=0:0\nprobeErrorsInRow=lots\n");
             assertNull(new WatchStateFile(store()).load());
+            List<String> logged = log.withLevels();
             assertEquals(1, logged.size(), String.valueOf(logged));
             assertTrue(logged.get(0).startsWith("SEVERE health-watch state file health-watch.state in " + dir
                     + " is invalid (key probeErrorsInRow: 'lots' is not a whole number"), logged.get(0));
             assertTrue(logged.get(0).endsWith("): starting from a clean state"), logged.get(0));
-        } finally {
-            jul.removeHandler(h);
         }
     }
 

@@ -42,6 +42,10 @@ class AuthorisationTest {
     private static final RebooterState.Step THIS_BOOT = new RebooterState.Step(BOOT, "recovery", T0, "approval");
     private static final RebooterState.Step OTHER_BOOT = new RebooterState.Step("boot-0", "recovery", T0, "approval");
 
+    private static final Authorisation WAITING_RECOVERY = new Authorisation.Held("reason=recovery: waiting for "
+            + "npu.openfuyao.com/approve-reboot=true (autoRecover is false)", null);
+    private static final Authorisation CONSUME_APPROVAL = new Authorisation.Consume("valid approval", false);
+
     private static NodePolicy policy(boolean autoRecover, boolean autoUpgrade) {
         return new NodePolicy(true, "25.5.0", autoUpgrade, autoRecover, null, null, null, "7");
     }
@@ -98,8 +102,7 @@ class AuthorisationTest {
                         new Authorisation.Consume("finishing a consumption interrupted by a restart", true)),
                 Arguments.of("records of another boot count for nothing",
                         Facts.recovery().consumed(OTHER_BOOT).intent(OTHER_BOOT),
-                        new Authorisation.Held("reason=recovery: waiting for npu.openfuyao.com/approve-reboot=true "
-                                + "(autoRecover is false)", null)),
+                        WAITING_RECOVERY),
                 Arguments.of("autoRecover allows a recovery reboot",
                         Facts.recovery().policy(AUTO_RECOVER),
                         new Authorisation.Allowed("autoRecover=true", false)),
@@ -108,8 +111,7 @@ class AuthorisationTest {
                         new Authorisation.Allowed("autoUpgrade=true", false)),
                 Arguments.of("autoUpgrade does not allow a recovery reboot",
                         Facts.recovery().policy(AUTO_UPGRADE),
-                        new Authorisation.Held("reason=recovery: waiting for npu.openfuyao.com/approve-reboot=true "
-                                + "(autoRecover is false)", null)),
+                        WAITING_RECOVERY),
                 Arguments.of("loop protection refuses an automatic recovery past the limit",
                         Facts.recovery().policy(AUTO_RECOVER).limitReached(),
                         new Authorisation.Refused("recovery reboot limit reached: " + LIMIT + "; chips 0:0,4:0 still "
@@ -117,20 +119,19 @@ class AuthorisationTest {
                                 + "npu.openfuyao.com/approve-reboot=true)")),
                 Arguments.of("an approval overrides loop protection",
                         Facts.recovery().policy(AUTO_RECOVER).limitReached().approval(APPROVED),
-                        new Authorisation.Consume("valid approval", false)),
+                        CONSUME_APPROVAL),
                 Arguments.of("loop protection does not apply to an upgrade",
                         Facts.upgrade().policy(AUTO_UPGRADE).limitReached(),
                         new Authorisation.Allowed("autoUpgrade=true", false)),
                 Arguments.of("loop protection does not refuse what waits for a person anyway",
                         Facts.recovery().limitReached(),
-                        new Authorisation.Held("reason=recovery: waiting for npu.openfuyao.com/approve-reboot=true "
-                                + "(autoRecover is false)", null)),
+                        WAITING_RECOVERY),
                 Arguments.of("a valid approval is consumed",
                         Facts.upgrade().approval(APPROVED),
-                        new Authorisation.Consume("valid approval", false)),
+                        CONSUME_APPROVAL),
                 Arguments.of("an approval wins over the policy: it is consumed",
                         Facts.recovery().policy(AUTO_RECOVER).approval(APPROVED),
-                        new Authorisation.Consume("valid approval", false)),
+                        CONSUME_APPROVAL),
                 Arguments.of("a valid approval is not consumed when nothing can reboot",
                         Facts.upgrade().approval(APPROVED).unarmed(),
                         new Authorisation.DryRun("approval (not consumed: dryRun=true (PID io.npulifecycle.rebooter))")),
