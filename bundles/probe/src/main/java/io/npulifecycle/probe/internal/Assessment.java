@@ -24,7 +24,7 @@ import io.npulifecycle.api.probe.ProbeResult;
 public record Assessment(Classification verdict, Map<ChipId, ChipResult> chips, String driverVersion, String error) {
 
     /**
-     * The classification rules of issue #3: a whole-probe outcome applies to every expected chip; an expected chip
+     * The classification rules: a whole-probe outcome applies to every expected chip; an expected chip
      * missing from a table is {@code failed}; a table with no chip at all while none are known is {@code failed}
      * ({@code dev_num=0}).
      *

@@ -21,7 +21,7 @@ public final class DcmiCodes {
     public static final int UPGRADING = -8017;
     /** Resource occupied (device held by another process or container): probe error. */
     public static final int RESOURCE_OCCUPIED = -8020;
-    /** Seen in the field as a transient error: probe error (issue #3). */
+    /** A transient error of the driver, gone at a later call: probe error, never a strike. */
     public static final int MINUS_9005 = -9005;
 
     private DcmiCodes() {

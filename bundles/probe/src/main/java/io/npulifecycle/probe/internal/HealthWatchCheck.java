@@ -9,8 +9,9 @@ import org.apache.felix.hc.api.HealthCheck;
 import org.apache.felix.hc.api.Result;
 
 /**
- * Felix Health Check {@value #NAME} (tag {@value #TAGS}): makes a health-watch that cannot judge the chips visible
- * (QA report: with {@code method=npu_smi} every probe was a probe error and nothing showed it).
+ * Felix Health Check {@value #NAME} (tag {@value #TAGS}): makes a health-watch that cannot judge the chips visible,
+ * since such a health-watch never strikes and would otherwise look fine (e.g. a method no probe serves makes every
+ * probe a probe error).
  * <ul>
  * <li>CRITICAL when the marker store folder is missing or not writable, or the last marker/state write failed (a
  * wedge could not be recorded), or the configured method has no probe (neither built in nor a registered

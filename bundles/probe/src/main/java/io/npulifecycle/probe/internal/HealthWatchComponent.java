@@ -49,8 +49,8 @@ import io.npulifecycle.api.time.TimeSource;
  * activation or {@code @Modified}) is logged with the PID, the configuration file ({@code felix.fileinstall.filename})
  * and the key, and the previous (or, at activation, the default) one is kept. A {@code method} that is neither
  * {@code npu-smi}, {@code dcmi} nor the method of a registered {@link ChipProbe} service is such an invalid
- * configuration (QA report: {@code method=npu_smi} was accepted and no chip was ever judged); when a ChipProbe service
- * with that method registers later, the rejected configuration is applied then.
+ * configuration (accepted, a typo such as {@code method=npu_smi} would leave every chip unjudged); when a ChipProbe
+ * service with that method registers later, the rejected configuration is applied then.
  *
  * <p>Registers the Felix Health Check {@value HealthWatchCheck#NAME} (tag {@code ready}, {@link HealthWatchCheck}).
  *
@@ -111,9 +111,9 @@ public class HealthWatchComponent {
         boolean alarmIsFailure() default false;
 
         /**
-         * Default {@code true} on purpose: a wedged driver makes npu-smi hang (the field symptom), so the issue's
-         * acceptance criteria require a hang to be a strike. The fixtures README calls a time-out a probe error; the
-         * issue overrides it. Set {@code false} to follow the README (a hang then never leads to a reboot).
+         * Default {@code true} on purpose: a wedged driver shows as an npu-smi that hangs, so a hang must strike or a
+         * wedged node would never be recovered. The fixtures README calls a time-out a probe error; set {@code false}
+         * to follow it (a hang then never leads to a reboot).
          *
          * @return flag
          */

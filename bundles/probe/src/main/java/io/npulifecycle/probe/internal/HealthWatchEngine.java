@@ -1,9 +1,7 @@
 package io.npulifecycle.probe.internal;
 
 import java.lang.System.Logger.Level;
-import java.time.Duration;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -11,21 +9,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.SortedSet;
-import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
-import io.npulifecycle.api.markers.MarkerRead;
-import io.npulifecycle.api.markers.MarkerStatus;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.markers.MarkerStoreException;
-import io.npulifecycle.api.markers.Markers;
 import io.npulifecycle.api.probe.ChipId;
 import io.npulifecycle.api.probe.ChipProbe;
-import io.npulifecycle.api.probe.ChipResult;
 import io.npulifecycle.api.probe.Classification;
 import io.npulifecycle.api.probe.HealthWatchEvents;
 import io.npulifecycle.api.probe.HealthWatchMXBean;
@@ -33,24 +25,21 @@ import io.npulifecycle.api.probe.ProbeResult;
 import io.npulifecycle.api.time.TimeSource;
 
 /**
- * The health-watch state machine, independent of OSGi.
+ * The health-watch, independent of OSGi: orchestrates a probe run's judgement and what follows from it.
  *
- * <p>Every {@code interval} (TimeSource time, measured from the start of the previous probe) it runs the probe on
- * {@code executor} (one thread: runs never overlap; the next run is scheduled only when the previous one ended), judges
- * the result against the expected chips ({@link Assessment}) and per chip: {@code failed} = one strike;
- * {@code healthy} or {@code degraded} = strikes reset; {@code probe-error} = nothing. {@code failureThreshold} strikes
- * in a row make a chip wedged: {@code driver-ready} is removed, {@code reboot-required reason=recovery chips=.. since=..}
- * written (never over a {@code reason=upgrade} marker) and {@link HealthWatchEvents#TOPIC_WEDGED} posted. When every
- * wedged chip answers healthy again within the same boot (false-positive suppression), the health-watch removes its
- * own recovery marker, restores {@code driver-ready} if it was present before the wedge, and posts
- * {@link HealthWatchEvents#TOPIC_SUPPRESSED}.
+ * <p>{@link ProbeRunner} runs the probe every {@code interval} on {@code executor}, never two at a time. Each result is
+ * judged against the expected chips ({@link Assessment}: the pinned chips, else the chips of the first good probe of
+ * the boot) and handed to the {@link StrikeTracker} (strikes, wedge, suppression, probe errors). A wedge removes
+ * {@code driver-ready}, writes {@code reboot-required reason=recovery chips=.. since=..} (never over a
+ * {@code reason=upgrade} marker, {@link WedgeMarkers}) and posts {@link HealthWatchEvents#TOPIC_WEDGED}. When every
+ * wedged chip answers healthy again within the same boot (false-positive suppression), the health-watch removes its own
+ * recovery marker, restores {@code driver-ready} if it was present before the wedge, and posts
+ * {@link HealthWatchEvents#TOPIC_SUPPRESSED}. {@code probeErrorThreshold} probe errors in a row post
+ * {@link HealthWatchEvents#TOPIC_PROBE_DEGRADED}, and so does the next run that clears it.
  *
- * <p>Probe errors never strike; {@code probeErrorThreshold} in a row raise {@code probe-degraded}, cleared by the next
- * probe that is not a probe error.
- *
- * <p>Strikes, wedge state, learned expected chips and probe-error counters are kept in the state file
- * {@value #STATE_NAME}{@code .state} of the marker store, stamped with the boot id, so they survive a bundle update or
- * a runtime restart within the same boot and vanish with a reboot.
+ * <p>Strikes, wedge state, learned expected chips and probe-error counters ({@link WatchState}) are kept in the state
+ * file {@value #STATE_NAME}{@code .state} of the marker store, stamped with the boot id, so they survive a bundle
+ * update or a runtime restart within the same boot and vanish with a reboot.
  */
 public final class HealthWatchEngine implements HealthWatchMXBean {
 
@@ -65,45 +54,34 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
     }
 
     /** Name of the state file in the marker store and writer name on markers. */
-    public static final String STATE_NAME = "health-watch";
-    private static final String WRITER = "health-watch";
+    public static final String STATE_NAME = WedgeMarkers.WRITER;
+
+    /**
+     * Start of the INFO line logged once per engine when its first probe has completed and been applied:
+     * {@code health-watch first probe completed: method npu-smi, 8 chips answered, verdict HEALTHY, probe took 25 ms,
+     * JVM uptime 1830 ms}. The benchmark of the node-agent footprint measures the time to it.
+     */
+    public static final String FIRST_PROBE_LOG = "health-watch first probe completed";
     private static final System.Logger LOG = System.getLogger(HealthWatchEngine.class.getName());
 
     private final TimeSource time;
     private final MarkerStore markers;
-    private final Executor executor;
     private final EventSink events;
     private final Consumer<List<ChipState>> expectedChipsListener;
-    private final AtomicBoolean running = new AtomicBoolean();
+    private final ProbeRunner runner;
+    private final StrikeTracker tracker = new StrikeTracker();
+    private final WedgeMarkers wedgeMarkers;
+    private final WatchStateFile stateFile;
+    private final AtomicBoolean firstProbeLogged = new AtomicBoolean();
 
-    private volatile WatchConfig config;
-    private volatile ChipProbe probe;
-    private final Map<ChipId, ChipState> chips = new TreeMap<>();
-    private SortedSet<ChipId> learned = new TreeSet<>();
-    private SortedSet<ChipId> publishedExpected = new TreeSet<>();
-    private boolean wedgeActive;
-    private Instant wedgeSince;
-    private boolean driverReadyBefore;
-    private SortedSet<ChipId> wedgeChips = new TreeSet<>();
-    private boolean markersDirty;
-    private boolean upgradeLogged;
-    private volatile int probeErrorsInRow;
-    private volatile boolean probeDegraded;
-    private volatile long probeErrorCount;
+    private final ExpectedChips expected = new ExpectedChips();
     private volatile Instant lastProbeTime;
     private volatile long lastDurationMs = -1;
     private volatile Classification lastVerdict;
     private volatile String lastError;
     private volatile String driverVersion;
     private volatile String lastRaw;
-    private Map<String, String> lastPersisted = Map.of();
-    private String stateError;
     private volatile String storeError;
-
-    private int generation;
-    private TimeSource.Scheduled scheduled;
-    private boolean started;
-    private final AtomicBoolean firstProbeLogged = new AtomicBoolean();
 
     /**
      * @param time clock and scheduler
@@ -119,19 +97,63 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
             Consumer<List<ChipState>> expectedChipsListener, WatchConfig config, ChipProbe probe) {
         this.time = Objects.requireNonNull(time);
         this.markers = Objects.requireNonNull(markers);
-        this.executor = Objects.requireNonNull(executor);
+        this.wedgeMarkers = new WedgeMarkers(markers);
+        this.stateFile = new WatchStateFile(markers);
         this.events = Objects.requireNonNull(events);
         this.expectedChipsListener = expectedChipsListener;
-        this.config = Objects.requireNonNull(config);
-        this.probe = Objects.requireNonNull(probe);
+        this.runner = new ProbeRunner(time, executor, this::onRun, config, probe);
+    }
+
+    /** Loads the state of this boot and schedules the first probe at once; called once per engine. */
+    public void start() {
+        synchronized (this) {
+            loadState();
+        }
+        runner.start();
+        notifyExpected();
+    }
+
+    /** Stops scheduling; a probe in progress finishes. */
+    public void stop() {
+        runner.stop();
     }
 
     /**
-     * Start of the INFO line logged once per engine when its first probe has completed and been applied:
-     * {@code health-watch first probe completed: method npu-smi, 8 chips answered, verdict HEALTHY, probe took 25 ms,
-     * JVM uptime 1830 ms}. The benchmark of the node-agent footprint measures the time to it.
+     * Applies a new configuration; when the interval changed, the next probe is scheduled one new interval from now.
+     *
+     * @param newConfig validated configuration
+     * @param newProbe the probe to use from the next run
      */
-    public static final String FIRST_PROBE_LOG = "health-watch first probe completed";
+    public void reconfigure(WatchConfig newConfig, ChipProbe newProbe) {
+        runner.reconfigure(newConfig, newProbe);
+        notifyExpected();
+    }
+
+    /** @return the current configuration */
+    public WatchConfig config() {
+        return runner.config();
+    }
+
+    /**
+     * Runs one probe now on the calling thread, unless one is running.
+     *
+     * @return {@code false} if a probe was already running
+     */
+    public boolean runOnce() {
+        return runner.runOnce();
+    }
+
+    private void onRun(ProbeRunner.Run run) {
+        if (apply(run.result(), run.start(), run.durationMs(), run.config())) {
+            notifyExpected();
+        }
+        if (firstProbeLogged.compareAndSet(false, true)) {
+            // the benchmark (docs/benchmarks.md, node-agent footprint) waits for this line
+            LOG.log(Level.INFO, FIRST_PROBE_LOG + ": method " + run.method() + ", " + run.result().chips().size()
+                    + " chips answered, verdict " + lastVerdict + ", probe took " + run.durationMs()
+                    + " ms, JVM uptime " + jvmUptimeMs() + " ms");
+        }
+    }
 
     private static long jvmUptimeMs() {
         try {
@@ -141,151 +163,12 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
         }
     }
 
-    /** Loads the state of this boot and schedules the first probe at once. */
-    public void start() {
-        synchronized (this) {
-            loadState();
-            started = true;
-            schedule(Duration.ZERO);
-        }
-        notifyExpected();
-    }
-
-    /** Stops scheduling; a probe in progress finishes. */
-    public synchronized void stop() {
-        started = false;
-        generation++;
-        if (scheduled != null) {
-            scheduled.cancel();
-            scheduled = null;
-        }
-    }
-
-    /**
-     * Applies a new configuration; the next probe is scheduled one new interval from now.
-     *
-     * @param newConfig validated configuration
-     * @param newProbe the probe to use from the next run
-     */
-    public void reconfigure(WatchConfig newConfig, ChipProbe newProbe) {
-        synchronized (this) {
-            Duration oldInterval = config.interval();
-            config = newConfig;
-            probe = newProbe;
-            if (started && !oldInterval.equals(newConfig.interval())) {
-                if (scheduled != null) {
-                    scheduled.cancel();
-                }
-                schedule(newConfig.interval());
-            }
-        }
-        notifyExpected();
-    }
-
-    /** @return the current configuration */
-    public WatchConfig config() {
-        return config;
-    }
-
-    private void schedule(Duration delay) {
-        int gen = ++generation;
-        scheduled = time.schedule(() -> tick(gen), delay);
-    }
-
-    private void tick(int gen) {
-        synchronized (this) {
-            if (gen != generation || !started) {
-                return;
-            }
-        }
-        long startNanos = time.monotonicNanos();
-        try {
-            executor.execute(() -> {
-                try {
-                    runOnce();
-                } finally {
-                    scheduleNext(gen, startNanos);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            LOG.log(Level.DEBUG, "health-watch executor closed; no further probe");
-        }
-    }
-
-    private synchronized void scheduleNext(int gen, long startNanos) {
-        if (gen != generation || !started) {
-            return;
-        }
-        Duration elapsed = Duration.ofNanos(time.monotonicNanos() - startNanos);
-        Duration delay = config.interval().minus(elapsed);
-        schedule(delay.isNegative() ? Duration.ZERO : delay);
-    }
-
-    /**
-     * Runs one probe now on the calling thread, unless one is running.
-     *
-     * @return {@code false} if a probe was already running
-     */
-    public boolean runOnce() {
-        if (!running.compareAndSet(false, true)) {
-            return false;
-        }
-        try {
-            WatchConfig cfg = config;
-            ChipProbe p = probe;
-            Instant start = time.now();
-            long t0 = time.monotonicNanos();
-            ProbeResult r;
-            try {
-                // The probe's deadline is real (a process and a JDK timer): a compressed clock (the simulator)
-                // shortens it by the same factor as every other period, so a hang still costs one probe period.
-                r = p.probe(wallTimeout(cfg.timeout(), time.scale()));
-                if (r == null) {
-                    r = ProbeResult.whole(Classification.PROBE_ERROR, p.method() + " probe returned no result", null);
-                }
-            } catch (RuntimeException | LinkageError e) {
-                r = ProbeResult.whole(Classification.PROBE_ERROR, p.method() + " probe failed: " + e, null);
-            }
-            long ms = (time.monotonicNanos() - t0) / 1_000_000;
-            String notLoaded = driverNotLoaded.get();
-            if (notLoaded != null) {
-                r = ProbeResult.whole(Classification.PROBE_ERROR, notLoaded, r.rawOutput());
-            }
-            boolean expectedChanged = apply(r, start, ms, cfg);
-            if (expectedChanged) {
-                notifyExpected();
-            }
-            if (firstProbeLogged.compareAndSet(false, true)) {
-                // the benchmark (docs/benchmarks.md, node-agent footprint) waits for this line
-                LOG.log(Level.INFO, FIRST_PROBE_LOG + ": method " + p.method() + ", " + r.chips().size()
-                        + " chips answered, verdict " + lastVerdict + ", probe took " + ms + " ms, JVM uptime "
-                        + jvmUptimeMs() + " ms");
-            }
-            return true;
-        } catch (RuntimeException e) {
-            LOG.log(Level.ERROR, "health-watch run failed", e);
-            return true;
-        } finally {
-            running.set(false);
-        }
-    }
-
-    private synchronized SortedSet<ChipId> expected(WatchConfig cfg) {
-        return cfg.pinnedChips().isEmpty() ? learned : cfg.pinnedChips();
-    }
-
     private synchronized boolean apply(ProbeResult r, Instant start, long ms, WatchConfig cfg) {
-        SortedSet<ChipId> expected = expected(cfg);
-        if (expected.isEmpty() && r.outcome() == null && !r.chips().isEmpty()
-                && r.chips().stream().noneMatch(c -> c.classification() == Classification.PROBE_ERROR)) {
-            for (ChipResult c : r.chips()) {
-                learned.add(c.id());
-            }
-            expected = learned;
+        if (expected.learnFrom(r, cfg)) {
             LOG.log(Level.INFO, "expected chips for boot " + markers.bootId() + " learned from the first good probe: "
-                    + ChipId.format(learned));
+                    + ChipId.format(expected.learned()));
         }
-        Assessment a = Assessment.of(r, expected);
+        Assessment a = Assessment.of(r, expected.of(cfg));
         lastProbeTime = start;
         lastDurationMs = ms;
         lastVerdict = a.verdict();
@@ -294,179 +177,98 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
         if (a.driverVersion() != null) {
             driverVersion = a.driverVersion();
         }
-        if (expected.isEmpty() && r.outcome() != null) {
+        if (expected.of(cfg).isEmpty() && r.outcome() != null) {
             LOG.log(Level.WARNING, "health-watch: no expected chips known yet and the " + cfg.method() + " probe gave "
                     + r.outcome() + " (" + r.error() + "): nothing to strike");
         }
-
-        boolean probeErrorRun = a.verdict() == Classification.PROBE_ERROR
-                || a.chips().values().stream().anyMatch(c -> c.classification() == Classification.PROBE_ERROR);
-        if (probeErrorRun) {
-            probeErrorCount++;
-            probeErrorsInRow++;
-            LOG.log(Level.WARNING, "health-watch " + cfg.method() + " probe error (" + probeErrorsInRow
-                    + " in a row, no strike): " + a.error());
-            if (probeErrorsInRow >= cfg.probeErrorThreshold() && !probeDegraded) {
-                probeDegraded = true;
-                LOG.log(Level.ERROR, "health-watch probe-degraded: " + probeErrorsInRow + " " + cfg.method()
-                        + " probe errors in a row; chips cannot be judged (never a reboot reason)");
-                postProbeDegraded(a.error());
-            }
-        } else {
-            probeErrorsInRow = 0;
-            if (probeDegraded) {
-                probeDegraded = false;
-                LOG.log(Level.INFO, "health-watch probe-degraded cleared: the " + cfg.method() + " probe answers again");
-                postProbeDegraded(null);
-            }
-        }
-
-        List<ChipId> newlyWedged = new ArrayList<>();
-        for (ChipResult c : a.chips().values()) {
-            ChipState s = chips.computeIfAbsent(c.id(), ChipState::new);
-            s.health = c.health();
-            s.classification = c.classification();
-            switch (c.classification()) {
-                case FAILED:
-                    s.consecutiveFailures++;
-                    s.lastError = c.detail();
-                    LOG.log(Level.WARNING, "chip " + c.id() + " strike " + s.consecutiveFailures + "/"
-                            + cfg.failureThreshold() + ": " + c.detail());
-                    if (s.consecutiveFailures >= cfg.failureThreshold() && !s.wedged) {
-                        s.wedged = true;
-                        newlyWedged.add(c.id());
-                    }
-                    break;
-                case HEALTHY:
-                    s.consecutiveFailures = 0;
-                    s.lastError = null;
-                    s.lastSeen = start;
-                    if (s.wedged) {
-                        s.wedged = false;
-                        LOG.log(Level.WARNING, "wedged chip " + c.id() + " answers healthy again");
-                    }
-                    break;
-                case DEGRADED:
-                    s.consecutiveFailures = 0;
-                    s.lastError = c.detail();
-                    s.lastSeen = start;
-                    break;
-                default:
-                    s.lastError = c.detail();
-                    break;
-            }
-        }
-        if (!newlyWedged.isEmpty()) {
-            LOG.log(Level.ERROR, "chip(s) " + ChipId.format(newlyWedged) + " wedged after " + cfg.failureThreshold()
-                    + " consecutive strikes: removing driver-ready, writing reboot-required reason=recovery");
-            onWedge(start, newlyWedged);
-        } else if (wedgeActive && wedged().isEmpty()) {
+        StrikeTracker.Step step = tracker.apply(a, start, cfg.failureThreshold(), cfg.probeErrorThreshold());
+        logAndPost(step, a, cfg);
+        if (!step.newlyWedged().isEmpty()) {
+            onWedge(step.wedgeStarted());
+        } else if (step.suppress()) {
             onRecovered();
-        } else if (wedgeActive && markersDirty) {
+        } else if (tracker.wedgeActive() && wedgeMarkers.dirty()) {
             ensureWedgeMarkers();
         }
         persist();
-        return !expected.equals(publishedExpected);
+        return expected.changedSincePublished(cfg);
     }
 
-    private SortedSet<ChipId> wedged() {
-        SortedSet<ChipId> out = new TreeSet<>();
-        for (ChipState s : chips.values()) {
-            if (s.wedged) {
-                out.add(s.id);
+    private void logAndPost(StrikeTracker.Step step, Assessment a, WatchConfig cfg) {
+        if (step.probeError()) {
+            LOG.log(Level.WARNING, "health-watch " + cfg.method() + " probe error (" + tracker.probeErrorsInRow()
+                    + " in a row, no strike): " + a.error());
+        }
+        switch (step.degraded()) {
+            case RAISED -> {
+                LOG.log(Level.ERROR, "health-watch probe-degraded: " + tracker.probeErrorsInRow() + " " + cfg.method()
+                        + " probe errors in a row; chips cannot be judged (never a reboot reason)");
+                postProbeDegraded(a.error());
+            }
+            case CLEARED -> {
+                LOG.log(Level.INFO, "health-watch probe-degraded cleared: the " + cfg.method() + " probe answers again");
+                postProbeDegraded(null);
+            }
+            default -> {
             }
         }
-        return out;
+        for (StrikeTracker.Strike s : step.strikes()) {
+            LOG.log(Level.WARNING, "chip " + s.chip() + " strike " + s.count() + "/" + cfg.failureThreshold() + ": "
+                    + s.detail());
+        }
+        for (ChipId id : step.healed()) {
+            LOG.log(Level.WARNING, "wedged chip " + id + " answers healthy again");
+        }
+        if (!step.newlyWedged().isEmpty()) {
+            LOG.log(Level.ERROR, "chip(s) " + ChipId.format(step.newlyWedged()) + " wedged after "
+                    + cfg.failureThreshold() + " consecutive strikes: removing driver-ready, writing reboot-required "
+                    + "reason=recovery");
+        }
     }
 
-    private void onWedge(Instant now, List<ChipId> newlyWedged) {
-        if (!wedgeActive) {
-            wedgeActive = true;
-            wedgeSince = now;
-            driverReadyBefore = markers.read(Markers.DRIVER_READY).present();
-            upgradeLogged = false;
+    private void onWedge(boolean started) {
+        if (started) {
+            wedgeMarkers.wedgeStarted();
         }
-        wedgeChips.addAll(newlyWedged);
-        markersDirty = true;
         ensureWedgeMarkers();
         Map<String, Object> props = new LinkedHashMap<>();
-        props.put(HealthWatchEvents.PROP_CHIPS, ChipId.format(wedged()));
+        props.put(HealthWatchEvents.PROP_CHIPS, ChipId.format(tracker.wedged()));
         events.post(HealthWatchEvents.TOPIC_WEDGED, props);
     }
 
-    /** Makes the markers say "wedged": idempotent, retried at the next run after a write error. */
+    /** Makes the markers say "wedged"; after a write error they stay dirty and are retried at the next run. */
     private void ensureWedgeMarkers() {
         try {
-            if (markers.read(Markers.DRIVER_READY).status() != MarkerStatus.ABSENT) {
-                markers.remove(Markers.DRIVER_READY, WRITER);
-            }
-            MarkerRead rr = markers.read(Markers.REBOOT_REQUIRED);
-            String chipList = ChipId.format(wedged());
-            if (rr.present() && Markers.REASON_UPGRADE.equals(rr.marker().reason())) {
-                if (!upgradeLogged) {
-                    upgradeLogged = true;
-                    LOG.log(Level.WARNING, "marker reboot-required reason=upgrade present: left untouched; the upgrade "
-                            + "reboot also recovers wedged chip(s) " + chipList);
-                }
-            } else if (!(rr.present() && Markers.REASON_RECOVERY.equals(rr.marker().reason())
-                    && chipList.equals(rr.marker().content().get(Markers.KEY_CHIPS))
-                    && String.valueOf(wedgeSince).equals(rr.marker().content().get(Markers.KEY_SINCE)))) {
-                Map<String, String> content = new LinkedHashMap<>();
-                content.put(Markers.KEY_REASON, Markers.REASON_RECOVERY);
-                content.put(Markers.KEY_CHIPS, chipList);
-                content.put(Markers.KEY_SINCE, String.valueOf(wedgeSince));
-                markers.write(Markers.REBOOT_REQUIRED, content, WRITER);
-            }
-            markersDirty = false;
+            wedgeMarkers.ensureWedged(tracker.wedged(), tracker.wedgeSince());
             storeError = null;
         } catch (MarkerStoreException e) {
-            markersDirty = true;
-            lastError = "cannot update markers on wedge: " + e.getMessage();
-            storeError = lastError;
-            LOG.log(Level.ERROR, "health-watch " + lastError + " (retried at the next probe)");
+            markerWriteFailed("cannot update markers on wedge: ", e);
         }
     }
 
     private void onRecovered() {
-        String chipList = ChipId.format(wedgeChips);
+        SortedSet<ChipId> chipsOfWedge = tracker.wedgeChips();
         try {
-            MarkerRead rr = markers.read(Markers.REBOOT_REQUIRED);
-            if (rr.present() && Markers.REASON_RECOVERY.equals(rr.marker().reason())
-                    && WRITER.equals(rr.marker().writer())) {
-                markers.remove(Markers.REBOOT_REQUIRED, WRITER);
-            } else if (rr.present()) {
-                LOG.log(Level.INFO, "marker reboot-required reason=" + rr.marker().reason() + " written by "
-                        + rr.marker().writer() + " is not the health-watch's recovery marker: left untouched");
-            }
-            boolean restored = false;
-            if (driverReadyBefore && !markers.read(Markers.DRIVER_READY).present()) {
-                Map<String, String> content = new LinkedHashMap<>();
-                content.put("restoredBy", "false-positive-suppression");
-                content.put(Markers.KEY_CHIPS, chipList);
-                markers.write(Markers.DRIVER_READY, content, WRITER);
-                restored = true;
-            }
-            LOG.log(Level.WARNING, "false-positive suppression: wedged chip(s) " + chipList + " answer healthy again "
-                    + "before a reboot; recovery marker removed" + (restored ? ", driver-ready restored" : ""));
-            wedgeActive = false;
-            wedgeSince = null;
-            driverReadyBefore = false;
-            wedgeChips = new TreeSet<>();
-            markersDirty = false;
+            boolean restored = wedgeMarkers.suppress(chipsOfWedge);
+            tracker.endWedge();
             Map<String, Object> props = new LinkedHashMap<>();
-            props.put(HealthWatchEvents.PROP_CHIPS, chipList);
+            props.put(HealthWatchEvents.PROP_CHIPS, ChipId.format(chipsOfWedge));
             props.put(HealthWatchEvents.PROP_DRIVER_READY_RESTORED, restored);
             events.post(HealthWatchEvents.TOPIC_SUPPRESSED, props);
         } catch (MarkerStoreException e) {
-            lastError = "cannot clear markers on recovery: " + e.getMessage();
-            storeError = lastError;
-            LOG.log(Level.ERROR, "health-watch " + lastError + " (retried at the next probe)");
+            markerWriteFailed("cannot clear markers on recovery: ", e);
         }
+    }
+
+    private void markerWriteFailed(String what, MarkerStoreException e) {
+        lastError = what + e.getMessage();
+        storeError = lastError;
+        LOG.log(Level.ERROR, "health-watch " + lastError + " (retried at the next probe)");
     }
 
     private void postProbeDegraded(String error) {
         Map<String, Object> props = new LinkedHashMap<>();
-        props.put(HealthWatchEvents.PROP_PROBE_DEGRADED, probeDegraded);
+        props.put(HealthWatchEvents.PROP_PROBE_DEGRADED, tracker.probeDegraded());
         if (error != null) {
             props.put(HealthWatchEvents.PROP_ERROR, error);
         }
@@ -475,102 +277,41 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
 
     // ---- state file ----
 
+    private WatchState snapshot() {
+        return new WatchState(expected.learned(), tracker.wedgeActive(), tracker.wedgeSince(), tracker.wedgeChips(),
+                wedgeMarkers.driverReadyBefore(), wedgeMarkers.dirty(), tracker.probeErrorsInRow(),
+                tracker.probeDegraded(), tracker.strikes());
+    }
+
     private void persist() {
-        Map<String, String> s = new LinkedHashMap<>();
-        s.put("expectedChips", ChipId.format(learned));
-        s.put("wedgeActive", String.valueOf(wedgeActive));
-        s.put("wedgeSince", wedgeSince == null ? "" : wedgeSince.toString());
-        s.put("wedgeChips", ChipId.format(wedgeChips));
-        s.put("driverReadyBeforeWedge", String.valueOf(driverReadyBefore));
-        s.put("markersDirty", String.valueOf(markersDirty));
-        s.put("probeErrorsInRow", String.valueOf(probeErrorsInRow));
-        s.put("probeDegraded", String.valueOf(probeDegraded));
-        for (ChipState c : chips.values()) {
-            if (c.consecutiveFailures > 0 || c.wedged) {
-                s.put("chip." + c.id + ".failures", String.valueOf(c.consecutiveFailures));
-                s.put("chip." + c.id + ".wedged", String.valueOf(c.wedged));
-            }
-        }
-        if (s.equals(lastPersisted)) {
-            return;
-        }
-        try {
-            markers.writeState(STATE_NAME, s);
-            lastPersisted = s;
-            stateError = null;
-            storeError = null;
-        } catch (MarkerStoreException e) {
-            storeError = "cannot write the state file: " + e.getMessage();
-            if (!e.getMessage().equals(stateError)) { // once per distinct error, not at every probe
-                stateError = e.getMessage();
-                LOG.log(Level.ERROR, "health-watch cannot write its state file (strikes would not survive a restart): "
-                        + e.getMessage());
+        switch (stateFile.save(snapshot())) {
+            case WRITTEN -> storeError = null;
+            case FAILED -> storeError = stateFile.error();
+            default -> {
             }
         }
     }
 
+    /** Restores the state of this boot, if the store holds a valid one. */
     private void loadState() {
-        Map<String, String> s = markers.readState(STATE_NAME);
-        if (s.isEmpty()) {
+        WatchState s = stateFile.load();
+        if (s == null) {
             return;
         }
-        try {
-            learned = ChipId.parseList(s.getOrDefault("expectedChips", ""));
-            wedgeActive = Boolean.parseBoolean(s.get("wedgeActive"));
-            String since = s.getOrDefault("wedgeSince", "");
-            wedgeSince = since.isEmpty() ? null : Instant.parse(since);
-            wedgeChips = ChipId.parseList(s.getOrDefault("wedgeChips", ""));
-            driverReadyBefore = Boolean.parseBoolean(s.get("driverReadyBeforeWedge"));
-            markersDirty = Boolean.parseBoolean(s.get("markersDirty")) || wedgeActive;
-            probeErrorsInRow = Integer.parseInt(s.getOrDefault("probeErrorsInRow", "0"));
-            probeDegraded = Boolean.parseBoolean(s.get("probeDegraded"));
-            for (Map.Entry<String, String> e : s.entrySet()) {
-                String k = e.getKey();
-                if (k.startsWith("chip.") && k.endsWith(".failures")) {
-                    ChipId id = ChipId.parse(k.substring(5, k.length() - ".failures".length()));
-                    ChipState c = chips.computeIfAbsent(id, ChipState::new);
-                    c.consecutiveFailures = Integer.parseInt(e.getValue());
-                    c.wedged = Boolean.parseBoolean(s.get("chip." + id + ".wedged"));
-                }
-            }
-            if (wedgeActive && wedgeSince == null) {
-                wedgeSince = time.now();
-            }
-            lastPersisted = new LinkedHashMap<>(s);
-            LOG.log(Level.INFO, "health-watch state of boot " + markers.bootId() + " restored: expected chips "
-                    + ChipId.format(learned) + ", wedged " + ChipId.format(wedged()) + ", strikes " + strikes());
-        } catch (IllegalArgumentException | DateTimeParseException e) {
-            LOG.log(Level.ERROR, "health-watch state file in " + markers.folder() + " is invalid (" + e
-                    + "): starting from a clean state");
-            chips.clear();
-            learned = new TreeSet<>();
-            wedgeActive = false;
-            wedgeSince = null;
-            wedgeChips = new TreeSet<>();
-            driverReadyBefore = false;
-            markersDirty = false;
-            probeErrorsInRow = 0;
-            probeDegraded = false;
-        }
-    }
-
-    private String strikes() {
-        StringBuilder sb = new StringBuilder();
-        for (ChipState c : chips.values()) {
-            if (c.consecutiveFailures > 0) {
-                sb.append(sb.length() == 0 ? "" : ",").append(c.id).append('=').append(c.consecutiveFailures);
-            }
-        }
-        return sb.length() == 0 ? "none" : sb.toString();
+        expected.restore(s.expectedChips());
+        tracker.restore(s, time.now());
+        // a restored wedge re-checks its markers at the next probe: they may have changed while no agent ran
+        wedgeMarkers.restore(s.driverReadyBeforeWedge(), s.markersDirty() || s.wedgeActive());
+        LOG.log(Level.INFO, "health-watch state of boot " + markers.bootId() + " restored: expected chips "
+                + ChipId.format(expected.learned()) + ", wedged " + ChipId.format(tracker.wedged()) + ", strikes "
+                + tracker.describeStrikes());
     }
 
     private void notifyExpected() {
         List<ChipState> states = new ArrayList<>();
         synchronized (this) {
-            SortedSet<ChipId> expected = expected(config);
-            publishedExpected = new TreeSet<>(expected);
-            for (ChipId id : expected) {
-                states.add(chips.computeIfAbsent(id, ChipState::new));
+            for (ChipId id : expected.publish(config())) {
+                states.add(tracker.state(id));
             }
         }
         if (expectedChipsListener != null) {
@@ -583,7 +324,7 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
      * @return its state, or {@code null} if never seen nor expected
      */
     public synchronized ChipState chip(ChipId id) {
-        return chips.get(id);
+        return tracker.find(id);
     }
 
     /**
@@ -599,68 +340,54 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
         return markers;
     }
 
-    /** @return the current probe */
-    /**
-     * @param timeout the configured timeout, in (simulated) time
-     * @param scale simulated seconds per wall second
-     * @return the wall-clock timeout to give the probe, at least 100 ms
-     */
-    static Duration wallTimeout(Duration timeout, double scale) {
-        if (scale <= 1.0) {
-            return timeout;
-        }
-        return Duration.ofMillis(Math.max(100, (long) (timeout.toMillis() / scale)));
-    }
-
-    private volatile java.util.function.Supplier<String> driverNotLoaded = () -> null;
-
     /**
      * @param check returns {@code null} when a driver is loaded (or unknown), else why the chips must not be judged
      *        now; such a probe is a probe error, never a strike
      */
-    public void driverLoaded(java.util.function.Supplier<String> check) {
-        this.driverNotLoaded = check == null ? () -> null : check;
+    public void driverLoaded(Supplier<String> check) {
+        runner.driverLoaded(check);
     }
 
+    /** @return the current probe */
     ChipProbe probe() {
-        return probe;
+        return runner.probe();
     }
 
     /** @return whether a wedge is active (markers written, not yet suppressed) */
     public synchronized boolean wedgeActive() {
-        return wedgeActive;
+        return tracker.wedgeActive();
     }
 
     // ---- HealthWatchMXBean ----
 
     @Override
     public long getIntervalSeconds() {
-        return config.interval().toSeconds();
+        return config().interval().toSeconds();
     }
 
     @Override
     public long getTimeoutSeconds() {
-        return config.timeout().toSeconds();
+        return config().timeout().toSeconds();
     }
 
     @Override
     public int getFailureThreshold() {
-        return config.failureThreshold();
+        return config().failureThreshold();
     }
 
     @Override
     public String getMethod() {
-        return config.method();
+        return config().method();
     }
 
     @Override
     public synchronized String getExpectedChips() {
-        return ChipId.format(expected(config));
+        return ChipId.format(expected.of(config()));
     }
 
     @Override
     public synchronized String getWedgedChips() {
-        return ChipId.format(wedged());
+        return ChipId.format(tracker.wedged());
     }
 
     @Override
@@ -692,17 +419,17 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
 
     @Override
     public long getProbeErrorCount() {
-        return probeErrorCount;
+        return tracker.probeErrorCount();
     }
 
     @Override
     public int getProbeErrorsInRow() {
-        return probeErrorsInRow;
+        return tracker.probeErrorsInRow();
     }
 
     @Override
     public boolean isProbeDegraded() {
-        return probeDegraded;
+        return tracker.probeDegraded();
     }
 
     @Override
@@ -712,14 +439,6 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
 
     @Override
     public String probeNow() {
-        if (running.get()) {
-            return "already running";
-        }
-        try {
-            executor.execute(this::runOnce);
-        } catch (RejectedExecutionException e) {
-            return "health-watch stopped";
-        }
-        return "started";
+        return runner.probeNow();
     }
 }

@@ -359,8 +359,8 @@ public final class NpuSmiParser {
     /**
      * The raw output as kept for the MBean {@code HealthWatch/LastRawOutput}: cut to {@value #RAW_KEEP_CHARS}
      * characters, every control character except {@code \n} and {@code \t} (C0, DEL, C1) and every unpaired surrogate
-     * replaced by {@code ?}, so the text is valid UTF-8 and Jolokia serves it as valid JSON (QA report: binary output
-     * with a control character made the JSON invalid).
+     * replaced by {@code ?}, so the text is valid UTF-8 and Jolokia serves it as valid JSON (a control character of
+     * binary output would make the JSON invalid).
      *
      * @param text raw output, may be {@code null}
      * @return the printable text, {@code null} for {@code null}

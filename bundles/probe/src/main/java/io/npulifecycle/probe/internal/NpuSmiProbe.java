@@ -29,16 +29,16 @@ import io.npulifecycle.api.probe.ProbeResult;
  * stdin closed, stderr merged into stdout, the output read up to a cap, and a hard wall-clock timeout after which the
  * whole process tree is killed (DESIGN.md trap: npu-smi can hang or prompt). The output goes to {@link NpuSmiParser}.
  *
- * <p>Environment: npu-smi never inherits the runtime's environment (which holds secrets such as
- * {@code NPU_LIFECYCLE_JOLOKIA_PASSWORD}, QA report); it gets exactly {@value #MINIMAL_PATH} as {@code PATH},
- * {@code LANG=C}, and the configured {@code npuSmiEnvironment} entries (which may override those two).
+ * <p>Environment: npu-smi never inherits the runtime's environment, which holds secrets such as
+ * {@code NPU_LIFECYCLE_JOLOKIA_PASSWORD} that a child process must not see; it gets exactly {@value #MINIMAL_PATH} as
+ * {@code PATH}, {@code LANG=C}, and the configured {@code npuSmiEnvironment} entries (which may override those two).
  *
  * <p>Process tree: when {@code setsid} exists ({@code /usr/bin/setsid} or {@code /bin/setsid}), npu-smi is started as
  * {@code setsid -w npu-smi ...} in a new session whose id is the pid of the started process; at the end of every probe
  * (normal exit, time-out, output over the cap, interrupt) every process of that session and every descendant seen
  * while the parent was alive (polled every {@value #SNAPSHOT_MS} ms) is killed. A background child that keeps stdout
- * open (QA report: probe answered after 4,010 ms with a 3,000 ms timeout, the child leaked to pid 1) is killed as soon
- * as npu-smi itself has exited, which closes the pipe; a descendant that leaves the session itself ({@code setsid}
+ * open is killed as soon as npu-smi itself has exited, which closes the pipe: otherwise it would hold the probe past
+ * its timeout and be left behind, reparented to pid 1; a descendant that leaves the session itself ({@code setsid}
  * of its own) after the last snapshot cannot be found.
  *
  * <p>Outcomes: start failure or exit 126/127 (binary missing or not executable) = probe error; time-out = strike or

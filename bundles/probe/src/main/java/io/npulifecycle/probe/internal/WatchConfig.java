@@ -35,8 +35,8 @@ public record WatchConfig(Duration interval, Duration timeout, int failureThresh
     private static final java.util.regex.Pattern ENV_KEY = java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
     /**
-     * Checks that a probe method can be served (QA report: {@code method=npu_smi} was accepted and every probe became
-     * "no ChipProbe service for method 'npu_smi'").
+     * Checks that a probe method can be served: a method no probe serves (e.g. the typo {@code npu_smi}) would make
+     * every probe a probe error, so no chip would ever be judged.
      *
      * @param method the configured method
      * @param registered methods of the registered {@code ChipProbe} services (the simulator's, tests')
@@ -72,8 +72,8 @@ public record WatchConfig(Duration interval, Duration timeout, int failureThresh
 
         /**
          * The message with the configuration file, e.g. {@code PID io.npulifecycle.probe
-         * (file:/x/etc/io.npulifecycle.probe.cfg) key timeout: must be below interval (60 s), got 90} (QA report:
-         * the file was missing from the log line).
+         * (file:/x/etc/io.npulifecycle.probe.cfg) key timeout: must be below interval (60 s), got 90}, so the log line
+         * says which file to fix.
          *
          * @param file the {@code felix.fileinstall.filename} of the configuration, or {@code null} when it did not
          *        come from a file

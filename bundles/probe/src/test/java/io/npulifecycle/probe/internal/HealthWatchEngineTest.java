@@ -141,36 +141,19 @@ class HealthWatchEngineTest {
     /** The footprint benchmark (docs/benchmarks.md) times the node agent's start to this line: once per engine. */
     @Test
     void theFirstCompletedProbeIsLoggedOnceWithItsDurationAndTheJvmUptime() throws Exception {
-        java.util.logging.Logger jul = java.util.logging.Logger.getLogger(HealthWatchEngine.class.getName());
-        List<String> lines = new CopyOnWriteArrayList<>();
-        java.util.logging.Handler h = new java.util.logging.Handler() {
-            @Override
-            public void publish(java.util.logging.LogRecord r) {
-                lines.add(r.getMessage());
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        jul.addHandler(h);
-        try {
+        try (LogLines log = new LogLines(HealthWatchEngine.class.getName())) {
             script.addAll(List.of(OK2, OK2));
             start(config("", 20), fake);
-            assertTrue(lines.stream().noneMatch(l -> l.startsWith(HealthWatchEngine.FIRST_PROBE_LOG)), "before the probe");
+            assertTrue(log.messages().stream().noneMatch(l -> l.startsWith(HealthWatchEngine.FIRST_PROBE_LOG)),
+                    "before the probe");
             firstProbe();
             nextProbe();
-            List<String> first = lines.stream().filter(l -> l.startsWith(HealthWatchEngine.FIRST_PROBE_LOG)).toList();
-            assertEquals(1, first.size(), String.valueOf(lines));
+            List<String> first = log.messages().stream().filter(l -> l.startsWith(HealthWatchEngine.FIRST_PROBE_LOG))
+                    .toList();
+            assertEquals(1, first.size(), String.valueOf(log.messages()));
             assertTrue(first.get(0).matches(HealthWatchEngine.FIRST_PROBE_LOG
                     + ": method npu-smi, 2 chips answered, verdict \\w+, probe took \\d+ ms, JVM uptime \\d+ ms"),
                     first.get(0));
-        } finally {
-            jul.removeHandler(h);
         }
     }
 
@@ -216,9 +199,9 @@ class HealthWatchEngineTest {
 
     @Test
     void theProbeDeadlineShrinksWithACompressedClock() {
-        assertEquals(Duration.ofSeconds(20), HealthWatchEngine.wallTimeout(Duration.ofSeconds(20), 1.0));
-        assertEquals(Duration.ofMillis(333), HealthWatchEngine.wallTimeout(Duration.ofSeconds(20), 60.0));
-        assertEquals(Duration.ofMillis(100), HealthWatchEngine.wallTimeout(Duration.ofSeconds(1), 1000.0));
+        assertEquals(Duration.ofSeconds(20), ProbeRunner.wallTimeout(Duration.ofSeconds(20), 1.0));
+        assertEquals(Duration.ofMillis(333), ProbeRunner.wallTimeout(Duration.ofSeconds(20), 60.0));
+        assertEquals(Duration.ofMillis(100), ProbeRunner.wallTimeout(Duration.ofSeconds(1), 1000.0));
     }
 
     @Test
@@ -525,6 +508,22 @@ class HealthWatchEngineTest {
         assertEquals("false", s.get("chip.0:0.wedged"));
         assertEquals("false", s.get("wedgeActive"));
         assertTrue(Files.readString(dir.resolve("health-watch.state")).startsWith("bootId=boot-1\n"));
+    }
+
+    @Test
+    void aMalformedStateFileStartsCleanAndIsReplaced() throws Exception {
+        markers.writeState(HealthWatchEngine.STATE_NAME,
+                Map.of("expectedChips", "0:0,1:0", "chip.0:0.failures", "two", "wedgeActive", "true"));
+        script.addAll(List.of(E8020));
+        start(config("", 20), fake);
+        assertEquals("", engine.getExpectedChips(), "nothing restored from an invalid file");
+        assertFalse(engine.wedgeActive());
+        assertNull(engine.chip(new ChipId(0, 0)));
+        firstProbe();
+        assertEquals("1", markers.readState(HealthWatchEngine.STATE_NAME).get("probeErrorsInRow"),
+                "the clean state written over it");
+        assertEquals("", markers.readState(HealthWatchEngine.STATE_NAME).get("expectedChips"));
+        assertEquals(1, engine.getProbeErrorsInRow());
     }
 
     @Test

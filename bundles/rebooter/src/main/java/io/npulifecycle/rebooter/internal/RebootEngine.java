@@ -14,13 +14,9 @@ import java.util.function.Supplier;
 
 import io.npulifecycle.api.markers.Marker;
 import io.npulifecycle.api.markers.MarkerRead;
-import io.npulifecycle.api.markers.MarkerStatus;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.markers.Markers;
 import io.npulifecycle.api.node.ApprovalService;
-import io.npulifecycle.api.node.ApprovalState;
-import io.npulifecycle.api.node.ConsumeResult;
-import io.npulifecycle.api.node.NodeKeys;
 import io.npulifecycle.api.node.NodePolicy;
 import io.npulifecycle.api.node.NodeWriter;
 import io.npulifecycle.api.node.PolicySource;
@@ -32,16 +28,26 @@ import io.npulifecycle.api.time.TimeSource;
  * node change; it is synchronized, so one decision runs at a time.
  *
  * <p>Order of one evaluation: settle past steps (a reboot whose boot id has changed is completed) → read the
- * {@code reboot-required} marker of the current boot → authorise (a consumption already recorded for this boot; else
- * {@code autoRecover}/{@code autoUpgrade}; else a valid approval, consumed exactly once) → loop protection for
- * automatic recovery → re-check the marker and the policy → record the reboot in the state file → flush the Node
+ * {@code reboot-required} marker of the current boot → wait for a reboot already called in this boot → authorise
+ * ({@link Authorisation}: a consumption already recorded for this boot; else loop protection for automatic recovery;
+ * else {@code autoRecover}/{@code autoUpgrade}; else a valid approval, consumed exactly once by the
+ * {@link ApprovalLedger}) → re-check the marker and the policy → record the reboot in the state file → flush the Node
  * writes → call the {@link RebootExecutor}. Every branch that does not reboot sets {@link #decision()} and says why.
  */
 public final class RebootEngine implements RebooterMXBean {
 
     private static final System.Logger LOG = System.getLogger(RebootEngine.class.getName());
+    private static final String NO_EXECUTOR = "(set PID io.npulifecycle.rebooter.executor type=libc or type=command)";
 
-    /** Settings. */
+    /**
+     * Settings.
+     *
+     * @param stateDir folder of the state file; it must outlive a reboot
+     * @param maxReboots loop protection: recovery reboots allowed in {@code window}, unless the policy sets it
+     * @param window loop protection window, unless the policy sets it
+     * @param dryRun decide, record and report, but never call the executor; a valid approval is not consumed
+     * @param flushTimeoutMillis longest wait for the Node writes before a reboot, ms of wall-clock time
+     */
     public record Settings(Path stateDir, int maxReboots, Duration window, boolean dryRun, long flushTimeoutMillis) {
         /** Checks. */
         public Settings {
@@ -50,36 +56,17 @@ public final class RebootEngine implements RebooterMXBean {
         }
     }
 
-    /** Decision kinds (the MBean shows the name and the why). */
-    public enum Decision {
-        /** No valid reboot-required marker for this boot. */
-        NONE,
-        /** A request waits for an approval (or for a valid one). */
-        WAITING_FOR_APPROVAL,
-        /** Authorised, but the API server could not be reached to consume the approval. */
-        WAITING_FOR_API,
-        /** Recovery reboot limit reached: a person is needed. */
-        RECOVERY_BLOCKED,
-        /** The re-check right before the reboot failed. */
-        RECHECK_FAILED,
-        /** Would reboot, but dry-run or no executor. */
-        DRY_RUN,
-        /** The executor was called. */
-        REBOOTING,
-        /** The executor failed. */
-        FAILED,
-        /** The state file is corrupt: nothing reboots until a person resets it. */
-        STATE_CORRUPT,
-        /** The marker is not usable (unknown reason). */
-        INVALID_REQUEST
-    }
+    /** How long a restarted agent waits for a reboot its predecessor called in this boot: {@link CallWatch#GRACE}. */
+    static final Duration NOT_REBOOTED_GRACE = CallWatch.GRACE;
 
     private final MarkerStore markers;
     private final Supplier<PolicySource> policies;
-    private final Supplier<ApprovalService> approvals;
-    private final Supplier<NodeWriter> writers;
     private final Supplier<RebootExecutor> executors;
     private final TimeSource time;
+    private final NodeReports node;
+    private final ApprovalLedger approvals;
+    private final LoopProtection loops;
+    private final CallWatch calls = new CallWatch();
     private volatile Settings settings;
     private volatile StateFile stateFile;
 
@@ -91,18 +78,6 @@ public final class RebootEngine implements RebooterMXBean {
     private volatile String lastError;
     private String lastLogged;
     private String dryRunRecordedFor;
-    /** Whether this engine (this runtime process) called the executor; a restarted agent starts with false. */
-    private boolean calledHere;
-    /** Monotonic time at which this engine first saw a reboot called by a previous process in this boot. */
-    private Long sawForeignCallNanos;
-
-    /**
-     * How long a restarted node agent waits, in the same boot, after finding a reboot called by its predecessor before
-     * concluding that the call never took effect and making it again (simulated time, monotonic, so a wall-clock jump
-     * changes nothing). Found by the reliability matrix (issue #7): an agent SIGKILLed between recording the call and
-     * the executor's work left the node in this boot forever, its approval consumed, the request never served.
-     */
-    static final Duration NOT_REBOOTED_GRACE = Duration.ofMinutes(10);
 
     /**
      * @param markers the marker store
@@ -117,10 +92,11 @@ public final class RebootEngine implements RebooterMXBean {
             Supplier<NodeWriter> writers, Supplier<RebootExecutor> executors, TimeSource time, Settings settings) {
         this.markers = Objects.requireNonNull(markers);
         this.policies = policies;
-        this.approvals = approvals;
-        this.writers = writers;
         this.executors = executors;
         this.time = time;
+        this.node = new NodeReports(writers);
+        this.approvals = new ApprovalLedger(approvals, time, this::save, this::decide);
+        this.loops = new LoopProtection(this::policy, () -> this.settings, time);
         reconfigure(settings);
     }
 
@@ -133,22 +109,11 @@ public final class RebootEngine implements RebooterMXBean {
 
     private void loadState() {
         try {
-            state = stateFile.load();
+            state = stateFile.loadOrQuarantine(time.now());
             corruptProblem = null;
-        } catch (StateFile.Corrupt e) {
-            corruptProblem = e.getMessage();
-            String copy;
-            try {
-                copy = stateFile.quarantine(String.valueOf(time.now().toEpochMilli())).toString();
-            } catch (IOException io) {
-                copy = "no copy (" + io + ")";
-            }
-            LOG.log(Level.ERROR, e.getMessage() + ": NO reboot until a person inspects it (copy: " + copy
-                    + ") and calls resetState() on io.npulifecycle:type=Rebooter");
-            state = null;
-        } catch (IOException e) {
-            corruptProblem = "cannot read state file " + stateFile.path() + ": " + e;
-            LOG.log(Level.ERROR, corruptProblem + ": NO reboot until it can be read");
+        } catch (StateFile.Unusable e) {
+            corruptProblem = e.problem();
+            LOG.log(Level.ERROR, e.getMessage());
             state = null;
         }
     }
@@ -192,203 +157,85 @@ public final class RebootEngine implements RebooterMXBean {
                     + "', expected recovery or upgrade: no reboot");
             return;
         }
-        boolean recovery = Markers.REASON_RECOVERY.equals(reason);
         String requestId = boot + "/" + reason + "/" + m.content().getOrDefault(Markers.KEY_SINCE, String.valueOf(m.writtenAt()));
-        NodePolicy policy = policy();
+        if (rebootInFlight(boot)) {
+            return;
+        }
+        Authorisation auth = Authorisation.authorise(new Authorisation.Request(boot, reason,
+                m.content().getOrDefault(Markers.KEY_CHIPS, ""), state.consumed, state.intent, policy(),
+                approvals.approval(), armed(), unarmedWhy(), loops.limitReached(state)));
+        act(auth, boot, reason, requestId);
+    }
 
-        if (state.reboot != null && state.reboot.bootId().equals(boot)) {
-            if (calledHere) {
-                decide(Decision.REBOOTING, "the reboot was called at " + state.reboot.at() + " (reason="
-                        + state.reboot.reason() + "); waiting for the new boot (the reboot is never called twice in "
-                        + "one boot by one agent)");
-                return;
-            }
-            long nowNanos = time.monotonicNanos();
-            if (sawForeignCallNanos == null) {
-                sawForeignCallNanos = nowNanos;
-            }
-            long waited = nowNanos - sawForeignCallNanos;
-            if (waited < NOT_REBOOTED_GRACE.toNanos()) {
-                decide(Decision.REBOOTING, "the reboot was called at " + state.reboot.at() + " (reason="
-                        + state.reboot.reason() + ") by the previous node agent; waiting for the new boot; if the host "
-                        + "is still in boot " + boot + " " + NOT_REBOOTED_GRACE.toSeconds() + " s after this agent "
-                        + "found it, the call did not take effect and is made again under the same authority");
-                return;
-            }
-            // The previous agent recorded the call, then died before the executor's work took effect: the host never
-            // left this boot. The authority (the approval consumed for this boot, or the policy) was not used by any
-            // reboot, so the request is served again, re-checked as always; the boot id proves no reboot happened.
-            LOG.log(Level.WARNING, "the reboot called at " + state.reboot.at() + " (reason=" + state.reboot.reason()
-                    + ", via " + state.reboot.via() + ") did not take effect: the host is still in boot " + boot + " "
-                    + NOT_REBOOTED_GRACE.toSeconds() + " s after this node agent started; calling it again");
-            for (int i = state.history.size() - 1; i >= 0; i--) {
-                RebooterState.Entry e = state.history.get(i);
-                if (e.fromBootId().equals(boot) && "called".equals(e.outcome())) {
-                    state.history.set(i, new RebooterState.Entry(e.at(), e.reason(), e.fromBootId(), e.via(), "failed",
-                            "the host did not leave boot " + boot + ": the node agent stopped before the call took "
-                                    + "effect"));
-                    break;
-                }
-            }
-            state.reboot = null;
-            sawForeignCallNanos = null;
-            if (!save("record the reboot call that did not take effect")) {
-                decide(Decision.FAILED, "cannot write the state file " + stateFile.path() + ": no reboot");
-                return;
-            }
+    /** The decision code: acts on what authorises the request (or not). */
+    private void act(Authorisation auth, String boot, String reason, String requestId) {
+        if (auth.decidedAfresh()) {
+            node.recoveryUnblocked();
         }
-        String via;
-        if (state.consumed != null && state.consumed.bootId().equals(boot)) {
-            via = "approval consumed at " + state.consumed.at() + " (before a runtime restart)";
-        } else if (state.intent != null && state.intent.bootId().equals(boot)) {
-            via = consume(boot, reason, "finishing a consumption interrupted by a restart");
-            if (via == null) {
-                return;
+        String via = null;
+        if (auth instanceof Authorisation.Allowed a) {
+            via = a.via();
+        } else if (auth instanceof Authorisation.Consume c) {
+            via = approvals.consume(state, boot, reason, c.context(), stateFile.path());
+        } else if (auth instanceof Authorisation.DryRun d) {
+            wouldReboot(requestId, reason, boot, d.via());
+        } else if (auth instanceof Authorisation.Refused r) {
+            node.recoveryBlocked(requestId, r.why());
+            decide(Decision.RECOVERY_BLOCKED, r.why());
+        } else if (auth instanceof Authorisation.Held h) {
+            if (h.invalidValue() != null) {
+                node.approvalInvalid(requestId, h.invalidValue(), reason);
             }
-        } else {
-            boolean auto = recovery ? policy.allowsAutoRecover() : policy.allowsAutoUpgrade();
-            ApprovalState approval = approvalState();
-            if (recovery && auto && !approval.approved()) {
-                String limit = limitReached();
-                if (limit != null) {
-                    blockRecovery(requestId, m, limit);
-                    return;
-                }
-            }
-            clearRecoveryBlocked();
-            if (auto && !approval.approved()) {
-                via = recovery ? "autoRecover=true" : "autoUpgrade=true";
-            } else if (approval.approved()) {
-                if (!armed()) {
-                    wouldReboot(requestId, reason, boot, "approval (not consumed: " + unarmedWhy() + ")");
-                    return;
-                }
-                via = consume(boot, reason, "valid approval");
-                if (via == null) {
-                    return;
-                }
-            } else {
-                if (approval.invalid()) {
-                    String shown = quoteValue(approval.value());
-                    report(w -> w.recordEvent(NodeKeys.EVENT_APPROVAL_INVALID + "/" + requestId + "/" + approval.value(),
-                            NodeKeys.WARNING, NodeKeys.EVENT_APPROVAL_INVALID, "annotation " + NodeKeys.APPROVE_REBOOT
-                                    + "=" + shown + " is not an approval (only the value 'true' is): no reboot"
-                                    + " (reason=" + reason + ")"));
-                    decide(Decision.WAITING_FOR_APPROVAL, "reason=" + reason + ": annotation " + NodeKeys.APPROVE_REBOOT
-                            + " has the value " + shown + ", which is not an approval (only 'true' is)");
-                } else {
-                    decide(Decision.WAITING_FOR_APPROVAL, "reason=" + reason + ": waiting for " + NodeKeys.APPROVE_REBOOT
-                            + "=true (" + (recovery ? "autoRecover" : "autoUpgrade") + " is "
-                            + (policy.known() ? "false" : "unknown: " + policy.problem()) + ")"
-                            + (approval.known() ? "" : "; the Node has not been read yet"));
-                }
-                return;
-            }
+            decide(Decision.WAITING_FOR_APPROVAL, h.why());
         }
-        rebootIfStillNeeded(boot, reason, via, requestId);
+        if (via != null) {
+            rebootIfStillNeeded(boot, reason, via, requestId);
+        }
     }
 
     /**
-     * An annotation value as shown in Events and the log: quoted, control characters escaped, and cut to 64 characters
-     * with its length when longer (reliability matrix: a 10 KB value must not make a 10 KB Event message; an
-     * events.k8s.io note is limited to 1 KiB).
+     * A reboot recorded as called in this boot: the agent that called it waits for the new boot; a restarted agent
+     * waits {@link #NOT_REBOOTED_GRACE} and then takes the call as failed, so the request is served again.
      *
-     * @param value the value, may be {@code null}
-     * @return e.g. {@code 'yes'}, {@code 'true\n'}, {@code 'xxxx...' (10240 characters)}
+     * @param boot the current boot id
+     * @return whether the evaluation ends here (decided)
      */
-    static String quoteValue(String value) {
-        if (value == null) {
-            return "(none)";
+    private boolean rebootInFlight(String boot) {
+        if (state.reboot == null || !state.reboot.bootId().equals(boot)) {
+            return false;
         }
-        StringBuilder sb = new StringBuilder("'");
-        int shown = Math.min(value.length(), 64);
-        for (int i = 0; i < shown; i++) {
-            char c = value.charAt(i);
-            switch (c) {
-                case '\n' -> sb.append("\\n");
-                case '\r' -> sb.append("\\r");
-                case '\t' -> sb.append("\\t");
-                default -> {
-                    if (Character.isISOControl(c)) {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-                }
-            }
+        String waiting = calls.waiting(state.reboot, boot, time.monotonicNanos());
+        if (waiting != null) {
+            decide(Decision.REBOOTING, waiting);
+            return true;
         }
-        sb.append(value.length() > shown ? "...' (" + value.length() + " characters)" : "'");
-        return sb.toString();
+        // The previous agent recorded the call, then died before the executor's work took effect: the host never
+        // left this boot. The authority (the approval consumed for this boot, or the policy) was not used by any
+        // reboot, so the request is served again, re-checked as always; the boot id proves no reboot happened.
+        LOG.log(Level.WARNING, "the reboot called at " + state.reboot.at() + " (reason=" + state.reboot.reason()
+                + ", via " + state.reboot.via() + ") did not take effect: the host is still in boot " + boot + " "
+                + NOT_REBOOTED_GRACE.toSeconds() + " s after this node agent started; calling it again");
+        state.settleCall(boot, "failed", "the host did not leave boot " + boot + ": the node agent stopped before the "
+                + "call took effect");
+        state.reboot = null;
+        if (!save("record the reboot call that did not take effect")) {
+            decide(Decision.FAILED, "cannot write the state file " + stateFile.path() + ": no reboot");
+            return true;
+        }
+        return false;
     }
 
-    /** Consumes the approval; returns the "via" text, or null when it must not reboot now. */
-    private String consume(String boot, String reason, String context) {
-        ApprovalService as = approvals == null ? null : approvals.get();
-        if (as == null) {
-            decide(Decision.WAITING_FOR_API, "reason=" + reason + ": no Kubernetes connection service: approval not used");
-            return null;
-        }
-        if (state.intent == null || !state.intent.bootId().equals(boot)) {
-            state.intent = new RebooterState.Step(boot, reason, time.now(), "approval");
-            if (!save("record the approval consumption intent")) {
-                state.intent = null;
-                decide(Decision.FAILED, "cannot write the state file " + stateFile.path() + ": approval not used");
-                return null;
-            }
-        }
-        ConsumeResult r = as.consumeApproval(boot);
-        switch (r) {
-            case CONSUMED, ALREADY_CONSUMED -> {
-                state.consumed = new RebooterState.Step(boot, reason, time.now(), "approval");
-                state.intent = null;
-                if (!save("record the consumed approval")) {
-                    // the Node shows the consumption (rebooting-from-boot-id): the intent path finds it again
-                    state.intent = state.consumed;
-                    state.consumed = null;
-                    decide(Decision.FAILED, "approval consumed but the state file " + stateFile.path()
-                            + " cannot be written: no reboot now");
-                    return null;
-                }
-                LOG.log(Level.INFO, "approval consumed for reason=" + reason + " leaving boot " + boot + " (" + context
-                        + ", " + r + ")");
-                return "approval (" + r + ")";
-            }
-            case NOT_APPROVED -> {
-                state.intent = null;
-                save("clear the consumption intent");
-                decide(Decision.WAITING_FOR_APPROVAL, "reason=" + reason
-                        + ": the approval was withdrawn before it could be consumed: no reboot");
-                return null;
-            }
-            default -> {
-                decide(Decision.WAITING_FOR_API, "reason=" + reason + ": cannot consume the approval (" + r
-                        + "): the approval is not used, no reboot");
-                return null;
-            }
-        }
-    }
-
+    /** The second reboot guard: re-checks the marker and, for an automatic reboot, the policy, then reboots. */
     private void rebootIfStillNeeded(String boot, String reason, String via, String requestId) {
-        // re-check right before the reboot: the marker (suppression), the policy for automatic reboots
-        MarkerRead again = markers.read(Markers.REBOOT_REQUIRED);
-        String problem = null;
-        if (!again.present() || !reason.equals(again.marker().reason())) {
-            problem = "the reboot-required marker is gone or changed (" + again.status() + ")";
-        } else if (via.startsWith("auto")) {
-            NodePolicy p = policy();
-            boolean still = Markers.REASON_RECOVERY.equals(reason) ? p.allowsAutoRecover() : p.allowsAutoUpgrade();
-            if (!still) {
-                problem = "the policy no longer allows it (" + (p.known() ? "auto=false" : p.problem()) + ")";
-            }
-        }
+        String problem = Authorisation.recheck(markers.read(Markers.REBOOT_REQUIRED), reason, via, policy());
         if (problem != null) {
             decide(Decision.RECHECK_FAILED, "re-check before the reboot failed: " + problem + ": no reboot");
-            giveBackApproval(boot);
+            approvals.giveBack(state, boot);
             return;
         }
         if (!armed()) {
             wouldReboot(requestId, reason, boot, via);
-            giveBackApproval(boot);
+            approvals.giveBack(state, boot);
             return;
         }
         RebootExecutor ex = executors.get();
@@ -401,46 +248,20 @@ public final class RebootEngine implements RebooterMXBean {
             decide(Decision.FAILED, "cannot write the state file " + stateFile.path() + ": no reboot");
             return;
         }
-        report(w -> {
-            w.setAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID, boot);
-            w.recordEvent(NodeKeys.EVENT_REBOOTING + "/" + boot, NodeKeys.NORMAL, NodeKeys.EVENT_REBOOTING,
-                    "rebooting: reason=" + reason + ", authorised by " + via + ", leaving boot " + boot);
-        });
-        NodeWriter w = writers == null ? null : writers.get();
-        if (w != null && !w.flush(settings.flushTimeoutMillis())) {
-            LOG.log(Level.WARNING, "the Node writes (Rebooting Event, labels) could not all be made before the reboot;"
-                    + " they are written when the API server answers again");
-        }
+        node.rebooting(boot, reason, via);
+        node.flushBeforeReboot(settings.flushTimeoutMillis());
         decide(Decision.REBOOTING, "rebooting: reason=" + reason + " via " + via + " with " + ex.describe());
-        calledHere = true;
+        calls.calling();
         try {
             ex.reboot(reason);
         } catch (IOException | RuntimeException e) {
             lastError = "reboot executor " + ex.describe() + " failed: " + e.getMessage();
             state.reboot = null;
-            calledHere = false;
-            state.history.set(state.history.size() - 1,
-                    new RebooterState.Entry(now, reason, boot, via, "failed", e.getMessage()));
+            calls.callFailed();
+            state.settleCall(boot, "failed", e.getMessage());
             save("record the failed reboot");
             decide(Decision.FAILED, lastError + ": no reboot");
-            giveBackApproval(boot);
-        }
-    }
-
-    private void giveBackApproval(String boot) {
-        if (state.consumed == null || !state.consumed.bootId().equals(boot)) {
-            return;
-        }
-        if (state.reboot != null && state.reboot.bootId().equals(boot)) {
-            // The executor was called in this boot: the approval was used. The node may still be running for a
-            // moment (a reboot command returns before the host goes down); the marker vanishing now must not put
-            // the approval back for a later reboot.
-            return;
-        }
-        ApprovalService as = approvals == null ? null : approvals.get();
-        if (as != null && as.restoreApproval(boot)) {
-            state.consumed = null;
-            save("clear the consumed approval");
+            approvals.giveBack(state, boot);
         }
     }
 
@@ -449,14 +270,7 @@ public final class RebootEngine implements RebooterMXBean {
         if (state.reboot != null && !state.reboot.bootId().equals(boot)) {
             LOG.log(Level.INFO, "reboot completed: left boot " + state.reboot.bootId() + " (reason="
                     + state.reboot.reason() + "), now boot " + boot);
-            for (int i = state.history.size() - 1; i >= 0; i--) {
-                RebooterState.Entry e = state.history.get(i);
-                if (e.fromBootId().equals(state.reboot.bootId()) && "called".equals(e.outcome())) {
-                    state.history.set(i, new RebooterState.Entry(e.at(), e.reason(), e.fromBootId(), e.via(),
-                            "completed", "now boot " + boot));
-                    break;
-                }
-            }
+            state.settleCall(state.reboot.bootId(), "completed", "now boot " + boot);
             state.reboot = null;
             changed = true;
         }
@@ -470,57 +284,20 @@ public final class RebootEngine implements RebooterMXBean {
         }
         if (changed) {
             save("settle the previous boot");
-            report(w -> w.setAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID, null));
+            node.previousBootSettled();
         }
     }
 
     private void noRequest(String boot, MarkerRead read) {
-        clearRecoveryBlocked();
-        if (state.consumed != null && state.consumed.bootId().equals(boot)) {
-            giveBackApproval(boot);
-        }
-        if (state.intent != null && state.intent.bootId().equals(boot)) {
-            ApprovalService as = approvals == null ? null : approvals.get();
-            if (as != null && as.restoreApproval(boot)) {
-                state.intent = null;
-                save("clear the consumption intent");
-            }
-        }
+        node.recoveryUnblocked();
+        approvals.giveBack(state, boot);
+        approvals.withdrawIntent(state, boot);
         String w = switch (read.status()) {
             case STALE -> "the reboot-required marker is from a previous boot (" + read.error() + "): ignored";
             case INVALID -> "the reboot-required marker is invalid (" + read.error() + "): never a reason to reboot";
             default -> "no reboot required";
         };
         decide(Decision.NONE, w);
-    }
-
-    private String limitReached() {
-        int max = maxReboots();
-        Duration window = window();
-        Instant since = time.now().minus(window);
-        long n = state.history.stream().filter(RebooterState.Entry::countsForLoopProtection)
-                .filter(e -> e.at().isAfter(since)).count();
-        return n >= max ? n + " recovery reboots in the last " + window + " (limit " + max + ")" : null;
-    }
-
-    private void blockRecovery(String requestId, Marker m, String limit) {
-        String chips = m.content().getOrDefault(Markers.KEY_CHIPS, "");
-        String text = "recovery reboot limit reached: " + limit + "; chips " + chips
-                + " still wedged: a person is needed (approve a reboot with " + NodeKeys.APPROVE_REBOOT + "=true)";
-        report(w -> {
-            w.setLabel(NodeKeys.RECOVERY_BLOCKED, "true");
-            w.setAnnotation(NodeKeys.RECOVERY_FAILURE, text);
-            w.recordEvent(NodeKeys.EVENT_RECOVERY_FAILED + "/" + requestId, NodeKeys.WARNING,
-                    NodeKeys.EVENT_RECOVERY_FAILED, text);
-        });
-        decide(Decision.RECOVERY_BLOCKED, text);
-    }
-
-    private void clearRecoveryBlocked() {
-        report(w -> {
-            w.setLabel(NodeKeys.RECOVERY_BLOCKED, null);
-            w.setAnnotation(NodeKeys.RECOVERY_FAILURE, null);
-        });
     }
 
     private void wouldReboot(String requestId, String reason, String boot, String via) {
@@ -541,45 +318,13 @@ public final class RebootEngine implements RebooterMXBean {
         if (settings.dryRun()) {
             return "dryRun=true (PID io.npulifecycle.rebooter)";
         }
-        return "no reboot executor is configured (set PID io.npulifecycle.rebooter.executor type=libc or type=command)";
+        return "no reboot executor is configured " + NO_EXECUTOR;
     }
 
     private NodePolicy policy() {
         PolicySource ps = policies == null ? null : policies.get();
         NodePolicy p = ps == null ? null : ps.policy();
         return p == null ? NodePolicy.unknown("no Kubernetes connection service") : p;
-    }
-
-    private ApprovalState approvalState() {
-        ApprovalService as = approvals == null ? null : approvals.get();
-        ApprovalState a = as == null ? null : as.approval();
-        return a == null ? new ApprovalState(false, false, null, null) : a;
-    }
-
-    private int maxReboots() {
-        Integer fromCr = policy().maxReboots();
-        return fromCr != null ? fromCr : settings.maxReboots();
-    }
-
-    private Duration window() {
-        Duration fromCr = policy().window();
-        return fromCr != null ? fromCr : settings.window();
-    }
-
-    private interface WriterAction {
-        void run(NodeWriter w);
-    }
-
-    private void report(WriterAction a) {
-        NodeWriter w = writers == null ? null : writers.get();
-        if (w == null) {
-            return;
-        }
-        try {
-            a.run(w);
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "cannot report to the Node: " + e.getMessage());
-        }
     }
 
     private boolean save(String what) {
@@ -622,16 +367,8 @@ public final class RebootEngine implements RebooterMXBean {
 
     @Override
     public synchronized String getLastReboot() {
-        if (state == null) {
-            return null;
-        }
-        for (int i = state.history.size() - 1; i >= 0; i--) {
-            RebooterState.Entry e = state.history.get(i);
-            if (!"dry-run".equals(e.outcome())) {
-                return e.toString();
-            }
-        }
-        return null;
+        RebooterState.Entry e = state == null ? null : state.lastReboot();
+        return e == null ? null : e.toString();
     }
 
     @Override
@@ -645,22 +382,17 @@ public final class RebootEngine implements RebooterMXBean {
 
     @Override
     public synchronized int getRecoveryRebootsInWindow() {
-        if (state == null) {
-            return -1;
-        }
-        Instant since = time.now().minus(window());
-        return (int) state.history.stream().filter(RebooterState.Entry::countsForLoopProtection)
-                .filter(e -> e.at().isAfter(since)).count();
+        return state == null ? -1 : loops.inWindow(state);
     }
 
     @Override
     public int getMaxReboots() {
-        return maxReboots();
+        return loops.maxReboots();
     }
 
     @Override
     public long getWindowSeconds() {
-        return window().toSeconds();
+        return loops.window().toSeconds();
     }
 
     @Override
@@ -671,8 +403,7 @@ public final class RebootEngine implements RebooterMXBean {
     @Override
     public String getExecutor() {
         RebootExecutor ex = executors == null ? null : executors.get();
-        return ex == null ? "none configured: the rebooter never reboots (set PID io.npulifecycle.rebooter.executor type=libc or type=command)"
-                : ex.describe();
+        return ex == null ? "none configured: the rebooter never reboots " + NO_EXECUTOR : ex.describe();
     }
 
     @Override

@@ -47,6 +47,42 @@ final class RebooterState {
         }
     }
 
+    /**
+     * Settles the last call made leaving {@code fromBootId}: its history entry {@code called} gets the outcome
+     * {@code completed} or {@code failed}. Nothing changes when there is no such entry (trimmed from the history).
+     *
+     * @param fromBootId the boot id the reboot was called from
+     * @param outcome the new outcome
+     * @param detail why, e.g. {@code now boot <id>}
+     */
+    void settleCall(String fromBootId, String outcome, String detail) {
+        for (int i = history.size() - 1; i >= 0; i--) {
+            Entry e = history.get(i);
+            if (e.fromBootId().equals(fromBootId) && "called".equals(e.outcome())) {
+                history.set(i, new Entry(e.at(), e.reason(), e.fromBootId(), e.via(), outcome, detail));
+                return;
+            }
+        }
+    }
+
+    /**
+     * @param since the start of the loop-protection window
+     * @return the recovery reboots called or completed after {@code since}
+     */
+    int recoveryRebootsSince(Instant since) {
+        return (int) history.stream().filter(Entry::countsForLoopProtection).filter(e -> e.at().isAfter(since)).count();
+    }
+
+    /** @return the last history entry that is not a dry run, or {@code null} */
+    Entry lastReboot() {
+        for (int i = history.size() - 1; i >= 0; i--) {
+            if (!"dry-run".equals(history.get(i).outcome())) {
+                return history.get(i);
+            }
+        }
+        return null;
+    }
+
     List<Entry> history() {
         return Collections.unmodifiableList(history);
     }

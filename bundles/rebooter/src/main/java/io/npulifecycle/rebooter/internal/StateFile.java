@@ -47,6 +47,22 @@ final class StateFile {
         }
     }
 
+    /** The state file cannot be used; the message is the log line saying what a person must do. */
+    static final class Unusable extends Exception {
+        private static final long serialVersionUID = 1L;
+        private final String problem;
+
+        Unusable(String problem, String message) {
+            super(message);
+            this.problem = problem;
+        }
+
+        /** @return the problem alone, e.g. {@code state file /x/rebooter.state line 3: ...} */
+        String problem() {
+            return problem;
+        }
+    }
+
     private final Path file;
 
     StateFile(Path stateDir) {
@@ -55,6 +71,32 @@ final class StateFile {
 
     Path path() {
         return file;
+    }
+
+    /**
+     * {@link #load()}, keeping a copy of a corrupt file first ({@code rebooter.state.corrupt-<epoch ms>}).
+     *
+     * @param now the time the copy is named after
+     * @return the state; an empty state when the file does not exist
+     * @throws Unusable if it is corrupt or cannot be read: nothing reboots until a person resets it (corrupt) or it
+     *         can be read
+     */
+    RebooterState loadOrQuarantine(Instant now) throws Unusable {
+        try {
+            return load();
+        } catch (Corrupt e) {
+            String copy;
+            try {
+                copy = quarantine(String.valueOf(now.toEpochMilli())).toString();
+            } catch (IOException io) {
+                copy = "no copy (" + io + ")";
+            }
+            throw new Unusable(e.getMessage(), e.getMessage() + ": NO reboot until a person inspects it (copy: " + copy
+                    + ") and calls resetState() on io.npulifecycle:type=Rebooter");
+        } catch (IOException e) {
+            String problem = "cannot read state file " + file + ": " + e;
+            throw new Unusable(problem, problem + ": NO reboot until it can be read");
+        }
     }
 
     /**
