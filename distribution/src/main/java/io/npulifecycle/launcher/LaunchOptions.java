@@ -14,6 +14,7 @@ import java.util.Map;
  * npu-lifecycle hash-password [--role viewer|operator] USER
  * npu-lifecycle demo [--nodes N] [--chips N] [--scale X] [--work DIR]
  * npu-lifecycle scenario FILE... [--work DIR]
+ * npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]
  * npu-lifecycle help
  * </pre>
  */
@@ -30,6 +31,9 @@ public final class LaunchOptions {
             "                  the runbook end to end on a simulated cluster (upgrade, self-healing); no cluster needed",
             "  scenario        FILE... [--work DIR]",
             "                  run scenario files (YAML) on a simulated cluster; non-zero exit when an expectation fails",
+            "  cluster         [--api real|embedded] [--nodes N] [--kubeconfig FILE]",
+            "                  an API server alone (default real: kube-apiserver and etcd, built with Go >= 1.26 at the",
+            "                  first run) with the CRD, config/kubernetes, N NPU nodes and the sample; runs until stopped",
             "  check-npu-smi   FILE [--exit-code N] [--expected-chips 0:0,1:0,...]",
             "                  classify a saved 'npu-smi info' output the way the health-watch does; prints JSON",
             "  hash-password   [--role viewer|operator] USER",
@@ -101,6 +105,7 @@ public final class LaunchOptions {
                 return new LaunchOptions(command, null, null, true, rest);
             case "demo":
             case "scenario":
+            case "cluster":
                 return new LaunchOptions(command, null, null, true, List.of(args));
             case "node":
             case "control-plane":
@@ -145,7 +150,7 @@ public final class LaunchOptions {
         return new LaunchException(LaunchException.USAGE, "npu-lifecycle: " + why + "\n\n" + USAGE);
     }
 
-    /** @return {@code node}, {@code control-plane}, {@code check-npu-smi}, {@code hash-password}, {@code demo}, {@code scenario} or {@code help} */
+    /** @return {@code node}, {@code control-plane}, {@code check-npu-smi}, {@code hash-password}, {@code demo}, {@code scenario}, {@code cluster} or {@code help} */
     public String command() {
         return command;
     }
@@ -165,7 +170,7 @@ public final class LaunchOptions {
         return noShell;
     }
 
-    /** @return the arguments of {@code check-npu-smi} and {@code hash-password}; for {@code demo} and {@code scenario} the whole command line */
+    /** @return the arguments of {@code check-npu-smi} and {@code hash-password}; for {@code demo}, {@code scenario} and {@code cluster} the whole command line */
     public List<String> rest() {
         return rest;
     }

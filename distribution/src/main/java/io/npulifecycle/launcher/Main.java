@@ -87,6 +87,7 @@ public final class Main {
                     return HashPassword.run(o.rest(), System.console(), System.in, out, err);
                 case "demo":
                 case "scenario":
+                case "cluster":
                     return harness(o.rest());
                 default:
                     return runRuntime(o);
@@ -293,7 +294,7 @@ public final class Main {
     }
 
     /**
-     * {@code demo} and {@code scenario}: runs the simulator harness ({@code lib/harness/}: the embedded Kubernetes API,
+     * {@code demo}, {@code scenario} and {@code cluster}: runs the simulator harness ({@code lib/harness/}: the embedded Kubernetes API,
      * fabric8, Jackson) in its own class loader, so the runtimes' class path stays minimal.
      */
     private int harness(List<String> args) throws LaunchException {

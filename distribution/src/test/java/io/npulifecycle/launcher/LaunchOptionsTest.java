@@ -54,4 +54,13 @@ class LaunchOptionsTest {
         assertEquals("check-npu-smi", o.command());
         assertEquals(java.util.List.of("f.txt", "--exit-code", "1"), o.rest());
     }
+
+    @Test
+    void clusterPassesItsWholeCommandLineToTheHarness() throws Exception {
+        LaunchOptions o = LaunchOptions.parse(new String[] {"cluster", "--api", "real", "--nodes", "2"}, ENV);
+        assertEquals("cluster", o.command());
+        assertEquals(java.util.List.of("cluster", "--api", "real", "--nodes", "2"), o.rest());
+        assertTrue(LaunchOptions.USAGE.contains("cluster         [--api real|embedded] [--nodes N] [--kubeconfig FILE]"),
+                LaunchOptions.USAGE);
+    }
 }

@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -49,6 +48,8 @@ import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.api.model.rbac.RoleRef;
 import io.fabric8.kubernetes.api.model.rbac.Subject;
 import io.npulifecycle.launcher.LaunchOptions;
+import io.npulifecycle.simulator.cluster.RbacTable;
+import io.npulifecycle.simulator.cluster.RbacTable.Permission;
 
 /**
  * The invariants of the Kubernetes manifests in {@code config/kubernetes/} (issue #7): every object parses to a typed
@@ -93,21 +94,8 @@ class ManifestsTest {
 
     // ---- RBAC ----
 
-    /** One (role, API group, resource, verb, resource names) permission. */
-    record Perm(String role, String group, String resource, String verb, Set<String> names) implements Comparable<Perm> {
-        @Override
-        public int compareTo(Perm o) {
-            return toString().compareTo(o.toString());
-        }
-
-        @Override
-        public String toString() {
-            return role + " " + (group.isEmpty() ? "core" : group) + "/" + resource + " " + verb + (names.isEmpty() ? "" : " " + names);
-        }
-    }
-
-    static Set<Perm> manifestPerms() throws IOException {
-        Set<Perm> perms = new TreeSet<>();
+    static Set<Permission> manifestPerms() throws IOException {
+        Set<Permission> perms = new TreeSet<>();
         for (ClusterRole r : Manifests.ofType(ClusterRole.class)) {
             addRules(perms, "ClusterRole/" + r.getMetadata().getName(), r.getRules());
         }
@@ -117,13 +105,13 @@ class ManifestsTest {
         return perms;
     }
 
-    static void addRules(Set<Perm> perms, String role, List<PolicyRule> rules) {
+    static void addRules(Set<Permission> perms, String role, List<PolicyRule> rules) {
         for (PolicyRule rule : rules) {
             Set<String> names = new TreeSet<>(rule.getResourceNames() == null ? List.of() : rule.getResourceNames());
             for (String g : rule.getApiGroups()) {
                 for (String res : rule.getResources()) {
                     for (String v : rule.getVerbs()) {
-                        perms.add(new Perm(role, g, res, v, names));
+                        perms.add(new Permission(role, g, res, v, names));
                     }
                 }
             }
@@ -171,39 +159,7 @@ class ManifestsTest {
 
     static final Pattern CELL = Pattern.compile("`([^`]*)`");
 
-    /** @return the rows of the RBAC table of docs/security.md, each as (perms, code paths) */
-    static List<Map.Entry<Set<Perm>, List<String>>> securityTable() throws IOException {
-        String doc = Files.readString(SECURITY);
-        int b = doc.indexOf("<!-- rbac-table:begin -->");
-        int e = doc.indexOf("<!-- rbac-table:end -->");
-        assertTrue(b >= 0 && e > b, SECURITY + " has no <!-- rbac-table:begin/end --> section");
-        List<Map.Entry<Set<Perm>, List<String>>> rows = new ArrayList<>();
-        for (String line : doc.substring(b, e).split("\n")) {
-            if (!line.startsWith("| `")) {
-                continue;
-            }
-            String[] c = line.split("\\|", -1);
-            assertTrue(c.length >= 8, "row with fewer than 7 cells: " + line);
-            String role = one(c[1], line);
-            String group = one(c[2], line);
-            group = "core".equals(group) ? "" : group;
-            String res = one(c[3], line);
-            List<String> verbs = cells(c[4]);
-            Set<String> names = new TreeSet<>(cells(c[5]));
-            List<String> code = cells(c[6]);
-            assertFalse(verbs.isEmpty(), "no verb: " + line);
-            assertFalse(code.isEmpty(), "no code path: " + line);
-            assertFalse(c[7].isBlank(), "no reason: " + line);
-            Set<Perm> perms = new LinkedHashSet<>();
-            for (String v : verbs) {
-                perms.add(new Perm(role, group, res, v, names));
-            }
-            rows.add(Map.entry(perms, code));
-        }
-        assertFalse(rows.isEmpty(), "empty RBAC table in " + SECURITY);
-        return rows;
-    }
-
+    /** @return the `quoted` values of a text, in order */
     static List<String> cells(String cell) {
         List<String> out = new ArrayList<>();
         Matcher m = CELL.matcher(cell);
@@ -213,24 +169,18 @@ class ManifestsTest {
         return out;
     }
 
-    static String one(String cell, String line) {
-        List<String> c = cells(cell);
-        assertEquals(1, c.size(), "expected one `value` in '" + cell.trim() + "' of: " + line);
-        return c.get(0);
-    }
-
     @Test
     void rbacEqualsTheTableOfSecurityMd() throws IOException {
-        Set<Perm> doc = new TreeSet<>();
-        for (var row : securityTable()) {
-            for (Perm p : row.getKey()) {
+        Set<Permission> doc = new TreeSet<>();
+        for (RbacTable.Row row : RbacTable.read(SECURITY).rows()) {
+            for (Permission p : row.permissions()) {
                 assertTrue(doc.add(p), "listed twice in docs/security.md: " + p);
             }
         }
-        Set<Perm> manifests = manifestPerms();
-        Set<Perm> undocumented = new TreeSet<>(manifests);
+        Set<Permission> manifests = manifestPerms();
+        Set<Permission> undocumented = new TreeSet<>(manifests);
         undocumented.removeAll(doc);
-        Set<Perm> notGranted = new TreeSet<>(doc);
+        Set<Permission> notGranted = new TreeSet<>(doc);
         notGranted.removeAll(manifests);
         assertEquals(Set.of(), undocumented, "granted by a manifest but not in the table of docs/security.md");
         assertEquals(Set.of(), notGranted, "in the table of docs/security.md but granted by no manifest");
@@ -244,9 +194,9 @@ class ManifestsTest {
                     .forEach(p -> sources.computeIfAbsent(p.getFileName().toString().replace(".java", ""), k -> new ArrayList<>()).add(p));
         }
         List<String> missing = new ArrayList<>();
-        for (var row : securityTable()) {
+        for (RbacTable.Row row : RbacTable.read(SECURITY).rows()) {
             StringBuilder bodies = new StringBuilder();
-            for (String cp : row.getValue()) {
+            for (String cp : row.codePaths()) {
                 String[] parts = cp.split("#");
                 if (parts.length != 2) {
                     missing.add(cp + " (expected Class#method)");
@@ -270,11 +220,11 @@ class ManifestsTest {
             }
             // the named code really makes the call: a client call on that resource, with that verb
             String code = bodies.toString();
-            for (Perm p : row.getKey()) {
+            for (Permission p : row.permissions()) {
                 List<String> res = RESOURCE_CALLS.get(p.resource());
                 List<String> verb = p.resource().equals("leases") ? res : VERB_CALLS.get(p.verb());
                 if (res == null || verb == null || res.stream().noneMatch(code::contains) || verb.stream().noneMatch(code::contains)) {
-                    missing.add(p + ": none of " + row.getValue() + " calls " + res + " with " + verb);
+                    missing.add(p + ": none of " + row.codePaths() + " calls " + res + " with " + verb);
                 }
             }
         }
@@ -553,12 +503,12 @@ class ManifestsTest {
         String lease = componentDefault("leaseName");
         assertEquals(NS, leaseNs);
         String role = "Role/" + leaseNs + "/npu-lifecycle-control-plane";
-        Set<Perm> perms = manifestPerms();
+        Set<Permission> perms = manifestPerms();
         for (String verb : List.of("get", "patch")) {
-            assertTrue(perms.contains(new Perm(role, "coordination.k8s.io", "leases", verb, Set.of(lease))),
+            assertTrue(perms.contains(new Permission(role, "coordination.k8s.io", "leases", verb, Set.of(lease))),
                     role + " must allow " + verb + " on lease " + lease);
         }
-        assertTrue(perms.contains(new Perm(role, "coordination.k8s.io", "leases", "create", Set.of())));
+        assertTrue(perms.contains(new Permission(role, "coordination.k8s.io", "leases", "create", Set.of())));
         assertTrue(perms.stream().filter(p -> p.resource().equals("leases")).allMatch(p -> p.role().equals(role)),
                 "no other Lease permission");
         assertTrue(Manifests.ofType(RoleBinding.class).stream().anyMatch(b -> leaseNs.equals(b.getMetadata().getNamespace())

@@ -69,6 +69,17 @@ public interface ClusterBackend extends AutoCloseable {
     Path installCrd();
 
     /**
+     * Installs the NPUOperatorCtl CRD from a given file (e.g. an installation's {@code conf/kubernetes/}) and waits
+     * until it is served.
+     *
+     * @param file a CustomResourceDefinition YAML; null only for the embedded backend, which then registers the type
+     *        without a CRD object
+     * @throws java.io.UncheckedIOException when the file cannot be read
+     * @throws IllegalArgumentException when {@code file} is null on a backend that needs a CRD object
+     */
+    void installCrd(Path file);
+
+    /**
      * Creates or updates every object of a YAML file (one or more documents), creating namespaces first.
      *
      * @param yaml the file

@@ -322,6 +322,7 @@ public final class EmbeddedCluster implements ClusterBackend {
      * @param file a CustomResourceDefinition YAML, or null
      * @throws UncheckedIOException when the file cannot be read
      */
+    @Override
     public void installCrd(Path file) {
         if (file == null) {
             registerResource(NPU_OPERATOR_CTL);

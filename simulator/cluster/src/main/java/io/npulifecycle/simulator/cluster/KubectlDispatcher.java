@@ -86,16 +86,18 @@ final class KubectlDispatcher extends KubernetesMixedDispatcher {
             return response.withWebSocketUpgrade(cluster.track(response.getWebSocketListener(), fields));
         }
         if ("GET".equals(method) && response.code() == 200) {
-            return shape(response, fields, TableView.wanted(request.getHeader("Accept")));
+            return shape(response, fields, TableView.wanted(request.getHeader("Accept")), query.get("includeObject"));
         }
         return response;
     }
 
     /**
      * A GET answer as the API server gives it: list items in key order (namespace, name), only those that match the
-     * field selector, and a Table when kubectl asked for one.
+     * field selector, and a Table when kubectl asked for one (its rows carry each object as {@code includeObject}
+     * asks: {@code Object} the whole object, which {@code kubectl get --sort-by} sorts on; {@code None} nothing;
+     * by default {@code Metadata}).
      */
-    private MockResponse shape(MockResponse response, FieldSelector fields, boolean table) {
+    private MockResponse shape(MockResponse response, FieldSelector fields, boolean table, String includeObject) {
         JsonNode body;
         try {
             body = JSON.readTree(new String(response.getBody().getBytes(), StandardCharsets.UTF_8));
@@ -119,7 +121,7 @@ final class KubectlDispatcher extends KubernetesMixedDispatcher {
             return response;
         }
         if (table) {
-            return json(tables.table(body, this::printerColumns));
+            return json(tables.table(body, this::printerColumns, includeObject));
         }
         return response.setBody(JSON.writeValueAsString(body));
     }

@@ -276,8 +276,17 @@ public final class RealApiServer implements ClusterBackend {
             throw new IllegalStateException("no CRD file: neither system property " + EmbeddedCluster.CRD_FILE_PROPERTY
                     + " nor " + EmbeddedCluster.CRD_FILE + " in the working folder or a parent");
         }
-        apply(file);
+        installCrd(file);
         return file;
+    }
+
+    /** Applies the CRD file and waits until it is Established (at most 60 s). */
+    @Override
+    public void installCrd(Path file) {
+        if (file == null) {
+            throw new IllegalArgumentException("a real API server needs a CRD file to serve NPUOperatorCtl; got null");
+        }
+        apply(file);
     }
 
     /**

@@ -45,10 +45,14 @@ final class TableView {
 
     /**
      * @param body a list ({@code items}) or a single object
+     * @param crdColumns the printer columns of a custom resource (API version, kind), empty for a built-in kind
+     * @param includeObject the request's {@code includeObject}: {@code Object} (each row carries its whole object),
+     *        {@code None} (no object), anything else, null included, {@code Metadata} (a PartialObjectMetadata)
      * @return the Table of its objects
      */
     ObjectNode table(JsonNode body,
-            java.util.function.BiFunction<String, String, List<ApiResource.PrinterColumn>> crdColumns) {
+            java.util.function.BiFunction<String, String, List<ApiResource.PrinterColumn>> crdColumns,
+            String includeObject) {
         List<JsonNode> objects = new ArrayList<>();
         String kind = body.path("kind").asString("");
         if (body.has("items")) {
@@ -78,9 +82,13 @@ final class TableView {
             for (Column c : columns) {
                 cells.add(c.cell.apply(o));
             }
-            ObjectNode meta = row.putObject("object").put("kind", "PartialObjectMetadata").put("apiVersion",
-                    "meta.k8s.io/v1");
-            meta.set("metadata", o.path("metadata").deepCopy());
+            if ("Object".equals(includeObject)) {
+                row.set("object", o.deepCopy());
+            } else if (!"None".equals(includeObject)) {
+                ObjectNode meta = row.putObject("object").put("kind", "PartialObjectMetadata").put("apiVersion",
+                        "meta.k8s.io/v1");
+                meta.set("metadata", o.path("metadata").deepCopy());
+            }
         }
         return t;
     }

@@ -10,17 +10,22 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.AfterParameterizedClassInvocation;
+import org.junit.jupiter.params.BeforeParameterizedClassInvocation;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -29,27 +34,38 @@ import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 
 /**
- * The runbook's kubectl commands (DESIGN.md), run with the REAL kubectl against an {@link EmbeddedCluster}, their
- * effects checked through fabric8 and their output. Skipped only when /usr/bin/kubectl is absent.
+ * The runbook's kubectl commands (DESIGN.md), run with the REAL kubectl against each {@link ClusterBackend}: the
+ * embedded mock and a real kube-apiserver; their effects checked through fabric8 and their output. Written once: a
+ * case that one backend cannot run says why in its skip. Skipped only when /usr/bin/kubectl is absent; the real
+ * backend fails when its binaries are missing (the message says what to install).
  */
+@ParameterizedClass(name = "{0}")
+@ValueSource(strings = {ClusterBackend.EMBEDDED, ClusterBackend.REAL})
 class KubectlRunbookTest {
 
     static final Path KUBECTL = Paths.get("/usr/bin/kubectl");
     static final String STATE = "npu.openfuyao.com/driver-upgrade-state";
+    static final Duration WATCH_TIMEOUT = Duration.ofSeconds(60);
 
     @TempDir
     static Path dir;
-    static EmbeddedCluster cluster;
+    static ClusterBackend cluster;
     static Path kubeconfig;
+    static Path cache;
     static Path crd;
 
-    @BeforeAll
-    static void startCluster() {
+    @Parameter
+    String kind;
+
+    @BeforeParameterizedClassInvocation
+    static void startCluster(String kind) {
         Assumptions.assumeTrue(Files.isExecutable(KUBECTL), "kubectl is not installed at " + KUBECTL
                 + ": the runbook commands cannot be checked here (CI machines have it)");
-        cluster = EmbeddedCluster.start();
+        cluster = ClusterBackends.start(kind);
         crd = cluster.installCrd(); // config/kubernetes/crd-npuoperatorctl.yaml when the repository has it
-        cluster.addNpuNodes("node-", 3);
+        for (int i = 0; i < 3; i++) {
+            cluster.addNode(EmbeddedCluster.npuNode("node-" + i));
+        }
         cluster.addNode(new NodeBuilder(EmbeddedCluster.npuNode("cpu-0")).editMetadata()
                 .removeFromLabels(EmbeddedCluster.NPU_PRESENT_LABEL).removeFromLabels(EmbeddedCluster.CHIP_LABEL)
                 .endMetadata().build());
@@ -57,24 +73,30 @@ class KubectlRunbookTest {
         for (int i = 0; i < 3; i++) {
             cluster.addDriverPod("node-" + i, EmbeddedCluster.driverImage(i == 1 ? "25.5.0" : "24.1.0", "910b"));
         }
-        KubernetesClient k = cluster.client();
-        k.v1().events().inNamespace("default").resource(new EventBuilder().withNewMetadata()
-                .withName("node-0.reboot-required").withNamespace("default").endMetadata()
-                .withNewInvolvedObject().withKind("Node").withName("node-0").endInvolvedObject()
-                .withReason("RebootRequired").withType("Normal").withMessage("reboot required: reason=recovery chips 0:0")
-                .withCount(1).build()).create();
-        k.v1().events().inNamespace("default").resource(new EventBuilder().withNewMetadata()
-                .withName("node-1.validated").withNamespace("default").endMetadata()
-                .withNewInvolvedObject().withKind("Node").withName("node-1").endInvolvedObject()
-                .withReason("DriverValidated").withType("Normal").withMessage("driver 24.1.0 validated")
-                .withCount(1).build()).create();
-        kubeconfig = cluster.writeKubeconfig(dir.resolve("kubeconfig"));
+        cluster.ensureNamespace("default");
+        // created newest first, so that --sort-by=.lastTimestamp has something to reorder
+        Instant last = Instant.parse("2025-06-01T10:00:00Z");
+        event("node-0.reboot-required", "node-0", "RebootRequired", "reboot required: reason=recovery chips 0:0", last);
+        event("node-2.reboot-required", "node-2", "RebootRequired", "reboot required: reason=upgrade",
+                last.minusSeconds(600));
+        event("node-1.validated", "node-1", "DriverValidated", "driver 24.1.0 validated", last);
+        kubeconfig = cluster.writeKubeconfig(dir.resolve(kind + "-kubeconfig"));
+        cache = dir.resolve(kind + "-kube-cache");
     }
 
-    @AfterAll
+    static void event(String name, String node, String reason, String message, Instant last) {
+        cluster.client().v1().events().inNamespace("default").resource(new EventBuilder().withNewMetadata()
+                .withName(name).withNamespace("default").endMetadata()
+                .withNewInvolvedObject().withKind("Node").withName(node).endInvolvedObject()
+                .withReason(reason).withType("Normal").withMessage(message).withCount(1)
+                .withFirstTimestamp(last.toString()).withLastTimestamp(last.toString()).build()).create();
+    }
+
+    @AfterParameterizedClassInvocation
     static void stopCluster() {
         if (cluster != null) {
             cluster.close();
+            cluster = null;
         }
     }
 
@@ -95,19 +117,26 @@ class KubectlRunbookTest {
         }
     }
 
-    /** Runs kubectl with the cluster's kubeconfig and a private discovery cache. */
-    static Run kubectl(String... args) throws IOException, InterruptedException {
+    static List<String> command(String... args) {
         List<String> cmd = new ArrayList<>(List.of(KUBECTL.toString(), "--kubeconfig", kubeconfig.toString(),
-                "--cache-dir", dir.resolve("kube-cache").toString(), "--request-timeout", "20s"));
+                "--cache-dir", cache.toString(), "--request-timeout", "20s"));
         cmd.addAll(Arrays.asList(args));
+        return cmd;
+    }
+
+    static ProcessBuilder processBuilder(List<String> cmd, Path out, Path err) {
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("HOME", dir.toString());
         pb.environment().remove("KUBECONFIG");
+        return pb.redirectOutput(out.toFile()).redirectError(err.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    }
+
+    /** Runs kubectl with the cluster's kubeconfig and a private discovery cache. */
+    static Run kubectl(String... args) throws IOException, InterruptedException {
         Path out = dir.resolve("out.txt");
         Path err = dir.resolve("err.txt");
-        pb.redirectOutput(out.toFile()).redirectError(err.toFile()).redirectInput(ProcessBuilder.Redirect.from(
-                new java.io.File("/dev/null")));
-        Process p = pb.start();
+        Process p = processBuilder(command(args), out, err).start();
         if (!p.waitFor(60, TimeUnit.SECONDS)) {
             p.destroyForcibly();
             throw new AssertionError("kubectl " + String.join(" ", args) + " did not finish in 60 s");
@@ -122,15 +151,18 @@ class KubectlRunbookTest {
         return r;
     }
 
+    static List<String> columns(String out) {
+        return out.lines().map(l -> l.strip().replaceAll("\\s+", " ")).toList();
+    }
+
     @Test
     void getNpuNodesWithTheirUpgradeState() throws Exception {
         cluster.client().nodes().withName("node-1").edit(n -> new NodeBuilder(n).editMetadata()
                 .addToLabels(STATE, "upgrade-required").endMetadata().build());
         Run r = ok("get", "nodes", "-l", "openfuyao.com/npu.present",
                 "-o", "custom-columns=NAME:.metadata.name,DRIVER-UPGRADE-STATE:.metadata.labels.npu\\.openfuyao\\.com/driver-upgrade-state");
-        List<String> lines = r.out.lines().map(l -> l.strip().replaceAll("\\s+", " ")).toList();
         assertEquals(List.of("NAME DRIVER-UPGRADE-STATE", "node-0 <none>", "node-1 upgrade-required", "node-2 <none>"),
-                lines, r.toString());
+                columns(r.out), r.toString());
     }
 
     @Test
@@ -175,7 +207,7 @@ class KubectlRunbookTest {
         assertEquals("25.5.0", plural.out.strip());
         if (crd != null) { // the CRD's additionalPrinterColumns, printed by the server
             Run table = ok("-n", "npu-operator", "get", "npuoperatorctl");
-            List<String> lines = table.out.lines().map(l -> l.strip().replaceAll("\\s+", " ")).toList();
+            List<String> lines = columns(table.out);
             assertTrue(lines.get(0).startsWith("NAME TARGET AUTOUPGRADE AUTORECOVER"), table.toString());
             assertTrue(lines.get(1).startsWith("npuoperatorctl-sample 25.5.0 false false"), table.toString());
         }
@@ -184,17 +216,31 @@ class KubectlRunbookTest {
     @Test
     void eventsAreFilteredByReasonOnTheServer() throws Exception {
         Run r = ok("get", "events", "-A", "--field-selector", "reason=RebootRequired");
-        List<String> lines = r.out.lines().map(l -> l.strip().replaceAll("\\s+", " ")).toList();
-        assertEquals(2, lines.size(), r.toString());
+        List<String> lines = columns(r.out);
+        assertEquals(3, lines.size(), r.toString());
         assertTrue(lines.get(0).startsWith("NAMESPACE LAST SEEN TYPE REASON OBJECT MESSAGE"), r.toString());
-        assertTrue(lines.get(1).startsWith("default ") && lines.get(1).contains(
-                " Normal RebootRequired node/node-0 reboot required: reason=recovery chips 0:0"), r.toString());
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("default ") && l.contains(
+                " Normal RebootRequired node/node-0 reboot required: reason=recovery chips 0:0")), r.toString());
         assertFalse(r.out.contains("DriverValidated"), r.toString());
 
         Run both = ok("get", "events", "-A", "--field-selector", "reason=RebootRequired,involvedObject.name=node-1");
         assertFalse(both.out.contains("RebootRequired"), both.toString());
-        assertTrue(cluster.requests().stream().anyMatch(q -> q.startsWith("GET /api/v1/events")
-                && q.contains("fieldSelector=reason%3DRebootRequired")), "the selector reached the server");
+        if (cluster instanceof EmbeddedCluster embedded) { // a real server has no other way to filter
+            assertTrue(embedded.requests().stream().anyMatch(q -> q.startsWith("GET /api/v1/events")
+                    && q.contains("fieldSelector=reason%3DRebootRequired")), "the selector reached the server");
+        }
+    }
+
+    /** The runbook's command verbatim: the oldest first, whatever order the events were created in. */
+    @Test
+    void rebootRequiredEventsSortedByTheirLastTimestamp() throws Exception {
+        Run r = ok("get", "events", "-A", "--field-selector", "reason=RebootRequired", "--sort-by=.lastTimestamp");
+        List<String> lines = columns(r.out);
+        assertEquals(3, lines.size(), r.toString());
+        assertTrue(lines.get(0).startsWith("NAMESPACE LAST SEEN TYPE REASON OBJECT MESSAGE"), r.toString());
+        assertTrue(lines.get(1).contains(" RebootRequired node/node-2 reboot required: reason=upgrade"), r.toString());
+        assertTrue(lines.get(2).contains(" RebootRequired node/node-0 reboot required: reason=recovery chips 0:0"),
+                r.toString());
     }
 
     @Test
@@ -212,9 +258,50 @@ class KubectlRunbookTest {
 
     @Test
     void versionAndApiResources() throws Exception {
+        String expected = cluster instanceof EmbeddedCluster ? EmbeddedCluster.KUBERNETES_VERSION
+                : cluster.client().getKubernetesVersion().getGitVersion();
+        assertTrue(expected.startsWith("v1."), expected);
         Run v = ok("version", "-o", "json");
-        assertTrue(v.out.contains("\"gitVersion\": \"" + EmbeddedCluster.KUBERNETES_VERSION + "\""), v.toString());
+        assertTrue(v.out.contains("\"gitVersion\": \"" + expected + "\""), v.toString());
         Run res = ok("api-resources", "--api-group", "npu.openfuyao.com");
         assertTrue(res.out.contains("npuoperatorctls") && res.out.contains("NPUOperatorCtl"), res.toString());
+    }
+
+    /** {@code kubectl get nodes -w} prints the list, then a line for each change (here a label). */
+    @Test
+    void watchingNodesShowsALabelChange() throws Exception {
+        Assumptions.assumeTrue(ClusterBackend.REAL.equals(kind), "kubectl get -w cannot run on the embedded mock: it "
+                + "serves watches only over WebSocket, and kubectl watches over a streamed HTTP response (the mock "
+                + "answers 400 BadRequest)");
+        String label = "npu.openfuyao.com/watched";
+        Path out = dir.resolve(kind + "-watch.txt");
+        Process watch = processBuilder(command("get", "nodes", "-w", "-L", label), out, dir.resolve(kind
+                + "-watch.err")).start();
+        try {
+            awaitOutput(out, watch, "the node list", text -> text.lines().anyMatch(l -> l.startsWith("node-0 ")));
+            ok("label", "node", "node-0", label + "=seen");
+            awaitOutput(out, watch, "the label change", text -> text.lines()
+                    .anyMatch(l -> l.startsWith("node-0 ") && l.strip().endsWith(" seen")));
+            assertTrue(watch.isAlive(), "kubectl get -w keeps watching");
+        } finally {
+            watch.destroy();
+            watch.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    static void awaitOutput(Path out, Process p, String what, java.util.function.Predicate<String> seen)
+            throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + WATCH_TIMEOUT.toNanos();
+        while (true) {
+            String text = Files.readString(out, StandardCharsets.UTF_8);
+            if (seen.test(text)) {
+                return;
+            }
+            if (!p.isAlive() || System.nanoTime() - deadline > 0) {
+                throw new AssertionError("kubectl get -w: no " + what + " within " + WATCH_TIMEOUT.toSeconds()
+                        + " s (alive " + p.isAlive() + "); output:\n" + text);
+            }
+            p.waitFor(100, TimeUnit.MILLISECONDS);
+        }
     }
 }

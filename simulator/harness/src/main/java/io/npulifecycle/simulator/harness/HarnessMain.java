@@ -7,13 +7,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Entry point of {@code bin/npu-lifecycle demo} and {@code bin/npu-lifecycle scenario}, loaded by the launcher from
+ * Entry point of {@code bin/npu-lifecycle demo}, {@code scenario} and {@code cluster}, loaded by the launcher from
  * {@code lib/harness/}.
  *
  * <pre>
  * npu-lifecycle demo [--nodes N] [--chips N] [--scale X] [--work DIR]
  * npu-lifecycle scenario FILE... [--work DIR]
  * npu-lifecycle scenario --list FILE...     (validates and prints the reliability cases, runs nothing)
+ * npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]   (see {@link ClusterCommand})
  * </pre>
  */
 public final class HarnessMain {
@@ -33,15 +34,15 @@ public final class HarnessMain {
     }
 
     /**
-     * @param args the arguments after the subcommand's name, preceded by it ({@code demo ...} or
-     *        {@code scenario ...})
+     * @param args the arguments after the subcommand's name, preceded by it ({@code demo ...},
+     *        {@code scenario ...} or {@code cluster ...})
      * @param out standard output
      * @param err standard error
      * @return the exit code: 0 every step passed, 1 a step failed, 2 bad arguments or scenario file
      */
     public static int run(String[] args, PrintStream out, PrintStream err) {
         if (args.length == 0) {
-            err.println("npu-lifecycle: demo or scenario expected");
+            err.println("npu-lifecycle: demo, scenario or cluster expected");
             return 2;
         }
         String install = System.getProperty("npu.lifecycle.install");
@@ -51,6 +52,9 @@ public final class HarnessMain {
         }
         Path installDir = Path.of(install);
         quietLibraries();
+        if ("cluster".equals(args[0])) {
+            return ClusterCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length), installDir, out, err);
+        }
         int nodes = 3;
         int chips = 8;
         double scale = 30;

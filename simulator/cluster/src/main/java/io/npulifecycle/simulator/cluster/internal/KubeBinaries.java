@@ -1,8 +1,11 @@
 package io.npulifecycle.simulator.cluster.internal;
 
+import java.io.IOException;
+import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.Properties;
 
 /**
  * The folder of the {@code kube-apiserver}, {@code etcd} and {@code pki} binaries that
@@ -15,6 +18,9 @@ public final class KubeBinaries {
     public static final String BIN_PROPERTY = "npu.kube.bin";
     /** System property set by build.sh instead of {@value #BIN_PROPERTY} when it could not build (e.g. no Go). */
     public static final String ERROR_PROPERTY = "npu.kube.bin.error";
+
+    /** Where the upstream Go release tarball installs {@code go}; added to the build script's PATH when present. */
+    private static final Path UPSTREAM_GO = Paths.get("/usr/local/go/bin");
 
     private final Path folder;
 
@@ -38,6 +44,69 @@ public final class KubeBinaries {
                     + "kube-apiserver, etcd and pki built by simulator/apiserver/build.sh, which Maven runs before the "
                     + "tests of simulator/cluster (mvn -pl simulator/cluster verify); elsewhere run "
                     + "simulator/apiserver/build.sh <file> and pass -D" + BIN_PROPERTY + "=<the folder it names>");
+        }
+        return in(Paths.get(bin));
+    }
+
+    /**
+     * Runs {@code build.sh} (a no-op when its cache folder is complete; a first build takes many minutes and needs
+     * Go &gt;= 1.26) and returns the binaries of the properties file it writes. The script writes to this process's
+     * standard output and error, so that a long build shows its progress. {@code /usr/local/go/bin} (the upstream Go
+     * release) is appended to its PATH when it holds {@code go}.
+     *
+     * @param buildScript {@code simulator/apiserver/build.sh}, or the copy an installation ships beside the Go sources
+     * @param propertiesFile where the script writes {@value #BIN_PROPERTY} or {@value #ERROR_PROPERTY}
+     * @return the binaries
+     * @throws IllegalStateException when the script is missing, fails, or could not build ({@value #ERROR_PROPERTY},
+     *         e.g. no Go: the message says what to install)
+     * @throws InterruptedException when interrupted while the script runs (the script is then destroyed)
+     */
+    public static KubeBinaries fromBuildScript(Path buildScript, Path propertiesFile) throws InterruptedException {
+        if (!Files.isRegularFile(buildScript)) {
+            throw new IllegalStateException(buildScript + " is missing: it builds kube-apiserver and etcd from the Go "
+                    + "sources beside it (simulator/apiserver in the source tree)");
+        }
+        Process p;
+        try {
+            Files.deleteIfExists(propertiesFile);
+            ProcessBuilder pb = new ProcessBuilder("bash", buildScript.toString(), propertiesFile.toString())
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .redirectOutput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT);
+            // the upstream Go release's place, which a login shell's PATH often lacks (.ci/run adds it too)
+            String path = pb.environment().getOrDefault("PATH", "");
+            if (Files.isExecutable(UPSTREAM_GO.resolve("go")) && !(":" + path + ":").contains(":" + UPSTREAM_GO
+                    + ":")) {
+                pb.environment().put("PATH", path.isEmpty() ? UPSTREAM_GO.toString() : path + ":" + UPSTREAM_GO);
+            }
+            p = pb.start();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot run " + buildScript + ": " + e.getMessage(), e);
+        }
+        int rc;
+        try {
+            rc = p.waitFor();
+        } catch (InterruptedException e) {
+            p.descendants().forEach(ProcessHandle::destroy);
+            p.destroy();
+            throw e;
+        }
+        if (rc != 0) {
+            throw new IllegalStateException(buildScript + " failed (exit code " + rc + "): its output above says why");
+        }
+        Properties props = new Properties();
+        try (Reader r = Files.newBufferedReader(propertiesFile)) {
+            props.load(r);
+        } catch (IOException e) {
+            throw new IllegalStateException(buildScript + " wrote no " + propertiesFile + ": " + e.getMessage(), e);
+        }
+        String error = props.getProperty(ERROR_PROPERTY);
+        if (error != null && !error.isBlank()) {
+            throw new IllegalStateException("no kube-apiserver to run: " + error);
+        }
+        String bin = props.getProperty(BIN_PROPERTY);
+        if (bin == null || bin.isBlank()) {
+            throw new IllegalStateException(propertiesFile + " names neither " + BIN_PROPERTY + " nor "
+                    + ERROR_PROPERTY);
         }
         return in(Paths.get(bin));
     }
