@@ -24,7 +24,9 @@ soft_fail() {
 }
 
 if [ "$skip" = true ]; then
-  soft_fail "the kube-apiserver build was skipped (-Dnpu.kube.skip=true): real-server tests cannot run"
+  # a package build without tests (the README's demo command): nothing is wrong, so nothing is said at ERROR
+  printf 'npu.kube.bin.error=%s\n' "the kube-apiserver build was skipped (-Dnpu.kube.skip=true): real-server tests cannot run" > "$out"
+  exit 0
 fi
 
 need="Go >= 1.26 is needed to build kube-apiserver and etcd from source (simulator/apiserver/go.mod)"
