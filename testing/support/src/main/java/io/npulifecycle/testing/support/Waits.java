@@ -51,6 +51,26 @@ public final class Waits {
     }
 
     /**
+     * Waits until {@code condition} holds, running {@code betweenPolls} after each poll that found it false (e.g.
+     * advancing a manual clock so that a periodic task runs).
+     *
+     * @param what what is waited for
+     * @param timeout the deadline
+     * @param condition polled in the calling thread
+     * @param betweenPolls run in the calling thread after each false poll
+     * @throws AssertionError naming {@code what} and {@code timeout} when the deadline passes
+     */
+    public static void untilRunning(String what, Duration timeout, BooleanSupplier condition, Runnable betweenPolls) {
+        until(what, timeout, () -> {
+            if (condition.getAsBoolean()) {
+                return true;
+            }
+            betweenPolls.run();
+            return false;
+        });
+    }
+
+    /**
      * Waits until {@code condition} holds; a timeout's message adds {@code diagnostics} (e.g. a bundle table).
      *
      * @param what what is waited for
