@@ -29,7 +29,7 @@ import io.npulifecycle.simulator.common.ChildProcess;
 import io.npulifecycle.simulator.internal.BenchHost;
 
 /**
- * Runs the node-agent benchmarks of {@code docs/benchmarks.md} (items 1, 2, 3 and 5 of issue #8) against a built
+ * Runs the node-agent benchmarks of {@code docs/benchmarks.md} (its items 1, 2, 3 and 5) against a built
  * installation and prints their Markdown sections: node-agent footprint against a bare Felix framework, probe cost
  * against a C program on the same DCMI shim, reaction latency, Jolokia latency against the health endpoint of the same
  * server. Every figure is the median of several runs made in this run.
@@ -47,7 +47,7 @@ public final class BenchMain {
     private final Path install;
     private final Path work;
     private final boolean quick;
-    /** The sections, by item number of issue #8 (1, 2, 3, 5), assembled in that order. */
+    /** The sections, by their item number in docs/benchmarks.md (1, 2, 3, 5), assembled in that order. */
     private final Map<Integer, StringBuilder> sections = new java.util.TreeMap<>();
     private StringBuilder md = new StringBuilder();
     private EmbeddedCluster cluster;

@@ -40,7 +40,7 @@ import io.npulifecycle.markers.internal.FileMarkerStore;
 import io.npulifecycle.testing.support.ClusterFixture;
 
 /**
- * Reliability matrix (issue #7), categories {@code annotation}, {@code marker file}, {@code state file} and the node
+ * Reliability matrix (docs/reliability.md), categories {@code annotation}, {@code marker file}, {@code state file} and the node
  * agent's side of {@code custom resource}: bad input reaches the real node-agent path (marker store, Kubernetes node
  * sync over kubernetes-server-mock, rebooter decision engine, with a counting reboot executor). Every case asserts no
  * reboot (the executor was never called), a clear error naming the input, and no lost state (the approval annotation

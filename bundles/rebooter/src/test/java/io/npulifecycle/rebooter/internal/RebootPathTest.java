@@ -38,8 +38,8 @@ import io.npulifecycle.simulator.common.TcpProxy;
 import io.npulifecycle.testing.support.ClusterFixture;
 
 /**
- * The issue's scenarios (issue 4) against kubernetes-server-mock in CRUD mode, with the real marker store, node sync,
- * rebooter and driver logic, a fake reboot executor and a fake driver loader. A "reboot" is simulated by closing the
+ * The reboot path's scenarios against the embedded API server (kubernetes-server-mock in CRUD mode), with the real
+ * marker store, node sync, rebooter and driver logic, a fake reboot executor and a fake driver loader. A "reboot" is simulated by closing the
  * runtime, clearing the marker folder (tmpfs) and starting a runtime with a new boot id on the same state folder.
  */
 class RebootPathTest {
@@ -181,7 +181,7 @@ class RebootPathTest {
 
     void approve(NodeRuntime r, String value) {
         cluster.annotate(NODE, NodeKeys.APPROVE_REBOOT, value);
-        // UNCERTAIN: over the proxy the watch sometimes stays "watching" but silent; a relist (the MBean operation)
+        // over the proxy a watch can stay "watching" but silent; a relist (the MBean operation)
         // after a few seconds is the same remedy an operator has
         int[] n = {0};
         await("approval seen", () -> value.equals(r.sync.approval().value()), () -> {
@@ -339,10 +339,10 @@ class RebootPathTest {
     /**
      * A reboot command returns before the host goes down (systemctl reboot, the simulator): the node agent may run on
      * for a moment and see the marker vanish. The approval was used by the reboot call and must not be put back
-     * (it would authorise a later, unrelated reboot). Found by the simulator demo.
+     * (it would authorise a later, unrelated reboot).
      */
     /**
-     * Issue #7 reliability matrix: the agent SIGKILLed after it recorded the reboot call but before the executor's work
+     * Reliability matrix: the agent SIGKILLed after it recorded the reboot call but before the executor's work
      * took effect. The host stays in the same boot; the restarted agent must serve the request again with the approval
      * consumed for this boot (never asking for a second one), once, and only after a grace period.
      */

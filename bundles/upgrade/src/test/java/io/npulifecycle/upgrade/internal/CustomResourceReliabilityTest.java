@@ -26,9 +26,9 @@ import io.npulifecycle.testing.support.Waits;
 import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
 
 /**
- * Reliability matrix (issue #7), category {@code custom resource}: invalid {@code NPUOperatorCtl} specs reach the real
+ * Reliability matrix (docs/reliability.md), category {@code custom resource}: invalid {@code NPUOperatorCtl} specs reach the real
  * control-plane path (informer, {@link SpecParser}, {@link Reconciler}, status writer) of a leading
- * {@link UpgradeController} over kubernetes-server-mock with two emulated NPU nodes on {@value #OLD}. Each bad spec
+ * {@link UpgradeController} over the embedded API server with two emulated NPU nodes on {@value #OLD}. Each bad spec
  * asks for {@value #NEW} with {@code autoUpgrade: true}, so accepting it would start a rollout at once; instead the
  * status condition {@code InvalidSpec=True} must name the field and what was expected, and no node may get a rollout
  * step (no {@code driver-upgrade-state} label, still on {@value #OLD}, no driver DaemonSet for {@value #NEW}).

@@ -31,7 +31,7 @@ import io.npulifecycle.testing.support.Waits;
 import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
 
 /**
- * Control plane at scale (issue #8, item 4; not in the default test run): 1,000 and 5,000 emulated NPU nodes,
+ * Control plane at scale (docs/benchmarks.md, item 4; not in the default test run): 1,000 and 5,000 emulated NPU nodes,
  * rolled from 24.1.0 to 25.5.0 with {@code maxParallelUpgrades} unlimited (0), 50 and 1, instant emulated reboots.
  *
  * <pre>
@@ -39,8 +39,8 @@ import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
  * </pre>
  *
  * <p>Writes the Markdown fragment {@code target/bench/control-plane.md} (section {@code ## Control plane at scale})
- * and the raw figures {@code target/bench/control-plane.txt}. Setup: kubernetes-server-mock 8.0.0 in CRUD mode in
- * this JVM (the engine of the simulator's EmbeddedCluster; requests counted at the server by User-Agent), the
+ * and the raw figures {@code target/bench/control-plane.txt}. Setup: the simulator's EmbeddedCluster
+ * (kubernetes-server-mock 8.0.0 in CRUD mode) in this JVM (requests counted at the server by User-Agent), the
  * emulated node agents and DaemonSet controller ({@code NodeAgentEmulator}) in this JVM, the controller in a JVM of
  * its own ({@link BenchController}: its process CPU and heap are the controller's alone).
  *
@@ -334,8 +334,8 @@ class RolloutScaleBenchmark {
                     + "machine, bound by the mock API server at ~10 ms a request); add `-Dbench.nodes=5000 "
                     + "-Dbench.parallel=0` to measure it.\n\n");
         }
-        b.append("Setup: kubernetes-server-mock 8.0.0 in CRUD mode (the engine of the simulator's `EmbeddedCluster`, here "
-                + "with a dispatcher that counts requests by User-Agent and HTTP method; a watch counts as one GET) and the "
+        b.append("Setup: the simulator's `EmbeddedCluster` (kubernetes-server-mock 8.0.0 in CRUD mode; its request "
+                + "listener counts requests by User-Agent and HTTP method; a watch counts as one GET) and the "
                 + "emulated node agents (`NodeAgentEmulator`: the DaemonSet controller and one agent per node at the "
                 + "Kubernetes level, the node-agent contract of docs/architecture.md, reboots instant, validation reported "
                 + "with the new boot id) in one JVM; the controller (`UpgradeController`, leader, defaults: debounce "

@@ -3,6 +3,7 @@ package io.npulifecycle.testing.support;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -58,5 +59,12 @@ class ClusterFixtureTest {
                 () -> Waits.until("a miracle", Duration.ofMillis(100), () -> false, () -> "seen: nothing"));
         assertTrue(e.getMessage().startsWith("timed out after PT0.1S waiting for a miracle\nseen: nothing"),
                 e.getMessage());
+        AssertionError thrown = new AssertionError("the process exited");
+        assertSame(thrown, assertThrows(AssertionError.class, () -> Waits.until("anything", Duration.ofSeconds(5), () -> {
+            throw thrown;
+        })), "a failure inside the condition ends the wait at once, unchanged");
+        int[] rounds = {0};
+        Waits.untilRunning("three rounds", Duration.ofSeconds(5), () -> rounds[0] == 3, () -> rounds[0]++);
+        assertEquals(3, rounds[0]);
     }
 }
