@@ -93,7 +93,7 @@ public final class TcpProxy implements AutoCloseable {
         Thread t = new Thread(() -> {
             while (!s.isClosed()) {
                 try {
-                    connect(s.accept());
+                    connect(s, s.accept());
                 } catch (IOException e) {
                     // the listening socket was closed by cutOff() or close()
                 }
@@ -103,7 +103,11 @@ public final class TcpProxy implements AutoCloseable {
         t.start();
     }
 
-    private void connect(Socket client) {
+    /**
+     * Joins an accepted connection to a new one to the server, unless the proxy was cut off (or closed) since
+     * {@code listening} accepted it: a connection accepted while {@link #cutOff} runs never gets through.
+     */
+    private void connect(ServerSocket listening, Socket client) {
         Socket upstream;
         try {
             upstream = new Socket(InetAddress.getLoopbackAddress(), targetPort);
@@ -111,8 +115,15 @@ public final class TcpProxy implements AutoCloseable {
             closeQuietly(client); // the server is down: the client sees its connection closed
             return;
         }
-        open.add(client);
-        open.add(upstream);
+        synchronized (this) {
+            if (server != listening || closed) {
+                closeQuietly(client);
+                closeQuietly(upstream);
+                return;
+            }
+            open.add(client);
+            open.add(upstream);
+        }
         pump(client, upstream);
         pump(upstream, client);
     }
