@@ -452,8 +452,8 @@ public abstract class FelixTestSupport {
      */
     public static void await(String what, Duration timeout, BooleanSupplier condition, Supplier<String> diagnostics) {
         try {
-            Awaitility.await(what).pollInSameThread().pollDelay(Duration.ZERO).pollInterval(POLL_INTERVAL)
-                    .atMost(timeout).until(condition::getAsBoolean);
+            Awaitility.await(what).pollInSameThread().dontCatchUncaughtExceptions().pollDelay(Duration.ZERO)
+                    .pollInterval(POLL_INTERVAL).atMost(timeout).until(condition::getAsBoolean);
         } catch (ConditionTimeoutException e) {
             fail("timed out after " + timeout + " waiting for " + what
                     + (diagnostics == null ? "" : "\n" + diagnostics.get()));

@@ -64,8 +64,8 @@ class EmbeddedClusterTest {
      */
     static void await(String what, BooleanSupplier condition, Supplier<String> diagnostics) {
         try {
-            Awaitility.await(what).pollInSameThread().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20))
-                    .atMost(TIMEOUT).until(condition::getAsBoolean);
+            Awaitility.await(what).pollInSameThread().dontCatchUncaughtExceptions().pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(20)).atMost(TIMEOUT).until(condition::getAsBoolean);
         } catch (ConditionTimeoutException e) {
             fail("timed out waiting for " + what + ": " + diagnostics.get());
         }

@@ -10,8 +10,9 @@ import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * Waiting in tests for a condition with a deadline (Awaitility), the same way everywhere: the condition is polled in
- * the calling thread, first at once, then every 20 ms, and an exception it throws fails the wait at once. A test never
- * sleeps for a fixed time to let something happen.
+ * the calling thread, first at once, then every 20 ms, and an exception it throws fails the wait at once; an uncaught
+ * exception of another thread (an informer, a server) is left to that thread. A test never sleeps for a fixed time to
+ * let something happen.
  *
  * <pre>
  * Waits.until("label reboot-required", Duration.ofSeconds(20), () -&gt; "true".equals(cluster.label(node, key)));
@@ -34,8 +35,8 @@ public final class Waits {
      *         {@link #POLL_INTERVAL}, failing after {@link #DEFAULT_TIMEOUT} unless {@code atMost} is given
      */
     public static ConditionFactory await(String what) {
-        return Awaitility.await(what).pollInSameThread().pollDelay(Duration.ZERO).pollInterval(POLL_INTERVAL)
-                .atMost(DEFAULT_TIMEOUT);
+        return Awaitility.await(what).pollInSameThread().dontCatchUncaughtExceptions().pollDelay(Duration.ZERO)
+                .pollInterval(POLL_INTERVAL).atMost(DEFAULT_TIMEOUT);
     }
 
     /**
