@@ -48,8 +48,9 @@ final class Scenario {
      * @param action what is done or checked
      * @param when the condition of an action, or null
      * @param line the line of the step's {@code - at:}
+     * @param whenLine the line of {@code when:}, or 0
      */
-    record Step(Duration at, Action action, Action.Expect when, int line) {
+    record Step(Duration at, Action action, Action.Expect when, int line, int whenLine) {
 
         /** @return the action's YAML key */
         String kind() {
@@ -251,6 +252,7 @@ final class Scenario {
         YamlTree.Node body = m.get(kind);
         String w = where + "." + kind;
         Action.Expect when = null;
+        int whenLine = 0;
         if (type != Action.Expect.class && body.isMap() && body.map().containsKey("when")) {
             // an action at a precise point: wait for the condition, then act at once
             YamlTree.Node cond = body.map().get("when");
@@ -260,13 +262,14 @@ final class Scenario {
                         + "condition before the step fails)");
             }
             check(when, cond, w + ".when");
+            whenLine = cond.line();
             Map<String, YamlTree.Node> rest = new LinkedHashMap<>(body.map());
             rest.remove("when");
             body = new YamlTree.Node(rest, body.line());
         }
         Action action = ScenarioMapper.bind(body, type, w);
         check(action, body, w);
-        return new Step(at, action, when, n.line());
+        return new Step(at, action, when, n.line(), whenLine);
     }
 
     /** Checks what an action refers to in this scenario's cluster: nodes, chips, control-plane replicas. */

@@ -232,7 +232,7 @@ public final class ScenarioRunner {
                     if (st.when() != null) {
                         String failure = expect(st.when(), 20);
                         if (failure != null) {
-                            return label + ": its condition (when, line " + st.line() + ") never held: " + failure
+                            return label + ": its condition (when, line " + st.whenLine() + ") never held: " + failure
                                     + " (checked at simulated " + simNow() + "s)";
                         }
                     }

@@ -257,6 +257,7 @@ class ScenarioTest {
         assertEquals(6, c.steps().size());
         Scenario.Step kill = c.steps().get(0);
         Action.Expect when = kill.when();
+        assertEquals(11, kill.whenLine(), "the line of when:");
         assertEquals(new Action.KillAgent("node-0"), kill.action());
         assertEquals(Duration.ofSeconds(600), when.within());
         assertEquals(new Action.MBeanCheck("io.npulifecycle:type=Chip,npu=1,chip=0", "ConsecutiveFailures", null, null,
