@@ -25,10 +25,11 @@ import org.jolokia.json.JSONObject;
 import org.jolokia.json.parser.JSONParser;
 
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
+import io.npulifecycle.simulator.common.ChildProcess;
 import io.npulifecycle.simulator.internal.BenchHost;
 
 /**
- * Runs the node-agent benchmarks of {@code docs/benchmarks.md} (items 1, 2, 3 and 5 of issue #8) against a built
+ * Runs the node-agent benchmarks of {@code docs/benchmarks.md} (its items 1, 2, 3 and 5) against a built
  * installation and prints their Markdown sections: node-agent footprint against a bare Felix framework, probe cost
  * against a C program on the same DCMI shim, reaction latency, Jolokia latency against the health endpoint of the same
  * server. Every figure is the median of several runs made in this run.
@@ -46,7 +47,7 @@ public final class BenchMain {
     private final Path install;
     private final Path work;
     private final boolean quick;
-    /** The sections, by item number of issue #8 (1, 2, 3, 5), assembled in that order. */
+    /** The sections, by their item number in docs/benchmarks.md (1, 2, 3, 5), assembled in that order. */
     private final Map<Integer, StringBuilder> sections = new java.util.TreeMap<>();
     private StringBuilder md = new StringBuilder();
     private EmbeddedCluster cluster;
@@ -99,9 +100,9 @@ public final class BenchMain {
             if (opt.containsKey("--hold-agent")) {
                 // for investigations (NMT, JFR): one node agent against the embedded API until killed
                 NodeHome h = new NodeHome(work.resolve("hold"), freePort(), 60, 20, "none");
-                try (Child ch = new Child(h.processBuilder(install, c.masterUrl(), System.getenv("HOLD_JAVA_OPTS")),
-                        h.root.resolve("console.log"))) {
-                    ch.await(x -> x.contains("health-watch first probe completed"), 0, 120_000, "first probe");
+                try (ChildProcess ch = h.process(install, c.masterUrl(), System.getenv("HOLD_JAVA_OPTS"))
+                        .recordLines(h.root.resolve("console.log")).stopOnJvmExit(true).start()) {
+                    ch.awaitLine(x -> x.contains("health-watch first probe completed"), 0, Duration.ofMillis(120_000), "first probe");
                     log("agent pid " + ch.pid() + " port " + h.port + " user " + NodeHome.USER + " password "
                             + NodeHome.PASSWORD);
                     Thread.sleep(Long.MAX_VALUE);
@@ -189,8 +190,9 @@ public final class BenchMain {
         Map<String, Long> bare;
         String classes;
         NodeHome h = new NodeHome(work.resolve("footprint-nmt"), freePort(), 60, 20, "none");
-        try (Child c = new Child(h.processBuilder(install, cluster.masterUrl(), opts), h.root.resolve("console.log"))) {
-            c.await(x -> x.contains("health-watch first probe completed"), 0, 120_000, "first completed probe");
+        try (ChildProcess c = h.process(install, cluster.masterUrl(), opts)
+                .recordLines(h.root.resolve("console.log")).stopOnJvmExit(true).start()) {
+            c.awaitLine(x -> x.contains("health-watch first probe completed"), 0, Duration.ofMillis(120_000), "first completed probe");
             Thread.sleep(settleMs);
             agent = nmtSummary(c.pid());
             classes = classLoaders(c.pid());
@@ -201,8 +203,9 @@ public final class BenchMain {
         cmd.add(javaBin());
         cmd.addAll(List.of(opts.trim().split("\\s+")));
         cmd.addAll(List.of("-cp", felixJar() + ":" + benchJar(), BareFelix.class.getName(), cache.toString()));
-        try (Child c = new Child(new ProcessBuilder(cmd), work.resolve("bare-nmt.log"))) {
-            c.await(x -> x.contains(BareFelix.STARTED), 0, 60_000, "bare framework start");
+        try (ChildProcess c = ChildProcess.builder(cmd)
+                .recordLines(work.resolve("bare-nmt.log")).stopOnJvmExit(true).start()) {
+            c.awaitLine(x -> x.contains(BareFelix.STARTED), 0, Duration.ofMillis(60_000), "bare framework start");
             Thread.sleep(settleMs);
             bare = nmtSummary(c.pid());
         }
@@ -334,10 +337,10 @@ public final class BenchMain {
 
     private Start agentStart(int i, String javaOpts, long settleMs) throws Exception {
         NodeHome h = new NodeHome(work.resolve("footprint-" + i), freePort(), 60, 20, "none");
-        try (Child c = new Child(h.processBuilder(install, cluster.masterUrl(), javaOpts),
-                h.root.resolve("console.log"))) {
-            Child.Line first = c.await(s -> s.contains("health-watch first probe completed"), 0, 120_000,
-                    "first completed probe");
+        try (ChildProcess c = h.process(install, cluster.masterUrl(), javaOpts)
+                .recordLines(h.root.resolve("console.log")).stopOnJvmExit(true).start()) {
+            ChildProcess.Line first = c.awaitLine(s -> s.contains("health-watch first probe completed"), 0,
+                    Duration.ofMillis(120_000), "first completed probe");
             double rssFirst = Proc.rssKib(c.pid()) / 1024.0;
             double ms = (first.arrivedNanos() - c.startNanos()) / 1e6;
             if (javaOpts == null && nodeJvmOptions.isEmpty()) {
@@ -358,8 +361,10 @@ public final class BenchMain {
         cmd.add(javaBin());
         cmd.addAll(List.of(nodeJvmOptions.trim().split("\\s+")));
         cmd.addAll(List.of("-cp", felixJar() + ":" + benchJar(), BareFelix.class.getName(), cache.toString()));
-        try (Child c = new Child(new ProcessBuilder(cmd), work.resolve("bare-" + i + ".log"))) {
-            Child.Line first = c.await(s -> s.contains(BareFelix.STARTED), 0, 60_000, "bare framework start");
+        try (ChildProcess c = ChildProcess.builder(cmd)
+                .recordLines(work.resolve("bare-" + i + ".log")).stopOnJvmExit(true).start()) {
+            ChildProcess.Line first = c.awaitLine(s -> s.contains(BareFelix.STARTED), 0, Duration.ofMillis(60_000),
+                    "bare framework start");
             double rssFirst = Proc.rssKib(c.pid()) / 1024.0;
             double ms = (first.arrivedNanos() - c.startNanos()) / 1e6;
             Thread.sleep(settleMs);
@@ -478,8 +483,9 @@ public final class BenchMain {
 
     private void agentLatencies() throws Exception {
         NodeHome h = new NodeHome(work.resolve("agent"), freePort(), 2, 1, "framework");
-        try (Child c = new Child(h.processBuilder(install, cluster.masterUrl(), null), h.root.resolve("console.log"))) {
-            c.await(s -> s.contains("marker driver-ready written by"), 0, 120_000, "driver-ready marker");
+        try (ChildProcess c = h.process(install, cluster.masterUrl(), null)
+                .recordLines(h.root.resolve("console.log")).stopOnJvmExit(true).start()) {
+            c.awaitLine(s -> s.contains("marker driver-ready written by"), 0, Duration.ofMillis(120_000), "driver-ready marker");
             jolokia(h);
             reaction(c, h);
         }
@@ -589,7 +595,7 @@ public final class BenchMain {
         return out;
     }
 
-    private void reaction(Child c, NodeHome h) throws Exception {
+    private void reaction(ChildProcess c, NodeHome h) throws Exception {
         md = section(3);
         int runs = quick ? 2 : 5;
         double interval = 2.0;
@@ -608,8 +614,8 @@ public final class BenchMain {
         int from = 0;
         for (int r = 0; r < runs; r++) {
             // the probe schedule of the current boot: probes start at first-probe start + k x interval
-            c.await(s -> s.contains("health-watch first probe completed"), from, 120_000, "first probe of the boot");
-            c.await(s -> s.contains("marker driver-ready written by"), from, 120_000, "driver-ready");
+            c.awaitLine(s -> s.contains("health-watch first probe completed"), from, Duration.ofMillis(120_000), "first probe of the boot");
+            c.awaitLine(s -> s.contains("marker driver-ready written by"), from, Duration.ofMillis(120_000), "driver-ready");
             // inject right after a probe has completed: its start (HealthWatch LastProbeTime) is the reference
             String before = lastProbeTime(http, h.port, auth);
             long deadline = System.currentTimeMillis() + 3 * periodMs;
@@ -629,11 +635,12 @@ public final class BenchMain {
             if (resp.statusCode() != 200 || !resp.body().contains("\"status\":200")) {
                 throw new IllegalStateException("wedge injection failed: " + resp.body());
             }
-            Child.Line wedged = c.await(s -> s.contains("chip 0:0: now wedged"), mark, 10_000, "simulator wedge");
-            Child.Line marker = c.await(s -> s.contains("marker reboot-required written by health-watch"), mark,
-                    30_000, "recovery marker");
-            Child.Line reboot = c.await(s -> s.contains("REBOOT requested by the rebooter"), mark, 60_000,
-                    "reboot executor call");
+            ChildProcess.Line wedged = c.awaitLine(s -> s.contains("chip 0:0: now wedged"), mark,
+                    Duration.ofMillis(10_000), "simulator wedge");
+            ChildProcess.Line marker = c.awaitLine(s -> s.contains("marker reboot-required written by health-watch"),
+                    mark, Duration.ofMillis(30_000), "recovery marker");
+            ChildProcess.Line reboot = c.awaitLine(s -> s.contains("REBOOT requested by the rebooter"), mark,
+                    Duration.ofMillis(60_000), "reboot executor call");
             Matcher sm = since.matcher(marker.text());
             if (!sm.find()) {
                 throw new IllegalStateException("no since= in the marker line: " + marker.text());

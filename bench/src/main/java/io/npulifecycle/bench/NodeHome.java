@@ -4,8 +4,11 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+
+import io.npulifecycle.simulator.common.ChildProcess;
 
 /**
  * The folders and configuration of one emulated node for a node-agent runtime under benchmark: the runtime home, the
@@ -54,11 +57,14 @@ final class NodeHome {
     }
 
     /** @return the process builder of {@code bin/npu-lifecycle node} for this home (launcher's JVM options) */
-    ProcessBuilder processBuilder(Path install, String masterUrl, String javaOpts) {
-        ProcessBuilder pb = new ProcessBuilder(install.resolve("bin/npu-lifecycle").toString(), "node", "--no-shell",
-                "--home", home.toString());
-        Map<String, String> env = pb.environment();
-        env.keySet().removeIf(k -> k.startsWith("NPU_LIFECYCLE_") || k.equals("JAVA_OPTS") || k.equals("NODE_NAME"));
+    /**
+     * @param install the installation
+     * @param masterUrl the API server
+     * @param javaOpts {@code NPU_LIFECYCLE_JAVA_OPTS}, or null
+     * @return the node agent of this home, to be given an output and started
+     */
+    ChildProcess.Builder process(Path install, String masterUrl, String javaOpts) {
+        Map<String, String> env = new java.util.LinkedHashMap<>();
         env.put("NPU_LIFECYCLE_JOLOKIA_USER", USER);
         env.put("NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD);
         env.put("NPU_LIFECYCLE_KUBE_MASTER", masterUrl);
@@ -67,7 +73,10 @@ final class NodeHome {
         if (javaOpts != null) {
             env.put("NPU_LIFECYCLE_JAVA_OPTS", javaOpts);
         }
-        return pb;
+        return ChildProcess.builder(List.of(install.resolve("bin/npu-lifecycle").toString(), "node", "--no-shell",
+                "--home", home.toString()))
+                .removeEnv(k -> k.startsWith("NPU_LIFECYCLE_") || k.equals("JAVA_OPTS") || k.equals("NODE_NAME"))
+                .env(env);
     }
 
     static void write(Path file, String content) throws IOException {

@@ -9,6 +9,7 @@ import static org.ops4j.pax.exam.CoreOptions.cleanCaches;
 import static org.ops4j.pax.exam.CoreOptions.frameworkProperty;
 import static org.ops4j.pax.exam.CoreOptions.frameworkStartLevel;
 import static org.ops4j.pax.exam.CoreOptions.junitBundles;
+import static org.ops4j.pax.exam.CoreOptions.mavenBundle;
 import static org.ops4j.pax.exam.CoreOptions.systemPackage;
 import static org.ops4j.pax.exam.CoreOptions.workingDirectory;
 
@@ -34,6 +35,8 @@ import java.util.function.Supplier;
 
 import javax.inject.Inject;
 
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.ops4j.pax.exam.Constants;
 import org.ops4j.pax.exam.Option;
 import org.osgi.framework.Bundle;
@@ -264,6 +267,10 @@ public abstract class FelixTestSupport {
 
         // Pax Exam's JUnit 4 invoker inside the framework (+ junit, hamcrest bundles)
         options.add(junitBundles());
+        // await(...) inside the framework: Awaitility and the hamcrest 2 it imports (beside junit's hamcrest 1.3)
+        options.add(mavenBundle("org.hamcrest", "hamcrest", System.getProperty("itests.hamcrest.version", "2.1")));
+        options.add(mavenBundle("org.awaitility", "awaitility", System.getProperty("itests.awaitility.version",
+                "4.3.0")));
         Path paxWork = workDir().resolve("pax-exam");
         try {
             Files.createDirectories(paxWork);
@@ -434,23 +441,22 @@ public abstract class FelixTestSupport {
         return FrameworkUtil.getBundle(getClass());
     }
 
+    /** How often {@link #await} polls its condition. */
+    public static final Duration POLL_INTERVAL = Duration.ofMillis(50);
+
     /**
-     * Waits until {@code condition} holds, polling every 50 ms, and fails with {@code what} and {@code
-     * diagnostics} after {@code timeout}.
+     * Waits until {@code condition} holds (Awaitility, polled in the calling thread at once and then every 50 ms), and
+     * fails with {@code what} and {@code diagnostics} after {@code timeout}. Inside the framework Awaitility and its
+     * hamcrest are the bundles {@link #felixOptions} installs; io.npulifecycle.testing.support is not a bundle, so
+     * the probe cannot use its {@code Waits}.
      */
     public static void await(String what, Duration timeout, BooleanSupplier condition, Supplier<String> diagnostics) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                fail("timed out after " + timeout + " waiting for " + what
-                        + (diagnostics == null ? "" : "\n" + diagnostics.get()));
-            }
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted waiting for " + what, e);
-            }
+        try {
+            Awaitility.await(what).pollInSameThread().dontCatchUncaughtExceptions().pollDelay(Duration.ZERO)
+                    .pollInterval(POLL_INTERVAL).atMost(timeout).until(condition::getAsBoolean);
+        } catch (ConditionTimeoutException e) {
+            fail("timed out after " + timeout + " waiting for " + what
+                    + (diagnostics == null ? "" : "\n" + diagnostics.get()));
         }
     }
 

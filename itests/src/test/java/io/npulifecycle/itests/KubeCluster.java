@@ -1,15 +1,16 @@
 package io.npulifecycle.itests;
 
+import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 
 /**
- * The {@link EmbeddedCluster} of the integration tests, started once per failsafe JVM from {@code @Configuration}
- * methods (outside the framework). Like {@link RuntimeOptions}, never loaded by a test method: the simulator's
+ * The Kubernetes API server of the integration tests (a {@link ClusterBackend}: the {@link EmbeddedCluster}), started
+ * once per failsafe JVM from {@code @Configuration} methods (outside the framework). Like {@link RuntimeOptions}, never loaded by a test method: the simulator's
  * classes are not visible inside the framework; pass {@link #masterUrl()} to the tests as a framework property.
  */
 public final class KubeCluster {
 
-    private static EmbeddedCluster cluster;
+    private static ClusterBackend cluster;
 
     private KubeCluster() {
     }
@@ -19,7 +20,7 @@ public final class KubeCluster {
         if (cluster == null) {
             cluster = EmbeddedCluster.start();
             cluster.installCrd();
-            EmbeddedCluster c = cluster;
+            ClusterBackend c = cluster;
             Runtime.getRuntime().addShutdownHook(new Thread(c::close, "embedded-cluster-stop"));
         }
         return cluster.masterUrl();

@@ -14,8 +14,10 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+
+import io.npulifecycle.simulator.common.ChildProcess;
+import io.npulifecycle.testing.support.Waits;
 
 /**
  * Runs {@code bin/npu-lifecycle} of the built distribution as a child process, as an operator would, and talks to
@@ -41,19 +43,21 @@ public final class RuntimeProcess implements AutoCloseable {
         }
     }
 
-    private final Process process;
-    private final Path output;
+    /** How long {@link #close()} waits after SIGTERM (the launcher's shutdown hook stops the framework). */
+    static final Duration STOP_GRACE = Duration.ofSeconds(30);
+
+    private final ChildProcess process;
     private final int port;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-    private RuntimeProcess(Process process, Path output, int port) {
+    private RuntimeProcess(ChildProcess process, int port) {
         this.process = process;
-        this.output = output;
         this.port = port;
     }
 
     /**
-     * Starts {@code bin/npu-lifecycle ARGS} with the given extra environment.
+     * Starts {@code bin/npu-lifecycle ARGS} with the given extra environment; the test's own Jolokia credentials and
+     * {@code NPU_LIFECYCLE_HOME} are not inherited.
      *
      * @param output file receiving stdout and stderr
      * @param port the HTTP port the runtime is expected to use (for the HTTP helpers)
@@ -64,13 +68,10 @@ public final class RuntimeProcess implements AutoCloseable {
         List<String> cmd = new ArrayList<>();
         cmd.add(distribution().resolve("bin/npu-lifecycle").toString());
         cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(output.toFile())
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-        pb.environment().remove("NPU_LIFECYCLE_JOLOKIA_USER");
-        pb.environment().remove("NPU_LIFECYCLE_JOLOKIA_PASSWORD");
-        pb.environment().remove("NPU_LIFECYCLE_HOME");
-        pb.environment().putAll(env);
-        return new RuntimeProcess(pb.start(), output, port);
+        return new RuntimeProcess(ChildProcess.builder(cmd)
+                .removeEnv(k -> k.equals("NPU_LIFECYCLE_JOLOKIA_USER") || k.equals("NPU_LIFECYCLE_JOLOKIA_PASSWORD")
+                        || k.equals("NPU_LIFECYCLE_HOME"))
+                .env(env).output(output, false).stopGrace(STOP_GRACE).start(), port);
     }
 
     /**
@@ -96,7 +97,7 @@ public final class RuntimeProcess implements AutoCloseable {
     public static int runToExit(Path output, Map<String, String> env, long timeoutSeconds, String... args)
             throws Exception {
         try (RuntimeProcess p = start(output, 0, env, args)) {
-            if (!p.process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+            if (!p.process.waitFor(Duration.ofSeconds(timeoutSeconds))) {
                 throw new AssertionError("npu-lifecycle " + String.join(" ", args) + " did not exit within "
                         + timeoutSeconds + " s:\n" + p.output());
             }
@@ -106,44 +107,34 @@ public final class RuntimeProcess implements AutoCloseable {
 
     /** @return everything the process printed so far */
     public String output() {
-        try {
-            return Files.readString(output, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "(cannot read " + output + ": " + e + ")";
-        }
+        return process.output();
     }
 
     /** @return whether the process is still running */
     public boolean alive() {
-        return process.isAlive();
+        return process.alive();
     }
 
     /** @return the process */
     public Process process() {
-        return process;
+        return process.process();
     }
 
     /**
-     * Waits until {@code condition} holds, polling every 50 ms, failing with the process output after the deadline.
+     * Waits until {@code condition} holds ({@link Waits}), failing at once with the process output when the process
+     * exits, and with the output after the deadline.
      */
     public void await(String what, Duration deadline, BooleanSupplier condition) {
-        long end = System.nanoTime() + deadline.toNanos();
-        while (System.nanoTime() < end) {
+        Waits.until(what, deadline, () -> {
             if (condition.getAsBoolean()) {
-                return;
+                return true;
             }
-            if (!process.isAlive()) {
+            if (!process.alive()) {
                 throw new AssertionError("runtime exited (" + process.exitValue() + ") while waiting for " + what
                         + ":\n" + output());
             }
-            try {
-                Thread.sleep(50); // polling interval inside a deadline loop, not a wait for a fixed time
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
-        throw new AssertionError("timed out after " + deadline + " waiting for " + what + ":\n" + output());
+            return false;
+        }, this::output);
     }
 
     /** A minimal HTTP answer. */
@@ -187,18 +178,9 @@ public final class RuntimeProcess implements AutoCloseable {
         }
     }
 
+    /** Stops the process: SIGTERM (the launcher's shutdown hook stops the framework), SIGKILL after 30 s. */
     @Override
     public void close() {
-        if (process.isAlive()) {
-            process.destroy(); // SIGTERM: the launcher's shutdown hook stops the framework
-            try {
-                if (!process.waitFor(30, TimeUnit.SECONDS)) {
-                    process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                process.destroyForcibly();
-            }
-        }
+        process.close();
     }
 }

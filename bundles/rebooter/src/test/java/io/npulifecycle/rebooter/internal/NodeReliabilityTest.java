@@ -1,6 +1,7 @@
 package io.npulifecycle.rebooter.internal;
 
-import static io.npulifecycle.rebooter.internal.TestCluster.await;
+import static io.npulifecycle.rebooter.internal.NodeRuntime.NODE;
+import static io.npulifecycle.rebooter.internal.NodeRuntime.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -36,9 +37,10 @@ import io.npulifecycle.clock.testing.ManualTimeSource;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.kube.internal.NodeSync;
 import io.npulifecycle.markers.internal.FileMarkerStore;
+import io.npulifecycle.testing.support.ClusterFixture;
 
 /**
- * Reliability matrix (issue #7), categories {@code annotation}, {@code marker file}, {@code state file} and the node
+ * Reliability matrix (docs/reliability.md), categories {@code annotation}, {@code marker file}, {@code state file} and the node
  * agent's side of {@code custom resource}: bad input reaches the real node-agent path (marker store, Kubernetes node
  * sync over kubernetes-server-mock, rebooter decision engine, with a counting reboot executor). Every case asserts no
  * reboot (the executor was never called), a clear error naming the input, and no lost state (the approval annotation
@@ -50,7 +52,7 @@ import io.npulifecycle.markers.internal.FileMarkerStore;
 @Timeout(300)
 class NodeReliabilityTest {
 
-    static TestCluster cluster;
+    static ClusterFixture cluster;
     @TempDir
     static Path tmp;
     static int n;
@@ -85,7 +87,7 @@ class NodeReliabilityTest {
 
     @BeforeAll
     static void startCluster() throws IOException {
-        cluster = new TestCluster();
+        cluster = NodeRuntime.startCluster();
         MarkerStore proxy = (MarkerStore) java.lang.reflect.Proxy.newProxyInstance(MarkerStore.class.getClassLoader(),
                 new Class<?>[] {MarkerStore.class}, (o, m, args) -> {
                     try {
@@ -95,7 +97,7 @@ class NodeReliabilityTest {
                     }
                 });
         currentMarkers = new FileMarkerStore(Files.createDirectories(tmp.resolve("run-0")), "boot-0", time::now, null);
-        sync = new NodeSync(cluster.agent, new NodeSync.Settings(TestCluster.NODE, "npu-operator", "npuoperatorctl-sample",
+        sync = new NodeSync(NodeRuntime.agentClient(cluster, NodeRuntime.proxy(cluster)), new NodeSync.Settings(NODE, "npu-operator", "npuoperatorctl-sample",
                 "default", Duration.ofSeconds(30)), time, proxy, null);
         sync.start();
     }
@@ -114,8 +116,8 @@ class NodeReliabilityTest {
         stateDir = Files.createDirectories(tmp.resolve("var-" + id));
         FileMarkerStore markers = new FileMarkerStore(markerDir, "boot-" + id, time::now, null);
         currentMarkers = markers;
-        cluster.annotate(NodeKeys.APPROVE_REBOOT, null);
-        cluster.policy(false, autoRecover, maxReboots, window);
+        cluster.annotate(NODE, NodeKeys.APPROVE_REBOOT, null);
+        cluster.putDriver(NodeRuntime.policy(false, autoRecover, maxReboots, window));
         RebootEngine rebooter = new RebootEngine(markers, () -> sync, () -> sync, () -> sync, () -> executor, time,
                 new RebootEngine.Settings(stateDir, 3, Duration.ofHours(24), false, 300));
         rt = new Rt("boot-" + id, markers, sync, rebooter);
@@ -156,7 +158,7 @@ class NodeReliabilityTest {
     }
 
     void approve(String value) {
-        cluster.annotate(NodeKeys.APPROVE_REBOOT, value);
+        cluster.annotate(NODE, NodeKeys.APPROVE_REBOOT, value);
         int[] k = {0};
         await("approval '" + cut(value) + "' seen", () -> value.equals(rt.sync.approval().value()), () -> {
             if (++k[0] % 150 == 0) {
@@ -177,9 +179,9 @@ class NodeReliabilityTest {
         rounds();
         assertEquals("WAITING_FOR_APPROVAL", rt.rebooter.getDecision());
         assertTrue(rt.rebooter.getDecisionReason().contains(shown), rt.rebooter.getDecisionReason());
-        assertEquals(value, cluster.annotation(NodeKeys.APPROVE_REBOOT), "the annotation is left as the person wrote it");
-        assertNull(cluster.annotation(NodeKeys.REBOOTING_FROM_BOOT_ID), "no consumption mark");
-        await("ApprovalInvalid Event naming " + shown, () -> cluster.events(NodeKeys.EVENT_APPROVAL_INVALID).stream()
+        assertEquals(value, cluster.annotation(NODE, NodeKeys.APPROVE_REBOOT), "the annotation is left as the person wrote it");
+        assertNull(cluster.annotation(NODE, NodeKeys.REBOOTING_FROM_BOOT_ID), "no consumption mark");
+        await("ApprovalInvalid Event naming " + shown, () -> cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_APPROVAL_INVALID).stream()
                 .anyMatch(e -> e.getMessage().contains(NodeKeys.APPROVE_REBOOT + "=" + shown)
                         && "Warning".equals(e.getType()) && e.getMessage().length() < 1024));
         assertTrue(reboots.isEmpty());
@@ -246,27 +248,27 @@ class NodeReliabilityTest {
         l.add(test(a, "misspelled key npu.openfuyao.com/approve_reboot=true", "not an approval: waiting for approve-reboot=true, no reboot, annotation untouched", () -> {
             boot(false);
             wedge();
-            cluster.annotate("npu.openfuyao.com/approve_reboot", "true");
+            cluster.annotate(NODE, "npu.openfuyao.com/approve_reboot", "true");
             try {
                 rounds();
                 assertEquals("WAITING_FOR_APPROVAL", rt.rebooter.getDecision());
                 assertTrue(rt.rebooter.getDecisionReason().contains("waiting for " + NodeKeys.APPROVE_REBOOT + "=true"),
                         rt.rebooter.getDecisionReason());
-                assertEquals("true", cluster.annotation("npu.openfuyao.com/approve_reboot"));
+                assertEquals("true", cluster.annotation(NODE, "npu.openfuyao.com/approve_reboot"));
             } finally {
-                cluster.annotate("npu.openfuyao.com/approve_reboot", null);
+                cluster.annotate(NODE, "npu.openfuyao.com/approve_reboot", null);
             }
         }));
         l.add(test(a, "label reboot-required=maybe set by hand, no marker", "the agent puts the label back to the marker's truth (absent), no reboot", () -> {
             boot(true);
-            cluster.admin.nodes().withName(TestCluster.NODE).edit(nd -> {
+            cluster.admin().nodes().withName(NODE).edit(nd -> {
                 nd.getMetadata().getLabels().put(NodeKeys.REBOOT_REQUIRED, "maybe");
                 return nd;
             });
             rounds();
             awaitTicking("label corrected", () -> {
                 rt.sync.requestSync();
-                return cluster.label(NodeKeys.REBOOT_REQUIRED) == null;
+                return cluster.label(NODE, NodeKeys.REBOOT_REQUIRED) == null;
             });
             assertEquals("NONE", rt.rebooter.getDecision());
             assertTrue(reboots.isEmpty());

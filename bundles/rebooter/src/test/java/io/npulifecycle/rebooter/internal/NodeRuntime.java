@@ -1,12 +1,20 @@
 package io.npulifecycle.rebooter.internal;
 
-import io.npulifecycle.clock.testing.ManualTimeSource;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
+import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.npulifecycle.clock.testing.ManualTimeSource;
+import io.npulifecycle.simulator.common.TcpProxy;
+import io.npulifecycle.testing.support.ClusterFixture;
+import io.npulifecycle.testing.support.Waits;
 import io.npulifecycle.api.node.ApprovalService;
 import io.npulifecycle.api.reboot.DriverLoader;
 import io.npulifecycle.api.reboot.RebootExecutor;
@@ -15,8 +23,19 @@ import io.npulifecycle.driver.internal.HealthView;
 import io.npulifecycle.kube.internal.NodeSync;
 import io.npulifecycle.markers.internal.FileMarkerStore;
 
-/** One node-agent "runtime" of one boot: marker store, node sync, rebooter engine, driver engine. */
+/**
+ * One node-agent "runtime" of one boot: marker store, node sync, rebooter engine, driver engine; and the cluster side
+ * the rebooter tests share: the embedded API server with the node {@value #NODE}, a {@link TcpProxy} in front of it
+ * for the agents (so the API server can be made unreachable), and the NPUOperatorCtl policy.
+ */
 final class NodeRuntime implements AutoCloseable {
+    /** The node the agents run on. */
+    static final String NODE = "npu-node-1";
+    /** Where the agents write their Events (their client's namespace). */
+    static final String EVENTS_NAMESPACE = "default";
+    /** How long the tests wait for the agent or the API server. */
+    static final Duration WAIT = Duration.ofSeconds(20);
+
     final String bootId;
     final FileMarkerStore markers;
     final NodeSync sync;
@@ -28,7 +47,7 @@ final class NodeRuntime implements AutoCloseable {
             Path procModules, String podVersion, boolean dryRun) {
         this.bootId = bootId;
         markers = new FileMarkerStore(markerDir, bootId, time::now, null);
-        sync = new NodeSync(client, new NodeSync.Settings(TestCluster.NODE, "npu-operator", "npuoperatorctl-sample",
+        sync = new NodeSync(client, new NodeSync.Settings(NODE, "npu-operator", "npuoperatorctl-sample",
                 "default", Duration.ofSeconds(30)), time, markers, null);
         sync.start();
         Supplier<ApprovalService> as = approvals != null ? approvals : () -> sync;
@@ -42,5 +61,69 @@ final class NodeRuntime implements AutoCloseable {
     @Override
     public void close() {
         sync.stop();
+    }
+
+    /** @return a started embedded cluster with the NPU node {@value #NODE} (label {@code openfuyao.com/npu.present}) */
+    static ClusterFixture startCluster() {
+        ClusterFixture cluster = ClusterFixture.startEmbedded();
+        cluster.admin().nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE)
+                .addToLabels("openfuyao.com/npu.present", "true").endMetadata().build()).create();
+        return cluster;
+    }
+
+    /**
+     * @param cluster the cluster
+     * @return a proxy in front of its API server, closed with the cluster; the agents talk through it
+     * @throws IOException when no port can be bound
+     */
+    static TcpProxy proxy(ClusterFixture cluster) throws IOException {
+        return cluster.own(new TcpProxy(cluster.port()));
+    }
+
+    /**
+     * @param cluster the cluster
+     * @param proxy its proxy
+     * @return a new client for one node-agent runtime, through the proxy (each runtime has its own, as in
+     *         production); it fails fast (10 s request timeout, no retry), as the outage tests need
+     */
+    static KubernetesClient agentClient(ClusterFixture cluster, TcpProxy proxy) {
+        return cluster.client(c -> {
+            c.setMasterUrl(proxy.url());
+            c.setNamespace(EVENTS_NAMESPACE);
+            c.setRequestTimeout(10_000);
+            c.setConnectionTimeout(5_000);
+            c.setRequestRetryBackoffLimit(0);
+        });
+    }
+
+    /**
+     * @return the {@code spec.driver} of version 25.5.0 with this policy; a null value leaves its key out
+     */
+    static Map<String, Object> policy(Boolean autoUpgrade, Object autoRecover, Object maxReboots, Object window) {
+        Map<String, Object> rp = new HashMap<>();
+        if (autoRecover != null) {
+            rp.put("autoRecover", autoRecover);
+        }
+        if (maxReboots != null) {
+            rp.put("maxReboots", maxReboots);
+        }
+        if (window != null) {
+            rp.put("window", window);
+        }
+        Map<String, Object> driver = new HashMap<>();
+        driver.put("version", "25.5.0");
+        driver.put("upgradePolicy", Map.of("autoUpgrade", autoUpgrade != null && autoUpgrade));
+        driver.put("recoveryPolicy", rp);
+        return driver;
+    }
+
+    /** Waits {@link #WAIT} for {@code condition}. */
+    static void await(String what, BooleanSupplier condition) {
+        Waits.until(what, WAIT, condition);
+    }
+
+    /** Waits {@link #WAIT} for {@code condition}, running {@code eachRound} after each poll that found it false. */
+    static void await(String what, BooleanSupplier condition, Runnable eachRound) {
+        Waits.untilRunning(what, WAIT, condition, eachRound);
     }
 }

@@ -1,7 +1,8 @@
 package io.npulifecycle.rebooter.internal;
 
 import io.npulifecycle.clock.testing.ManualTimeSource;
-import static io.npulifecycle.rebooter.internal.TestCluster.await;
+import static io.npulifecycle.rebooter.internal.NodeRuntime.NODE;
+import static io.npulifecycle.rebooter.internal.NodeRuntime.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -33,17 +34,20 @@ import io.npulifecycle.api.node.NodeKeys;
 import io.npulifecycle.api.reboot.DriverLoader;
 import io.npulifecycle.api.reboot.RebootExecutor;
 import io.npulifecycle.driver.internal.HealthView;
+import io.npulifecycle.simulator.common.TcpProxy;
+import io.npulifecycle.testing.support.ClusterFixture;
 
 /**
- * The issue's scenarios (issue 4) against kubernetes-server-mock in CRUD mode, with the real marker store, node sync,
- * rebooter and driver logic, a fake reboot executor and a fake driver loader. A "reboot" is simulated by closing the
+ * The reboot path's scenarios against the embedded API server (kubernetes-server-mock in CRUD mode), with the real
+ * marker store, node sync, rebooter and driver logic, a fake reboot executor and a fake driver loader. A "reboot" is simulated by closing the
  * runtime, clearing the marker folder (tmpfs) and starting a runtime with a new boot id on the same state folder.
  */
 class RebootPathTest {
 
     @TempDir
     Path tmp;
-    TestCluster cluster;
+    ClusterFixture cluster;
+    TcpProxy proxy;
     ManualTimeSource time;
     Path markerDir;
     Path stateDir;
@@ -117,7 +121,8 @@ class RebootPathTest {
 
     @BeforeEach
     void setUp() throws IOException {
-        cluster = new TestCluster();
+        cluster = NodeRuntime.startCluster();
+        proxy = NodeRuntime.proxy(cluster);
         time = new ManualTimeSource(Instant.parse("2026-12-01T10:00:00Z"));
         markerDir = Files.createDirectories(tmp.resolve("run"));
         stateDir = Files.createDirectories(tmp.resolve("var"));
@@ -137,7 +142,7 @@ class RebootPathTest {
     }
 
     NodeRuntime boot(String bootId, Supplier<ApprovalService> approvals, boolean dryRun) {
-        NodeRuntime r = new NodeRuntime(bootId, markerDir, stateDir, cluster.newAgent(), time, approvals, executor, loader,
+        NodeRuntime r = new NodeRuntime(bootId, markerDir, stateDir, NodeRuntime.agentClient(cluster, proxy), time, approvals, executor, loader,
                 health, procModules, "25.5.0", dryRun);
         runtimes.add(r);
         await("Node informer synced", () -> r.sync.approval().known(), this::tick);
@@ -175,8 +180,8 @@ class RebootPathTest {
     }
 
     void approve(NodeRuntime r, String value) {
-        cluster.annotate(NodeKeys.APPROVE_REBOOT, value);
-        // UNCERTAIN: over the proxy the watch sometimes stays "watching" but silent; a relist (the MBean operation)
+        cluster.annotate(NODE, NodeKeys.APPROVE_REBOOT, value);
+        // over the proxy a watch can stay "watching" but silent; a relist (the MBean operation)
         // after a few seconds is the same remedy an operator has
         int[] n = {0};
         await("approval seen", () -> value.equals(r.sync.approval().value()), () -> {
@@ -189,7 +194,7 @@ class RebootPathTest {
 
     @Test
     void recoveryWithAutoRecoverRebootsOnceThenValidates() throws IOException {
-        cluster.policy(false, true, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, true, null, null));
         NodeRuntime a = boot("boot-a");
         awaitPolicy(a, true);
         a.driver.evaluate();
@@ -197,34 +202,34 @@ class RebootPathTest {
         health.wedged = "1:0";
         a.markers.remove(Markers.DRIVER_READY, "health-watch");
         wedge(a);
-        await("label reboot-required", () -> "true".equals(cluster.label(NodeKeys.REBOOT_REQUIRED)));
-        await("one RebootRequired Event", () -> cluster.events(NodeKeys.EVENT_REBOOT_REQUIRED).size() == 1);
-        assertTrue(cluster.events(NodeKeys.EVENT_REBOOT_REQUIRED).get(0).getMessage().contains("reason=recovery"));
-        assertTrue(cluster.events(NodeKeys.EVENT_REBOOT_REQUIRED).get(0).getMessage().contains("1:0"));
+        await("label reboot-required", () -> "true".equals(cluster.label(NODE, NodeKeys.REBOOT_REQUIRED)));
+        await("one RebootRequired Event", () -> cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_REBOOT_REQUIRED).size() == 1);
+        assertTrue(cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_REBOOT_REQUIRED).get(0).getMessage().contains("reason=recovery"));
+        assertTrue(cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_REBOOT_REQUIRED).get(0).getMessage().contains("1:0"));
         a.rebooter.evaluate();
         a.rebooter.evaluate();
         assertEquals(List.of("recovery"), executor.reboots);
-        assertEquals("boot-a", cluster.annotation(NodeKeys.REBOOTING_FROM_BOOT_ID));
+        assertEquals("boot-a", cluster.annotation(NODE, NodeKeys.REBOOTING_FROM_BOOT_ID));
         for (int i = 0; i < 5; i++) {
             a.sync.requestSync();
             a.rebooter.evaluate();
         }
-        assertEquals(1, cluster.events(NodeKeys.EVENT_REBOOT_REQUIRED).size(), "one Event per request, not per poll");
+        assertEquals(1, cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_REBOOT_REQUIRED).size(), "one Event per request, not per poll");
 
         health.wedged = "";
         NodeRuntime b = reboot(a, "boot-b");
         b.rebooter.evaluate();
         b.driver.evaluate();
         assertTrue(b.markers.read(Markers.DRIVER_READY).present(), "driver-ready back after validation");
-        await("label removed", () -> cluster.label(NodeKeys.REBOOT_REQUIRED) == null);
-        await("validated annotation", () -> "25.5.0@boot-b".equals(cluster.annotation(NodeKeys.DRIVER_VALIDATED)));
+        await("label removed", () -> cluster.label(NODE, NodeKeys.REBOOT_REQUIRED) == null);
+        await("validated annotation", () -> "25.5.0@boot-b".equals(cluster.annotation(NODE, NodeKeys.DRIVER_VALIDATED)));
         assertEquals(1, executor.reboots.size());
         assertTrue(b.rebooter.getHistory().get(0).contains("completed"), b.rebooter.getHistory().toString());
     }
 
     @Test
     void recoveryWithoutAutoRecoverWaitsForApprovalAndConsumesIt() throws IOException {
-        cluster.policy(false, false, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, false, null, null));
         NodeRuntime a = boot("boot-a");
         awaitPolicy(a, false);
         wedge(a);
@@ -237,14 +242,14 @@ class RebootPathTest {
         approve(a, "true");
         a.rebooter.evaluate();
         assertEquals(List.of("recovery"), executor.reboots);
-        assertNull(cluster.annotation(NodeKeys.APPROVE_REBOOT), "approval consumed");
+        assertNull(cluster.annotation(NODE, NodeKeys.APPROVE_REBOOT), "approval consumed");
         a.rebooter.evaluate();
         assertEquals(1, executor.reboots.size());
     }
 
     @Test
     void killedAfterConsumingRebootsExactlyOnceWithoutSecondApproval() throws IOException {
-        cluster.policy(false, false, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, false, null, null));
         NodeRuntime[] holder = new NodeRuntime[1];
         Supplier<ApprovalService> killing = () -> new Delegating(holder[0].sync) {
             @Override
@@ -260,7 +265,7 @@ class RebootPathTest {
         approve(a, "true");
         assertThrows(Killed.class, a.rebooter::evaluate);
         assertTrue(executor.reboots.isEmpty());
-        assertNull(cluster.annotation(NodeKeys.APPROVE_REBOOT));
+        assertNull(cluster.annotation(NODE, NodeKeys.APPROVE_REBOOT));
         // restart in the same boot: markers (tmpfs) survive a runtime restart, not a reboot
         a.close();
         runtimes.remove(a);
@@ -272,12 +277,12 @@ class RebootPathTest {
 
     @Test
     void approvalWithdrawnBetweenDecisionAndRebootMeansNoReboot() throws IOException {
-        cluster.policy(false, false, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, false, null, null));
         NodeRuntime[] holder = new NodeRuntime[1];
         Supplier<ApprovalService> withdrawing = () -> new Delegating(holder[0].sync) {
             @Override
             public ConsumeResult consumeApproval(String bootId) {
-                cluster.annotate(NodeKeys.APPROVE_REBOOT, null);
+                cluster.annotate(NODE, NodeKeys.APPROVE_REBOOT, null);
                 return super.consumeApproval(bootId);
             }
         };
@@ -293,7 +298,7 @@ class RebootPathTest {
 
     @Test
     void chipRecoversFirstNoRebootApprovalLeftInPlace() throws IOException {
-        cluster.policy(false, false, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, false, null, null));
         NodeRuntime a = boot("boot-a");
         awaitPolicy(a, false);
         approve(a, "true");
@@ -301,12 +306,12 @@ class RebootPathTest {
         a.markers.remove(Markers.REBOOT_REQUIRED, "health-watch"); // false-positive suppression
         a.rebooter.evaluate();
         assertTrue(executor.reboots.isEmpty());
-        assertEquals("true", cluster.annotation(NodeKeys.APPROVE_REBOOT));
+        assertEquals("true", cluster.annotation(NODE, NodeKeys.APPROVE_REBOOT));
     }
 
     @Test
     void chipRecoversAfterConsumptionApprovalPutBack() throws IOException {
-        cluster.policy(false, false, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, false, null, null));
         NodeRuntime[] holder = new NodeRuntime[1];
         Supplier<ApprovalService> recovering = () -> new Delegating(holder[0].sync) {
             @Override
@@ -328,29 +333,29 @@ class RebootPathTest {
         a.rebooter.evaluate();
         assertTrue(executor.reboots.isEmpty());
         assertEquals("RECHECK_FAILED", a.rebooter.getDecision());
-        assertEquals("true", cluster.annotation(NodeKeys.APPROVE_REBOOT), "an approval not used is put back");
+        assertEquals("true", cluster.annotation(NODE, NodeKeys.APPROVE_REBOOT), "an approval not used is put back");
     }
 
     /**
      * A reboot command returns before the host goes down (systemctl reboot, the simulator): the node agent may run on
      * for a moment and see the marker vanish. The approval was used by the reboot call and must not be put back
-     * (it would authorise a later, unrelated reboot). Found by the simulator demo.
+     * (it would authorise a later, unrelated reboot).
      */
     /**
-     * Issue #7 reliability matrix: the agent SIGKILLed after it recorded the reboot call but before the executor's work
+     * Reliability matrix: the agent SIGKILLed after it recorded the reboot call but before the executor's work
      * took effect. The host stays in the same boot; the restarted agent must serve the request again with the approval
      * consumed for this boot (never asking for a second one), once, and only after a grace period.
      */
     @Test
     void killedBeforeTheRebootTookEffectCallsItAgainOnceAfterTheGrace() throws IOException {
-        cluster.policy(false, false, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, false, null, null));
         NodeRuntime a = boot("boot-a");
         awaitPolicy(a, false);
         approve(a, "true");
         wedge(a);
         a.rebooter.evaluate();
         assertEquals(List.of("recovery"), executor.reboots, "the first call");
-        await("approval consumed", () -> cluster.annotation(NodeKeys.APPROVE_REBOOT) == null);
+        await("approval consumed", () -> cluster.annotation(NODE, NodeKeys.APPROVE_REBOOT) == null);
         // the process died before the call did anything: the host is still in boot-a, markers and state survive
         executor.reboots.clear();
         a.close();
@@ -368,32 +373,32 @@ class RebootPathTest {
             a2.rebooter.evaluate();
         }
         assertEquals(1, executor.reboots.size(), "one agent calls it once per boot");
-        assertNull(cluster.annotation(NodeKeys.APPROVE_REBOOT), "no second approval was needed or consumed");
+        assertNull(cluster.annotation(NODE, NodeKeys.APPROVE_REBOOT), "no second approval was needed or consumed");
     }
 
     @Test
     void approvalIsNeverPutBackOnceTheRebootWasCalled() throws IOException {
-        cluster.policy(false, false, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, false, null, null));
         NodeRuntime a = boot("boot-a");
         awaitPolicy(a, false);
         approve(a, "true");
         wedge(a);
         a.rebooter.evaluate();
         assertEquals(List.of("recovery"), executor.reboots);
-        await("approval consumed", () -> cluster.annotation(NodeKeys.APPROVE_REBOOT) == null);
+        await("approval consumed", () -> cluster.annotation(NODE, NodeKeys.APPROVE_REBOOT) == null);
         a.markers.remove(Markers.REBOOT_REQUIRED, "health-watch"); // the host is going down, the marker vanishes
         for (int i = 0; i < 3; i++) {
             time.advance(Duration.ofSeconds(30));
             a.rebooter.evaluate();
         }
         a.sync.requestSync();
-        assertNull(cluster.annotation(NodeKeys.APPROVE_REBOOT), "the used approval must not come back");
+        assertNull(cluster.annotation(NODE, NodeKeys.APPROVE_REBOOT), "the used approval must not come back");
         assertEquals(1, executor.reboots.size());
     }
 
     @Test
     void invalidApprovalValuesNeverRebootOneWarningEach() throws IOException {
-        cluster.policy(false, false, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, false, null, null));
         NodeRuntime a = boot("boot-a");
         awaitPolicy(a, false);
         wedge(a);
@@ -403,50 +408,50 @@ class RebootPathTest {
             a.rebooter.evaluate();
         }
         assertTrue(executor.reboots.isEmpty());
-        await("three ApprovalInvalid Events", () -> cluster.events(NodeKeys.EVENT_APPROVAL_INVALID).size() == 3);
-        List<String> msgs = cluster.events(NodeKeys.EVENT_APPROVAL_INVALID).stream().map(e -> e.getMessage()).toList();
+        await("three ApprovalInvalid Events", () -> cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_APPROVAL_INVALID).size() == 3);
+        List<String> msgs = cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_APPROVAL_INVALID).stream().map(e -> e.getMessage()).toList();
         assertTrue(msgs.stream().anyMatch(m -> m.contains("'yes'")), msgs.toString());
         assertTrue(msgs.stream().anyMatch(m -> m.contains("'TRUE'")), msgs.toString());
         assertTrue(msgs.stream().anyMatch(m -> m.contains("''")), msgs.toString());
-        assertTrue(cluster.events(NodeKeys.EVENT_APPROVAL_INVALID).stream().allMatch(e -> "Warning".equals(e.getType())));
+        assertTrue(cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_APPROVAL_INVALID).stream().allMatch(e -> "Warning".equals(e.getType())));
     }
 
     @Test
     void apiUnreachableWithoutAutoRecoverNoReboot() throws IOException {
-        cluster.policy(false, false, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, false, null, null));
         NodeRuntime a = boot("boot-a");
         awaitPolicy(a, false);
         approve(a, "true");
         wedge(a);
-        cluster.proxy.down();
+        proxy.cutOff(TcpProxy.Disconnect.CLOSE);
         a.rebooter.evaluate();
         assertTrue(executor.reboots.isEmpty());
         assertEquals("WAITING_FOR_API", a.rebooter.getDecision());
-        assertEquals("true", cluster.annotation(NodeKeys.APPROVE_REBOOT), "approval not used");
+        assertEquals("true", cluster.annotation(NODE, NodeKeys.APPROVE_REBOOT), "approval not used");
     }
 
     @Test
     void apiUnreachableWithAutoRecoverRebootsAndReportsWhenBack() throws IOException {
-        cluster.policy(false, true, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, true, null, null));
         NodeRuntime a = boot("boot-a");
         awaitPolicy(a, true);
-        cluster.proxy.down();
+        proxy.cutOff(TcpProxy.Disconnect.CLOSE);
         wedge(a);
         a.rebooter.evaluate();
         assertEquals(List.of("recovery"), executor.reboots);
-        assertNull(cluster.label(NodeKeys.REBOOT_REQUIRED));
-        cluster.proxy.up();
+        assertNull(cluster.label(NODE, NodeKeys.REBOOT_REQUIRED));
+        proxy.restore();
         for (int i = 0; i < 3; i++) {
             time.advance(Duration.ofSeconds(30));
         }
-        await("label written when the API server is back", () -> "true".equals(cluster.label(NodeKeys.REBOOT_REQUIRED)));
-        await("RebootRequired Event", () -> cluster.events(NodeKeys.EVENT_REBOOT_REQUIRED).size() == 1);
-        await("Rebooting Event", () -> cluster.events(NodeKeys.EVENT_REBOOTING).size() == 1);
+        await("label written when the API server is back", () -> "true".equals(cluster.label(NODE, NodeKeys.REBOOT_REQUIRED)));
+        await("RebootRequired Event", () -> cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_REBOOT_REQUIRED).size() == 1);
+        await("Rebooting Event", () -> cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_REBOOTING).size() == 1);
     }
 
     @Test
     void recoveryRebootLimitReached() throws IOException {
-        cluster.policy(false, true, 2, "24h");
+        cluster.putDriver(NodeRuntime.policy(false, true, 2, "24h"));
         NodeRuntime r = boot("boot-0");
         awaitPolicy(r, true);
         for (int i = 1; i <= 2; i++) {
@@ -462,8 +467,8 @@ class RebootPathTest {
         r.rebooter.evaluate();
         assertEquals(2, executor.reboots.size(), "no more reboots past the limit");
         assertEquals("RECOVERY_BLOCKED", r.rebooter.getDecision());
-        await("RecoveryFailed Event", () -> cluster.events(NodeKeys.EVENT_RECOVERY_FAILED).size() == 1);
-        await("recovery-blocked label", () -> "true".equals(cluster.label(NodeKeys.RECOVERY_BLOCKED)));
+        await("RecoveryFailed Event", () -> cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_RECOVERY_FAILED).size() == 1);
+        await("recovery-blocked label", () -> "true".equals(cluster.label(NODE, NodeKeys.RECOVERY_BLOCKED)));
         // the window slides: a day later a recovery reboot is allowed again
         time.advance(Duration.ofHours(25));
         r.rebooter.evaluate();
@@ -472,7 +477,7 @@ class RebootPathTest {
 
     @Test
     void upgradeStagesNeverUnloadsRebootsLoadsValidates() throws IOException {
-        cluster.policy(true, false, null, null);
+        cluster.putDriver(NodeRuntime.policy(true, false, null, null));
         health.version = "25.2.0";
         NodeRuntime a = boot("boot-a");
         await("policy", () -> a.sync.policy().autoUpgrade());
@@ -483,9 +488,9 @@ class RebootPathTest {
         assertEquals("upgrade", a.markers.read(Markers.REBOOT_REQUIRED).marker().reason());
         assertEquals("25.5.0", a.markers.read(Markers.REBOOT_REQUIRED).marker().content().get("to"));
         assertTrue(Files.readString(stateDir.resolve("driver-staged")).contains("version=25.5.0"));
-        await("reason=upgrade Event", () -> cluster.events(NodeKeys.EVENT_REBOOT_REQUIRED).stream()
+        await("reason=upgrade Event", () -> cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_REBOOT_REQUIRED).stream()
                 .anyMatch(e -> e.getMessage().contains("reason=upgrade")));
-        await("25.2.0 reported", () -> "25.2.0".equals(cluster.label(NodeKeys.DRIVER_VERSION)));
+        await("25.2.0 reported", () -> "25.2.0".equals(cluster.label(NODE, NodeKeys.DRIVER_VERSION)));
         a.rebooter.evaluate();
         assertEquals(List.of("upgrade"), executor.reboots);
 
@@ -499,15 +504,15 @@ class RebootPathTest {
         b.driver.evaluate();
         assertEquals("VALIDATED", b.driver.getState(), b.driver.getStateReason());
         assertTrue(b.markers.read(Markers.DRIVER_READY).present());
-        await("version reported", () -> "25.5.0".equals(cluster.label(NodeKeys.DRIVER_VERSION)));
-        await("validated", () -> "25.5.0@boot-b".equals(cluster.annotation(NodeKeys.DRIVER_VALIDATED)));
-        await("DriverValidated Event", () -> cluster.events(NodeKeys.EVENT_DRIVER_VALIDATED).size() == 1);
+        await("version reported", () -> "25.5.0".equals(cluster.label(NODE, NodeKeys.DRIVER_VERSION)));
+        await("validated", () -> "25.5.0@boot-b".equals(cluster.annotation(NODE, NodeKeys.DRIVER_VALIDATED)));
+        await("DriverValidated Event", () -> cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_DRIVER_VALIDATED).size() == 1);
         assertEquals(1, loader.loads.size());
     }
 
     @Test
     void validationFailureLeavesDriverReadyAbsentAndRequestsNoReboot() throws IOException {
-        cluster.policy(false, true, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, true, null, null));
         health.verdict = "failed";
         NodeRuntime a = boot("boot-a");
         a.driver.evaluate();
@@ -517,12 +522,12 @@ class RebootPathTest {
         assertEquals("VALIDATION_FAILED", a.driver.getState());
         assertFalse(a.markers.read(Markers.DRIVER_READY).present());
         assertFalse(a.markers.read(Markers.REBOOT_REQUIRED).present());
-        await("DriverValidationFailed Event", () -> cluster.events(NodeKeys.EVENT_DRIVER_VALIDATION_FAILED).size() == 1);
+        await("DriverValidationFailed Event", () -> cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_DRIVER_VALIDATION_FAILED).size() == 1);
     }
 
     @Test
     void markerFromPreviousBootIsIgnored() throws IOException {
-        cluster.policy(false, true, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, true, null, null));
         NodeRuntime a = boot("boot-a");
         awaitPolicy(a, true);
         a.close();
@@ -537,12 +542,12 @@ class RebootPathTest {
         assertTrue(executor.reboots.isEmpty());
         assertEquals("NONE", b.rebooter.getDecision());
         assertTrue(b.rebooter.getDecisionReason().contains("previous boot"), b.rebooter.getDecisionReason());
-        assertNull(cluster.label(NodeKeys.REBOOT_REQUIRED));
+        assertNull(cluster.label(NODE, NodeKeys.REBOOT_REQUIRED));
     }
 
     @Test
     void corruptStateFileNeverRebootsAndKeepsACopy() throws IOException {
-        cluster.policy(false, true, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, true, null, null));
         Files.writeString(stateDir.resolve("rebooter.state"), "format=1\nhistory.0=garbage\n");
         NodeRuntime a = boot("boot-a");
         awaitPolicy(a, true);
@@ -560,7 +565,7 @@ class RebootPathTest {
 
     @Test
     void noExecutorOrDryRunNeverRebootsNorConsumes() throws IOException {
-        cluster.policy(false, false, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, false, null, null));
         NodeRuntime a = boot("boot-a", null, true);
         awaitPolicy(a, false);
         approve(a, "true");
@@ -568,19 +573,19 @@ class RebootPathTest {
         a.rebooter.evaluate();
         assertTrue(executor.reboots.isEmpty());
         assertEquals("DRY_RUN", a.rebooter.getDecision());
-        assertEquals("true", cluster.annotation(NodeKeys.APPROVE_REBOOT), "a dry run never consumes an approval");
+        assertEquals("true", cluster.annotation(NODE, NodeKeys.APPROVE_REBOOT), "a dry run never consumes an approval");
         assertTrue(a.rebooter.getHistory().get(0).contains("dry-run"));
     }
 
     @Test
     void informerRelistRebuildsNodeStateAfterApiServerOutage() throws IOException {
-        cluster.policy(false, false, null, null);
+        cluster.putDriver(NodeRuntime.policy(false, false, null, null));
         NodeRuntime a = boot("boot-a");
         wedge(a);
-        await("label", () -> "true".equals(cluster.label(NodeKeys.REBOOT_REQUIRED)));
-        cluster.proxy.down();
+        await("label", () -> "true".equals(cluster.label(NODE, NodeKeys.REBOOT_REQUIRED)));
+        proxy.cutOff(TcpProxy.Disconnect.CLOSE);
         // meanwhile someone removes our label directly on the API server
-        cluster.admin.nodes().withName(TestCluster.NODE).edit(n -> {
+        cluster.admin().nodes().withName(NODE).edit(n -> {
             n.getMetadata().getLabels().remove(NodeKeys.REBOOT_REQUIRED);
             return n;
         });
@@ -588,10 +593,10 @@ class RebootPathTest {
             time.advance(Duration.ofSeconds(30));
         }
         assertFalse(a.sync.isConnected());
-        cluster.proxy.up();
+        proxy.restore();
         await("label restored after the relist", () -> {
             time.advance(Duration.ofSeconds(30));
-            return "true".equals(cluster.label(NodeKeys.REBOOT_REQUIRED));
+            return "true".equals(cluster.label(NODE, NodeKeys.REBOOT_REQUIRED));
         });
         await("watching again", () -> a.sync.isNodeInformerWatching());
         assertTrue(a.sync.getRelists() + a.sync.getReconnects() > 0);

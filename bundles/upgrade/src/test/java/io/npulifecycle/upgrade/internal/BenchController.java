@@ -16,8 +16,9 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
-import io.npulifecycle.upgrade.testing.MockCluster;
-import io.npulifecycle.upgrade.testing.ScaledTimeSource;
+import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
+import io.npulifecycle.testing.support.ScaledTestClock;
+import io.npulifecycle.testing.support.Waits;
 
 /**
  * The controller side of {@link RolloutScaleBenchmark}, in a JVM of its own so that its CPU time and heap are the
@@ -42,20 +43,14 @@ public final class BenchController {
     }
 
     public static void main(String[] args) throws Exception {
-        Config c = new ConfigBuilder(Config.empty()).withMasterUrl(args[0]).withTrustCerts(true).withNamespace(MockCluster.NS)
+        Config c = new ConfigBuilder(Config.empty()).withMasterUrl(args[0]).withTrustCerts(true).withNamespace(NodeAgentEmulator.NS)
                 .withUserAgent("npu-controller").withRequestRetryBackoffLimit(3).build();
         KubernetesClient k = new KubernetesClientBuilder().withConfig(c).withHttpClientFactory(new JdkHttpClientFactory()).build();
-        ScaledTimeSource time = new ScaledTimeSource(1);
+        ScaledTestClock time = new ScaledTestClock(1);
         UpgradeController uc = new UpgradeController(k, time, LeaderAndScaleTest.cfg(false, false, "bench"), null);
         uc.start();
         uc.setLeader(true);
-        long end = System.nanoTime() + Duration.ofMinutes(5).toNanos();
-        while (!uc.hasSynced()) {
-            if (System.nanoTime() > end) {
-                throw new IllegalStateException("informers not synced after 5 minutes");
-            }
-            Thread.sleep(20);
-        }
+        Waits.until("informers synced", Duration.ofMinutes(5), uc::hasSynced);
         sample();
         Thread sampler = new Thread(() -> {
             while (true) {

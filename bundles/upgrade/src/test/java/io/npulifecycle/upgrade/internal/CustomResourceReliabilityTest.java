@@ -2,8 +2,7 @@ package io.npulifecycle.upgrade.internal;
 
 import io.npulifecycle.api.node.NodeKeys;
 
-import static io.npulifecycle.upgrade.testing.MockCluster.await;
-import static io.npulifecycle.upgrade.testing.MockCluster.driver;
+import static io.npulifecycle.upgrade.testing.NodeAgentEmulator.driver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -23,12 +22,15 @@ import org.junit.jupiter.api.Timeout;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Node;
-import io.npulifecycle.upgrade.testing.MockCluster;
+import io.npulifecycle.testing.support.ClusterFixture;
+import io.npulifecycle.testing.support.ScaledTestClock;
+import io.npulifecycle.testing.support.Waits;
+import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
 
 /**
- * Reliability matrix (issue #7), category {@code custom resource}: invalid {@code NPUOperatorCtl} specs reach the real
+ * Reliability matrix (docs/reliability.md), category {@code custom resource}: invalid {@code NPUOperatorCtl} specs reach the real
  * control-plane path (informer, {@link SpecParser}, {@link Reconciler}, status writer) of a leading
- * {@link UpgradeController} over kubernetes-server-mock with two emulated NPU nodes on {@value #OLD}. Each bad spec
+ * {@link UpgradeController} over the embedded API server with two emulated NPU nodes on {@value #OLD}. Each bad spec
  * asks for {@value #NEW} with {@code autoUpgrade: true}, so accepting it would start a rollout at once; instead the
  * status condition {@code InvalidSpec=True} must name the field and what was expected, and no node may get a rollout
  * step (no {@code driver-upgrade-state} label, still on {@value #OLD}, no driver DaemonSet for {@value #NEW}).
@@ -39,21 +41,25 @@ class CustomResourceReliabilityTest {
     static final String OLD = "24.1.0";
     static final String NEW = "25.5.0";
     static final Duration WAIT = Duration.ofSeconds(30);
-    static MockCluster c;
+    static ClusterFixture c;
+    static ScaledTestClock time;
+    static NodeAgentEmulator emulator;
 
     @BeforeAll
     static void start() {
-        c = new MockCluster(200);
-        c.addNodes(2, OLD);
-        c.emulator.start();
+        c = ClusterFixture.startEmbedded();
+        time = c.own(new ScaledTestClock(200));
+        emulator = NodeAgentEmulator.on(c, time);
+        emulator.addNodes(2, OLD);
+        emulator.start();
         ControllerConfig d = ControllerConfig.defaults();
         ControllerConfig cfg = new ControllerConfig(d.namespace(), d.resourceName(), false, "http", "", d.reconcileDelay(),
                 d.resync(), d.statusInterval(), false, d.leaseName(), d.leaseDuration(), d.renewDeadline(), d.retryPeriod(), "t");
-        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), c.time, cfg, null));
+        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), time, cfg, null));
         uc.start();
         uc.setLeader(true);
-        c.createCr(driver(OLD, false, 1, null, null));
-        await("a valid spec on " + OLD + ": InvalidSpec=False", WAIT, () -> c.condition("InvalidSpec").startsWith("False"));
+        c.createDriver(driver(OLD, false, 1, null, null));
+        Waits.until("a valid spec on " + OLD + ": InvalidSpec=False", WAIT, () -> c.condition("InvalidSpec").startsWith("False"));
     }
 
     @AfterAll
@@ -85,7 +91,7 @@ class CustomResourceReliabilityTest {
     static void assertRejected(Map<String, Object> driver, String named) {
         c.setDriver(driver);
         try {
-            await("InvalidSpec=True naming " + named, WAIT, () -> {
+            Waits.until("InvalidSpec=True naming " + named, WAIT, () -> {
                 String m = c.condition("InvalidSpec");
                 return m.startsWith("True") && m.contains(named);
             });
@@ -96,12 +102,12 @@ class CustomResourceReliabilityTest {
     }
 
     static void assertNothingRolled() {
-        for (Node n : c.admin.nodes().list().getItems()) {
+        for (Node n : c.admin().nodes().list().getItems()) {
             String name = n.getMetadata().getName();
             assertNull(c.label(name, NodeKeys.DRIVER_UPGRADE_STATE), name + " got a rollout step");
             assertEquals(OLD, c.label(name, "npu.openfuyao.com/driver-version"), name + " driver changed");
         }
-        assertTrue(c.admin.apps().daemonSets().inNamespace(MockCluster.NS).list().getItems().stream()
+        assertTrue(c.admin().apps().daemonSets().inNamespace(NodeAgentEmulator.NS).list().getItems().stream()
                 .noneMatch(ds -> String.valueOf(ds.getSpec()).contains(NEW)), "a driver DaemonSet for " + NEW);
         assertTrue(c.condition("Progressing").contains("nothing is touched") || !c.condition("Progressing").startsWith("True"),
                 c.condition("Progressing"));
@@ -146,17 +152,17 @@ class CustomResourceReliabilityTest {
         l.add(DynamicTest.dynamicTest("custom resource | a second NPUOperatorCtl 'npuoperatorctl-other' asking for " + NEW
                 + " with autoUpgrade | ignored (only npuoperatorctl-sample is read), no rollout step", () -> {
                     c.setDriver(driver(OLD, false, 1, null, null));
-                    await("valid again", WAIT, () -> c.condition("InvalidSpec").startsWith("False"));
+                    Waits.until("valid again", WAIT, () -> c.condition("InvalidSpec").startsWith("False"));
                     GenericKubernetesResource r = new GenericKubernetesResource();
                     r.setApiVersion("npu.openfuyao.com/v1");
                     r.setKind("NPUOperatorCtl");
                     r.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName("npuoperatorctl-other")
-                            .withNamespace(MockCluster.NS).build());
+                            .withNamespace(NodeAgentEmulator.NS).build());
                     r.setAdditionalProperty("spec", Map.of("driver", driver(NEW, true, 0, "100%", null)));
-                    c.admin.genericKubernetesResources(MockCluster.CTX).inNamespace(MockCluster.NS).resource(r).create();
+                    c.backend().npuOperatorCtls().inNamespace(NodeAgentEmulator.NS).resource(r).create();
                     // a later change of the real one is reconciled: the other one was seen and did not count
                     c.setDriver(with("upgradePolicy.maxParallelUpgrades", -2));
-                    await("the real CR reconciled after the second one appeared", WAIT,
+                    Waits.until("the real CR reconciled after the second one appeared", WAIT,
                             () -> c.condition("InvalidSpec").contains("maxParallelUpgrades: -2"));
                     assertNothingRolled();
                 }));

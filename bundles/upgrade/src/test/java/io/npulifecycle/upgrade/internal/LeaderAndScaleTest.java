@@ -2,8 +2,7 @@ package io.npulifecycle.upgrade.internal;
 
 import io.npulifecycle.api.node.NodeKeys;
 
-import static io.npulifecycle.upgrade.testing.MockCluster.await;
-import static io.npulifecycle.upgrade.testing.MockCluster.driver;
+import static io.npulifecycle.upgrade.testing.NodeAgentEmulator.driver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -20,12 +19,19 @@ import org.junit.jupiter.api.Test;
 
 import com.sun.net.httpserver.HttpServer;
 
-import io.npulifecycle.upgrade.testing.MockCluster;
+import io.npulifecycle.testing.support.ClusterFixture;
+import io.npulifecycle.testing.support.ScaledTestClock;
+import io.npulifecycle.testing.support.Waits;
+import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
 
 /** Leader hand-over, the registry preflight end to end, and the 200-node rollout (within a minute). */
 class LeaderAndScaleTest {
 
-    MockCluster c;
+    ClusterFixture c;
+
+    ScaledTestClock time;
+
+    NodeAgentEmulator emulator;
 
     @AfterEach
     void close() {
@@ -43,34 +49,38 @@ class LeaderAndScaleTest {
 
     @Test
     void leaderKilledMidRolloutTheOtherReplicaCompletes() {
-        c = new MockCluster(100);
-        c.addNodes(5, "24.1.0");
-        c.emulator.start();
-        UpgradeController a = new UpgradeController(c.client("npu-controller-a"), c.time, cfg(false, true, "a"), null);
-        UpgradeController b = c.own(new UpgradeController(c.client("npu-controller-b"), c.time, cfg(false, true, "b"), null));
+        c = ClusterFixture.startEmbedded();
+        time = c.own(new ScaledTestClock(100));
+        emulator = NodeAgentEmulator.on(c, time);
+        emulator.addNodes(5, "24.1.0");
+        emulator.start();
+        UpgradeController a = new UpgradeController(c.client("npu-controller-a"), time, cfg(false, true, "a"), null);
+        UpgradeController b = c.own(new UpgradeController(c.client("npu-controller-b"), time, cfg(false, true, "b"), null));
         a.start();
         b.start();
         LeaderElection ea = new LeaderElection(c.client("npu-lease-a"), cfg(false, true, "a"), a::setLeader, false);
-        await("a leads", Duration.ofSeconds(20), a::isLeader);
+        Waits.until("a leads", Duration.ofSeconds(20), a::isLeader);
         LeaderElection eb = c.own(new LeaderElection(c.client("npu-lease-b"), cfg(false, true, "b"), b::setLeader, true));
-        c.createCr(driver("25.5.0", true, 1, "100%", null));
-        await("two nodes upgraded by a", Duration.ofSeconds(30), () -> c.emulator.reboots.get() >= 2);
+        c.createDriver(driver("25.5.0", true, 1, "100%", null));
+        Waits.until("two nodes upgraded by a", Duration.ofSeconds(30), () -> emulator.reboots.get() >= 2);
         assertFalse(b.isLeader());
         long killedAt = System.nanoTime();
         ea.close(); // crash: the lease is not released
         a.setLeader(false);
         a.close();
-        await("b takes over", Duration.ofSeconds(20), b::isLeader);
+        Waits.until("b takes over", Duration.ofSeconds(20), b::isLeader);
         long handover = (System.nanoTime() - killedAt) / 1_000_000;
         assertTrue(handover < 3000 + 2000 + 1500, "hand-over within lease duration + renew/retry slack, was " + handover + " ms");
-        await("rollout completes", Duration.ofSeconds(30), () -> c.allDone("25.5.0") && c.condition("Complete").startsWith("True"));
-        assertEquals(5, c.emulator.reboots.get(), "one reboot per node across the hand-over");
+        Waits.until("rollout completes", Duration.ofSeconds(30), () -> emulator.allDone("25.5.0") && c.condition("Complete").startsWith("True"));
+        assertEquals(5, emulator.reboots.get(), "one reboot per node across the hand-over");
         assertTrue(eb.identity().equals("b"));
     }
 
     @Test
     void missingImageTagIsNamedAndNoNodeIsTouchedUntilItExists() throws Exception {
-        c = new MockCluster(200);
+        c = ClusterFixture.startEmbedded();
+        time = c.own(new ScaledTestClock(200));
+        emulator = NodeAgentEmulator.on(c, time);
         Set<String> tags = ConcurrentHashMap.newKeySet();
         HttpServer reg = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         reg.createContext("/v2/", ex -> {
@@ -81,29 +91,29 @@ class LeaderAndScaleTest {
         reg.start();
         try {
             String host = "127.0.0.1:" + reg.getAddress().getPort();
-            c.addNodes(2, "24.1.0");
-            c.emulator.addNode("p1", "310p", "5.15.0-100-generic", "Ubuntu 22.04.4 LTS", "24.1.0", "5.15.0-100-generic", "ubuntu2204");
+            emulator.addNodes(2, "24.1.0");
+            emulator.addNode("p1", "310p", "5.15.0-100-generic", "Ubuntu 22.04.4 LTS", "24.1.0", "5.15.0-100-generic", "ubuntu2204");
             tags.add("25.5.0-910b-6.6.0-145.0.4.135-oe2403sp3");
-            c.emulator.start();
-            UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), c.time, cfg(true, false, "x"), null));
+            emulator.start();
+            UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), time, cfg(true, false, "x"), null));
             uc.start();
             uc.setLeader(true);
             var d = driver("25.5.0", true, 0, "100%", null);
             d.put("registry", host);
-            c.createCr(d);
+            c.createDriver(d);
             String missing = host + "/mlops/ascend-driver:25.5.0-310p-5.15.0-100-generic-ubuntu2204";
-            await("PreflightPassed=False ImageMissing naming the tag", Duration.ofSeconds(20),
+            Waits.until("PreflightPassed=False ImageMissing naming the tag", Duration.ofSeconds(20),
                     () -> c.condition("PreflightPassed").startsWith("False ImageMissing") && c.condition("PreflightPassed").contains(missing));
             assertFalse(c.condition("PreflightPassed").contains("910b"), "only the missing tag is named");
             for (String n : new String[] {"n1", "n2", "p1"}) {
                 assertNull(c.label(n, NodeKeys.DRIVER_UPGRADE_STATE), "no node touched");
                 assertNull(c.label(n, NodeKeys.DRIVER_COMBINATION), "no node touched");
             }
-            assertTrue(c.admin.apps().daemonSets().inNamespace(MockCluster.NS).list().getItems().isEmpty());
-            assertEquals(0, c.emulator.reboots.get());
+            assertTrue(c.admin().apps().daemonSets().inNamespace(NodeAgentEmulator.NS).list().getItems().isEmpty());
+            assertEquals(0, emulator.reboots.get());
             tags.add("25.5.0-310p-5.15.0-100-generic-ubuntu2204");
-            await("rollout completes once the image exists", Duration.ofSeconds(30),
-                    () -> c.allDone("25.5.0") && c.condition("Complete").startsWith("True"));
+            Waits.until("rollout completes once the image exists", Duration.ofSeconds(30),
+                    () -> emulator.allDone("25.5.0") && c.condition("Complete").startsWith("True"));
         } finally {
             reg.stop(0);
         }
@@ -111,21 +121,23 @@ class LeaderAndScaleTest {
 
     @Test
     void rollout200NodesWithinAMinute() {
-        c = new MockCluster(200);
+        c = ClusterFixture.startEmbedded();
+        time = c.own(new ScaledTestClock(200));
+        emulator = NodeAgentEmulator.on(c, time);
         long t0 = System.nanoTime();
-        c.addNodes(200, "24.1.0");
-        c.emulator.start();
-        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), c.time, cfg(false, false, "x"), null));
+        emulator.addNodes(200, "24.1.0");
+        emulator.start();
+        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), time, cfg(false, false, "x"), null));
         uc.start();
         uc.setLeader(true);
-        c.createCr(driver("25.5.0", true, 0, "25%", null));
-        await("200 nodes upgraded", Duration.ofSeconds(55), () -> c.allDone("25.5.0") && c.condition("Complete").startsWith("True"));
+        c.createDriver(driver("25.5.0", true, 0, "25%", null));
+        Waits.until("200 nodes upgraded", Duration.ofSeconds(55), () -> emulator.allDone("25.5.0") && c.condition("Complete").startsWith("True"));
         long ms = (System.nanoTime() - t0) / 1_000_000;
         long[] rw = c.requestsOf("npu-controller");
         System.out.printf("200-node rollout: %d ms wall, controller requests reads %d writes %d (%.2f writes/node), %s%n", ms,
                 rw[0], rw[1], rw[1] / 200.0, uc.writeCounts());
-        assertTrue(c.emulator.maxInFlight.get() <= 50, "25% of 200");
-        assertEquals(200, c.emulator.reboots.get());
+        assertTrue(emulator.maxInFlight.get() <= 50, "25% of 200");
+        assertEquals(200, emulator.reboots.get());
         long nodeWrites = uc.writeCounts().getOrDefault("node-patch", 0L) + uc.writeCounts().getOrDefault("pod-delete", 0L);
         assertTrue(nodeWrites <= 6 * 200 + 20, "bounded writes per node: " + nodeWrites);
     }
@@ -138,21 +150,23 @@ class LeaderAndScaleTest {
      */
     @Test
     void controllerWritesWithoutReadingFirst() {
-        c = new MockCluster(200);
-        c.addNodes(20, "24.1.0");
-        c.emulator.start();
-        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), c.time, cfg(false, false, "x"), null));
+        c = ClusterFixture.startEmbedded();
+        time = c.own(new ScaledTestClock(200));
+        emulator = NodeAgentEmulator.on(c, time);
+        emulator.addNodes(20, "24.1.0");
+        emulator.start();
+        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), time, cfg(false, false, "x"), null));
         uc.start();
         uc.setLeader(true);
-        c.createCr(driver("25.5.0", true, 0, "100%", null));
-        await("20 nodes upgraded, status Complete", Duration.ofSeconds(30),
-                () -> c.allDone("25.5.0") && c.condition("Complete").startsWith("True"));
+        c.createDriver(driver("25.5.0", true, 0, "100%", null));
+        Waits.until("20 nodes upgraded, status Complete", Duration.ofSeconds(30),
+                () -> emulator.allDone("25.5.0") && c.condition("Complete").startsWith("True"));
         long[] rw = c.requestsOf("npu-controller");
         long patches = uc.writeCounts().getOrDefault("node-patch", 0L) + uc.writeCounts().getOrDefault("conflicts(409)", 0L);
         assertTrue(patches >= 40, "the rollout patched nodes: " + uc.writeCounts());
         assertTrue(uc.writeCounts().getOrDefault("status", 0L) >= 1, "status written: " + uc.writeCounts());
         // 4 informers: a list and a watch each, plus a reconnected watch or two on a loaded machine
         assertTrue(rw[0] <= 4 * 2 + 4, "controller reads are informer lists/watches only, was " + rw[0] + " for "
-                + rw[1] + " writes: " + c.requests);
+                + rw[1] + " writes: " + c.requests());
     }
 }

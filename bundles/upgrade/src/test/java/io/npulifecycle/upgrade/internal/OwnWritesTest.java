@@ -2,8 +2,7 @@ package io.npulifecycle.upgrade.internal;
 
 import io.npulifecycle.api.node.NodeKeys;
 
-import static io.npulifecycle.upgrade.testing.MockCluster.await;
-import static io.npulifecycle.upgrade.testing.MockCluster.driver;
+import static io.npulifecycle.upgrade.testing.NodeAgentEmulator.driver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
@@ -18,7 +17,10 @@ import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.npulifecycle.upgrade.testing.MockCluster;
+import io.npulifecycle.testing.support.ClusterFixture;
+import io.npulifecycle.testing.support.ScaledTestClock;
+import io.npulifecycle.testing.support.Waits;
+import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
 
 /**
  * A reconcile that runs before the informer delivered the controller's own patches plans from the patch responses,
@@ -27,7 +29,11 @@ import io.npulifecycle.upgrade.testing.MockCluster;
  */
 class OwnWritesTest {
 
-    MockCluster c;
+    ClusterFixture c;
+
+    ScaledTestClock time;
+
+    NodeAgentEmulator emulator;
 
     @AfterEach
     void close() {
@@ -80,7 +86,7 @@ class OwnWritesTest {
     @Test
     void noDriverPodDeletedWhenTheGrantPatchFails() {
         UpgradeController uc = frozenController();
-        c.admin.nodes().withName("n1").edit(n -> {
+        c.admin().nodes().withName("n1").edit(n -> {
             n.getMetadata().getAnnotations().put("example.com/touched", "yes");
             return n;
         });
@@ -89,7 +95,7 @@ class OwnWritesTest {
         Map<String, Long> w = uc.writeCounts();
         assertEquals(1L, w.get("conflicts(409)"), "n1's grant rejected: " + w);
         assertEquals(0L, w.getOrDefault("pod-delete", 0L), "no driver pod deleted without the slot: " + w);
-        assertEquals(1, c.admin.pods().inNamespace(MockCluster.NS).list().getItems().stream()
+        assertEquals(1, c.admin().pods().inNamespace(NodeAgentEmulator.NS).list().getItems().stream()
                 .filter(p -> "n1".equals(p.getSpec().getNodeName())).count(), "n1's driver pod is still there");
         assertEquals(null, c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
     }
@@ -100,13 +106,15 @@ class OwnWritesTest {
      *         resync rebuilds the informers and no debounced reconcile runs during the test; it calls reconcile().
      */
     private UpgradeController frozenController() {
-        c = new MockCluster(0.001);
-        c.addNodes(3, "24.1.0");
-        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), c.time,
+        c = ClusterFixture.startEmbedded();
+        time = c.own(new ScaledTestClock(0.001));
+        emulator = NodeAgentEmulator.on(c, time);
+        emulator.addNodes(3, "24.1.0");
+        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), time,
                 LeaderAndScaleTest.cfg(false, false, "x"), null));
         uc.start();
-        c.createCr(driver("25.5.0", true, 1, "100%", null));
-        await("informers synced, the CR seen", Duration.ofSeconds(30), () -> {
+        c.createDriver(driver("25.5.0", true, 1, "100%", null));
+        Waits.until("informers synced, the CR seen", Duration.ofSeconds(30), () -> {
             uc.reconcile(); // not leader: computes the view only
             return uc.hasSynced() && "25.5.0".equals(uc.snapshot().target());
         });

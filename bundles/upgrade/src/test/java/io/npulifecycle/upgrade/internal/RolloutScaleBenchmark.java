@@ -1,6 +1,6 @@
 package io.npulifecycle.upgrade.internal;
 
-import static io.npulifecycle.upgrade.testing.MockCluster.driver;
+import static io.npulifecycle.upgrade.testing.NodeAgentEmulator.driver;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -25,10 +25,13 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
 
-import io.npulifecycle.upgrade.testing.MockCluster;
+import io.npulifecycle.testing.support.ClusterFixture;
+import io.npulifecycle.testing.support.ScaledTestClock;
+import io.npulifecycle.testing.support.Waits;
+import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
 
 /**
- * Control plane at scale (issue #8, item 4; not in the default test run): 1,000 and 5,000 emulated NPU nodes,
+ * Control plane at scale (docs/benchmarks.md, item 4; not in the default test run): 1,000 and 5,000 emulated NPU nodes,
  * rolled from 24.1.0 to 25.5.0 with {@code maxParallelUpgrades} unlimited (0), 50 and 1, instant emulated reboots.
  *
  * <pre>
@@ -36,8 +39,8 @@ import io.npulifecycle.upgrade.testing.MockCluster;
  * </pre>
  *
  * <p>Writes the Markdown fragment {@code target/bench/control-plane.md} (section {@code ## Control plane at scale})
- * and the raw figures {@code target/bench/control-plane.txt}. Setup: kubernetes-server-mock 8.0.0 in CRUD mode in
- * this JVM (the engine of the simulator's EmbeddedCluster; requests counted at the server by User-Agent), the
+ * and the raw figures {@code target/bench/control-plane.txt}. Setup: the simulator's EmbeddedCluster
+ * (kubernetes-server-mock 8.0.0 in CRUD mode) in this JVM (requests counted at the server by User-Agent), the
  * emulated node agents and DaemonSet controller ({@code NodeAgentEmulator}) in this JVM, the controller in a JVM of
  * its own ({@link BenchController}: its process CPU and heap are the controller's alone).
  *
@@ -151,12 +154,14 @@ class RolloutScaleBenchmark {
 
     private Result run(Variant v, Path out, PrintWriter raw) throws Exception {
         raw.println("== " + v);
-        MockCluster c = new MockCluster(1);
+        ClusterFixture c = ClusterFixture.startEmbedded();
+        ScaledTestClock time = c.own(new ScaledTestClock(1));
+        NodeAgentEmulator emulator = NodeAgentEmulator.on(c, time);
         try {
-            c.emulator.rebootDuration = Duration.ZERO;
+            emulator.rebootDuration = Duration.ZERO;
             long s0 = System.nanoTime();
-            c.addNodes(v.nodes(), FROM);
-            c.emulator.start();
+            emulator.addNodes(v.nodes(), FROM);
+            emulator.start();
             raw.printf("setup %d nodes: %d ms%n", v.nodes(), (System.nanoTime() - s0) / 1_000_000);
             Path log = out.resolve("controller-" + v.nodes() + "-" + v.parallelText() + ".log");
             String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
@@ -173,21 +178,21 @@ class RolloutScaleBenchmark {
                 BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
                 PrintWriter cmd = new PrintWriter(p.getOutputStream(), true, StandardCharsets.UTF_8);
                 Map<String, String> ready = parse(expect(in, "READY "));
-                Point start = point(c, in, cmd);
-                c.createCr(driver(TO, true, v.maxParallel(), "100%", Map.of("podRestartSeconds", 0,
+                Point start = point(c, emulator, in, cmd);
+                c.createDriver(driver(TO, true, v.maxParallel(), "100%", Map.of("podRestartSeconds", 0,
                         "rebootRequiredSeconds", 0, "rebootingSeconds", 0, "validationSeconds", 0)));
                 Point first = null;
                 if (v.prefix()) {
-                    MockCluster.await("first node upgraded", VARIANT_TIMEOUT, () -> c.emulator.upgraded(TO) >= 1);
-                    first = point(c, in, cmd);
+                    Waits.until("first node upgraded", VARIANT_TIMEOUT, () -> emulator.upgraded(TO) >= 1);
+                    first = point(c, emulator, in, cmd);
                 }
-                MockCluster.await(v.measured() + " nodes upgraded", VARIANT_TIMEOUT, () -> c.emulator.upgraded(TO) >= v.measured());
-                Point done = point(c, in, cmd);
+                Waits.until(v.measured() + " nodes upgraded", VARIANT_TIMEOUT, () -> emulator.upgraded(TO) >= v.measured());
+                Point done = point(c, emulator, in, cmd);
                 Point end = done;
                 double completeS = Double.NaN;
                 if (!v.prefix()) {
-                    MockCluster.await("status Complete=True", Duration.ofMinutes(1), () -> c.condition("Complete").startsWith("True"));
-                    end = point(c, in, cmd);
+                    Waits.until("status Complete=True", Duration.ofMinutes(1), () -> c.condition("Complete").startsWith("True"));
+                    end = point(c, emulator, in, cmd);
                     completeS = (end.nanos() - start.nanos()) / 1e9;
                 }
                 cmd.println("STOP");
@@ -271,15 +276,15 @@ class RolloutScaleBenchmark {
         return m;
     }
 
-    private static Point point(MockCluster c, BufferedReader in, PrintWriter cmd) throws IOException {
+    private static Point point(ClusterFixture c, NodeAgentEmulator emulator, BufferedReader in, PrintWriter cmd) throws IOException {
         Map<String, String> s = stat(in, cmd);
         Map<String, Long> req = new HashMap<>();
-        for (Map.Entry<String, AtomicLong> e : c.requests.entrySet()) {
+        for (Map.Entry<String, AtomicLong> e : c.requests().entrySet()) {
             req.put(e.getKey(), e.getValue().get());
         }
         return new Point(System.nanoTime(), req, s,
                 ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
-                        .getProcessCpuTime(), c.emulator.states());
+                        .getProcessCpuTime(), emulator.states());
     }
 
     private static Map<String, String> stat(BufferedReader in, PrintWriter cmd) throws IOException {
@@ -329,8 +334,8 @@ class RolloutScaleBenchmark {
                     + "machine, bound by the mock API server at ~10 ms a request); add `-Dbench.nodes=5000 "
                     + "-Dbench.parallel=0` to measure it.\n\n");
         }
-        b.append("Setup: kubernetes-server-mock 8.0.0 in CRUD mode (the engine of the simulator's `EmbeddedCluster`, here "
-                + "with a dispatcher that counts requests by User-Agent and HTTP method; a watch counts as one GET) and the "
+        b.append("Setup: the simulator's `EmbeddedCluster` (kubernetes-server-mock 8.0.0 in CRUD mode; its request "
+                + "listener counts requests by User-Agent and HTTP method; a watch counts as one GET) and the "
                 + "emulated node agents (`NodeAgentEmulator`: the DaemonSet controller and one agent per node at the "
                 + "Kubernetes level, the node-agent contract of docs/architecture.md, reboots instant, validation reported "
                 + "with the new boot id) in one JVM; the controller (`UpgradeController`, leader, defaults: debounce "

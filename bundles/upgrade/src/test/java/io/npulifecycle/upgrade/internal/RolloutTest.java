@@ -2,8 +2,7 @@ package io.npulifecycle.upgrade.internal;
 
 import io.npulifecycle.api.node.NodeKeys;
 
-import static io.npulifecycle.upgrade.testing.MockCluster.await;
-import static io.npulifecycle.upgrade.testing.MockCluster.driver;
+import static io.npulifecycle.upgrade.testing.NodeAgentEmulator.driver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -22,7 +21,10 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.npulifecycle.upgrade.testing.MockCluster;
+import io.npulifecycle.testing.support.ClusterFixture;
+import io.npulifecycle.testing.support.ScaledTestClock;
+import io.npulifecycle.testing.support.Waits;
+import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
 
 /**
  * Rollouts against kubernetes-server-mock (CRUD) with node agents emulated at the Kubernetes level. Clock: 200
@@ -33,11 +35,16 @@ class RolloutTest {
     static final String OLD = "24.1.0";
     static final String NEW = "25.5.0";
     static final Duration WAIT = Duration.ofSeconds(30);
-    MockCluster c;
+    ClusterFixture c;
+    ScaledTestClock time;
+    NodeAgentEmulator emulator;
 
-    MockCluster cluster() {
-        c = new MockCluster(200);
-        return c;
+    /** Starts the cluster, the clock (200x) and the node agent emulator. @return the emulator */
+    NodeAgentEmulator cluster() {
+        c = ClusterFixture.startEmbedded();
+        time = c.own(new ScaledTestClock(200));
+        emulator = NodeAgentEmulator.on(c, time);
+        return emulator;
     }
 
     @AfterEach
@@ -51,29 +58,29 @@ class RolloutTest {
         ControllerConfig d = ControllerConfig.defaults();
         ControllerConfig cfg = new ControllerConfig(d.namespace(), d.resourceName(), false, "http", "", d.reconcileDelay(),
                 d.resync(), d.statusInterval(), false, d.leaseName(), d.leaseDuration(), d.renewDeadline(), d.retryPeriod(), "t");
-        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), c.time, cfg, null));
+        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), time, cfg, null));
         uc.start();
         uc.setLeader(leader);
         return uc;
     }
 
     void approve(String node) {
-        c.admin.nodes().withName(node).patch(PatchContext.of(PatchType.JSON_MERGE),
+        c.admin().nodes().withName(node).patch(PatchContext.of(PatchType.JSON_MERGE),
                 "{\"metadata\":{\"annotations\":{\"npu.openfuyao.com/approve-reboot\":\"true\"}}}");
     }
 
     void setLabel(String node, String key, String value) {
-        c.admin.nodes().withName(node).patch(PatchContext.of(PatchType.JSON_MERGE),
+        c.admin().nodes().withName(node).patch(PatchContext.of(PatchType.JSON_MERGE),
                 "{\"metadata\":{\"labels\":{\"" + key + "\":" + (value == null ? "null" : "\"" + value + "\"") + "}}}");
     }
 
     void awaitComplete(String version) {
         try {
-            await("all nodes on " + version + " with empty driver-upgrade-state and Complete=True", WAIT,
-                    () -> c.allDone(version) && c.condition("Complete").startsWith("True"));
+            Waits.until("all nodes on " + version + " with empty driver-upgrade-state and Complete=True", WAIT,
+                    () -> emulator.allDone(version) && c.condition("Complete").startsWith("True"));
         } catch (AssertionError e) {
             throw new AssertionError(e.getMessage() + "; status " + c.status() + "; nodes "
-                    + c.admin.nodes().list().getItems().stream().map(n -> n.getMetadata().getName() + n.getMetadata().getLabels()).toList(), e);
+                    + c.admin().nodes().list().getItems().stream().map(n -> n.getMetadata().getName() + n.getMetadata().getLabels()).toList(), e);
         }
     }
 
@@ -83,15 +90,15 @@ class RolloutTest {
         for (int i = 1; i <= 5; i++) {
             approve("n" + i);
         }
-        c.emulator.start();
+        emulator.start();
         controller(true);
-        c.createCr(driver(NEW, false, 1, "100%", null));
+        c.createDriver(driver(NEW, false, 1, "100%", null));
         awaitComplete(NEW);
-        assertEquals(1, c.emulator.maxInFlight.get(), "maxParallelUpgrades=1");
-        assertEquals(5, c.emulator.reboots.get(), "one reboot per node");
+        assertEquals(1, emulator.maxInFlight.get(), "maxParallelUpgrades=1");
+        assertEquals(5, emulator.reboots.get(), "one reboot per node");
         assertEquals("5/5", c.status().get("progress"));
         assertTrue(c.status().get("completionTime") != null);
-        List<String> reasons = c.admin.v1().events().inNamespace(MockCluster.NS).list().getItems().stream()
+        List<String> reasons = c.admin().v1().events().inNamespace(NodeAgentEmulator.NS).list().getItems().stream()
                 .map(e -> e.getReason()).toList();
         assertTrue(reasons.contains("RolloutStarted") && reasons.contains("RolloutComplete"), reasons.toString());
     }
@@ -100,13 +107,13 @@ class RolloutTest {
     @SuppressWarnings("unchecked")
     void manualRolloutApprovalsOneByOneInRandomOrder() {
         cluster().addNodes(5, OLD);
-        c.emulator.start();
+        emulator.start();
         controller(true);
-        c.createCr(driver(NEW, false, 0, "100%", null));
+        c.createDriver(driver(NEW, false, 0, "100%", null));
         Random rnd = new Random(42);
         for (int i = 0; i < 5; i++) {
             List<String>[] waiting = new List[1];
-            await("a node awaiting approval in the status", WAIT, () -> {
+            Waits.until("a node awaiting approval in the status", WAIT, () -> {
                 Object a = c.status().get("awaitingApproval");
                 waiting[0] = a instanceof List<?> l ? (List<String>) l : List.of();
                 return !waiting[0].isEmpty();
@@ -116,31 +123,31 @@ class RolloutTest {
             String pick = w.get(0);
             assertEquals("reboot-required", c.label(pick, NodeKeys.DRIVER_UPGRADE_STATE));
             approve(pick);
-            await(pick + " done", WAIT, () -> c.label(pick, NodeKeys.DRIVER_UPGRADE_STATE) == null);
+            Waits.until(pick + " done", WAIT, () -> c.label(pick, NodeKeys.DRIVER_UPGRADE_STATE) == null);
         }
         awaitComplete(NEW);
-        assertEquals(5, c.emulator.reboots.get());
+        assertEquals(5, emulator.reboots.get());
     }
 
     @Test
     void autoUpgradeMaxParallel3() {
         cluster().addNodes(7, OLD);
-        c.emulator.start();
+        emulator.start();
         controller(true);
-        c.createCr(driver(NEW, true, 3, "100%", null));
+        c.createDriver(driver(NEW, true, 3, "100%", null));
         awaitComplete(NEW);
-        assertEquals(3, c.emulator.maxInFlight.get(), "maxParallelUpgrades=3 reached and held");
-        assertEquals(7, c.emulator.reboots.get());
+        assertEquals(3, emulator.maxInFlight.get(), "maxParallelUpgrades=3 reached and held");
+        assertEquals(7, emulator.reboots.get());
     }
 
     @Test
     void maxUnavailableCountsAnAlreadyFailedNodeThenRetry() {
         cluster().addNodes(5, OLD);
         setLabel("n5", NodeKeys.DRIVER_UPGRADE_STATE, "upgrade-failed");
-        c.emulator.start();
+        emulator.start();
         controller(true);
-        c.createCr(driver(NEW, true, 0, 2, null)); // 2 unavailable: n5 (failed) + 1 in flight
-        await("n1..n4 done", WAIT, () -> {
+        c.createDriver(driver(NEW, true, 0, 2, null)); // 2 unavailable: n5 (failed) + 1 in flight
+        Waits.until("n1..n4 done", WAIT, () -> {
             for (int i = 1; i <= 4; i++) {
                 if (c.label("n" + i, NodeKeys.DRIVER_UPGRADE_STATE) != null || !NEW.equals(c.label("n" + i, NodeKeys.DRIVER_VERSION))) {
                     return false;
@@ -148,7 +155,7 @@ class RolloutTest {
             }
             return true;
         });
-        assertEquals(1, c.emulator.maxInFlight.get(), "one failed node + one in flight = maxUnavailable 2");
+        assertEquals(1, emulator.maxInFlight.get(), "one failed node + one in flight = maxUnavailable 2");
         assertEquals("upgrade-failed", c.label("n5", NodeKeys.DRIVER_UPGRADE_STATE), "a failed node stays failed until retried");
         assertTrue(c.condition("Degraded").startsWith("True"), c.condition("Degraded"));
         setLabel("n5", NodeKeys.DRIVER_UPGRADE_STATE, "upgrade-required"); // the documented retry
@@ -163,20 +170,20 @@ class RolloutTest {
         for (String n : List.of("n1", "n3", "n4", "n5")) {
             approve(n);
         }
-        c.emulator.setValidates("n3", false);
-        c.emulator.start();
+        emulator.setValidates("n3", false);
+        emulator.start();
         controller(true);
-        c.createCr(driver(NEW, false, 0, "100%", Map.of("rebootRequiredSeconds", 600, "validationSeconds", 300)));
-        await("n2 and n3 upgrade-failed, the others done", WAIT, () -> "upgrade-failed".equals(c.label("n2", NodeKeys.DRIVER_UPGRADE_STATE))
+        c.createDriver(driver(NEW, false, 0, "100%", Map.of("rebootRequiredSeconds", 600, "validationSeconds", 300)));
+        Waits.until("n2 and n3 upgrade-failed, the others done", WAIT, () -> "upgrade-failed".equals(c.label("n2", NodeKeys.DRIVER_UPGRADE_STATE))
                 && "upgrade-failed".equals(c.label("n3", NodeKeys.DRIVER_UPGRADE_STATE)) && c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE) == null
                 && c.label("n4", NodeKeys.DRIVER_UPGRADE_STATE) == null && c.label("n5", NodeKeys.DRIVER_UPGRADE_STATE) == null);
         String f2 = c.node("n2").getMetadata().getAnnotations().get(NodeKeys.DRIVER_UPGRADE_FAILURE);
         String f3 = c.node("n3").getMetadata().getAnnotations().get(NodeKeys.DRIVER_UPGRADE_FAILURE);
         assertTrue(f2.contains("reboot-required deadline") && f2.contains("not approved"), f2);
         assertTrue(f3.contains("validation-required deadline") && f3.contains("wedged"), f3);
-        await("status lists the failed nodes", WAIT, () -> String.valueOf(c.status().get("failedNodes")).contains("n2")
+        Waits.until("status lists the failed nodes", WAIT, () -> String.valueOf(c.status().get("failedNodes")).contains("n2")
                 && String.valueOf(c.status().get("failedNodes")).contains("n3") && c.condition("Degraded").startsWith("True"));
-        List<String> nodeEvents = c.admin.v1().events().inNamespace("default").list().getItems().stream()
+        List<String> nodeEvents = c.admin().v1().events().inNamespace("default").list().getItems().stream()
                 .filter(e -> "DriverUpgradeFailed".equals(e.getReason())).map(e -> e.getInvolvedObject().getName()).sorted().toList();
         assertEquals(List.of("n2", "n3"), nodeEvents, "one Warning Event per failed node");
         assertEquals(NEW, c.label("n3", NodeKeys.DRIVER_VERSION));
@@ -185,7 +192,7 @@ class RolloutTest {
         // retry: n2 relabelled upgrade-required and approved; n3's chips validate again
         approve("n2");
         setLabel("n2", NodeKeys.DRIVER_UPGRADE_STATE, "upgrade-required");
-        c.emulator.setValidates("n3", true);
+        emulator.setValidates("n3", true);
         awaitComplete(NEW);
     }
 
@@ -197,19 +204,19 @@ class RolloutTest {
     @Test
     void controlPlaneClockForwardWhileRebootingFailsNothing() {
         cluster().addNodes(2, OLD);
-        c.emulator.rebootDuration = Duration.ofSeconds(600);
-        c.emulator.start();
+        emulator.rebootDuration = Duration.ofSeconds(600);
+        emulator.start();
         controller(true);
-        c.createCr(driver(NEW, true, 1, "100%", null));
-        await("a node rebooting", WAIT, () -> c.admin.nodes().list().getItems().stream().anyMatch(
+        c.createDriver(driver(NEW, true, 1, "100%", null));
+        Waits.until("a node rebooting", WAIT, () -> c.admin().nodes().list().getItems().stream().anyMatch(
                 n -> "rebooting".equals(n.getMetadata().getLabels().get(NodeKeys.DRIVER_UPGRADE_STATE))));
-        c.time.jumpWall(Duration.ofHours(1));
+        time.jumpWall(Duration.ofHours(1));
         awaitComplete(NEW);
-        List<String> failed = c.admin.v1().events().inAnyNamespace().list().getItems().stream()
+        List<String> failed = c.admin().v1().events().inAnyNamespace().list().getItems().stream()
                 .filter(e -> "DriverUpgradeFailed".equals(e.getReason()) || "NodeUpgradeFailed".equals(e.getReason()))
                 .map(e -> e.getInvolvedObject().getName() + ": " + e.getMessage()).toList();
         assertEquals(List.of(), failed, "a wall-clock step is not a missed deadline");
-        assertEquals(2, c.emulator.reboots.get());
+        assertEquals(2, emulator.reboots.get());
     }
 
     /**
@@ -219,13 +226,13 @@ class RolloutTest {
     @Test
     void controlPlaneClockBackDoesNotStretchADeadline() {
         cluster().addNodes(1, OLD);
-        c.emulator.start();
+        emulator.start();
         controller(true);
-        c.createCr(driver(NEW, false, 0, "100%", Map.of("rebootRequiredSeconds", 600)));
-        await("n1 reboot-required", WAIT, () -> "reboot-required".equals(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE)));
-        c.time.jumpWall(Duration.ofHours(-1));
+        c.createDriver(driver(NEW, false, 0, "100%", Map.of("rebootRequiredSeconds", 600)));
+        Waits.until("n1 reboot-required", WAIT, () -> "reboot-required".equals(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE)));
+        time.jumpWall(Duration.ofHours(-1));
         // 600 s after the state was entered (3 s of wall time at x200); without the monotonic age, 4200 s (21 s)
-        await("n1 upgrade-failed within 2000 simulated seconds of the step", Duration.ofSeconds(10),
+        Waits.until("n1 upgrade-failed within 2000 simulated seconds of the step", Duration.ofSeconds(10),
                 () -> "upgrade-failed".equals(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE)));
         String f = c.node("n1").getMetadata().getAnnotations().get(NodeKeys.DRIVER_UPGRADE_FAILURE);
         assertTrue(f.contains("reboot-required deadline of 600s"), f);
@@ -234,21 +241,21 @@ class RolloutTest {
     @Test
     void npuWorkloadHoldsItsNodeAndIsNamed() {
         cluster().addNodes(3, OLD);
-        c.admin.pods().inNamespace("team-a").resource(new PodBuilder().withNewMetadata().withName("train-0").endMetadata()
+        c.admin().pods().inNamespace("team-a").resource(new PodBuilder().withNewMetadata().withName("train-0").endMetadata()
                 .withNewSpec().withNodeName("n2").addNewContainer().withName("m").withImage("x").withNewResources()
                 .addToLimits("huawei.com/Ascend910B", new Quantity("8")).endResources().endContainer().endSpec()
                 .withNewStatus().withPhase("Running").endStatus().build()).create();
-        c.emulator.start();
+        emulator.start();
         controller(true);
-        c.createCr(driver(NEW, true, 0, "100%", null));
-        await("n1, n3 done, n2 held", WAIT, () -> c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE) == null && NEW.equals(c.label("n1", NodeKeys.DRIVER_VERSION))
+        c.createDriver(driver(NEW, true, 0, "100%", null));
+        Waits.until("n1, n3 done, n2 held", WAIT, () -> c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE) == null && NEW.equals(c.label("n1", NodeKeys.DRIVER_VERSION))
                 && c.label("n3", NodeKeys.DRIVER_UPGRADE_STATE) == null && NEW.equals(c.label("n3", NodeKeys.DRIVER_VERSION))
                 && c.condition("PreflightPassed").contains("team-a/train-0"));
         assertEquals("upgrade-required", c.label("n2", NodeKeys.DRIVER_UPGRADE_STATE));
         assertEquals(OLD, c.label("n2", NodeKeys.DRIVER_VERSION));
         assertTrue(c.condition("PreflightPassed").startsWith("False NpuWorkloadsPresent"), c.condition("PreflightPassed"));
         assertTrue(String.valueOf(c.status().get("heldNodes")).contains("n2"));
-        c.admin.pods().inNamespace("team-a").withName("train-0").delete();
+        c.admin().pods().inNamespace("team-a").withName("train-0").delete();
         awaitComplete(NEW);
         assertTrue(c.condition("PreflightPassed").startsWith("True"));
     }
@@ -256,18 +263,18 @@ class RolloutTest {
     @Test
     void targetChangedMidRolloutIncludingADowngradeNothingLeftHalfWay() {
         cluster().addNodes(6, OLD);
-        c.emulator.rebootDuration = Duration.ofSeconds(300);
-        c.emulator.start();
+        emulator.rebootDuration = Duration.ofSeconds(300);
+        emulator.start();
         controller(true);
-        c.createCr(driver(NEW, true, 2, "100%", null));
-        await("two nodes rebooting", WAIT, () -> c.emulator.maxInFlight.get() >= 2 && c.admin.nodes().list().getItems().stream()
+        c.createDriver(driver(NEW, true, 2, "100%", null));
+        Waits.until("two nodes rebooting", WAIT, () -> emulator.maxInFlight.get() >= 2 && c.admin().nodes().list().getItems().stream()
                 .filter(n -> "rebooting".equals(n.getMetadata().getLabels().get(NodeKeys.DRIVER_UPGRADE_STATE))).count() >= 1);
         c.setDriver(driver("24.0.0", true, 2, "100%", null)); // downgrade below the loaded version
-        c.emulator.rebootDuration = Duration.ofSeconds(60);
+        emulator.rebootDuration = Duration.ofSeconds(60);
         awaitComplete("24.0.0");
         assertNull(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
         // the DaemonSet was created from the manifest template and its whole pod template patched at the new target
-        var dss = c.admin.apps().daemonSets().inNamespace(MockCluster.NS).list().getItems();
+        var dss = c.admin().apps().daemonSets().inNamespace(NodeAgentEmulator.NS).list().getItems();
         assertEquals(1, dss.size());
         var pod = dss.get(0).getSpec().getTemplate().getSpec();
         assertTrue(pod.getContainers().get(0).getImage().contains(":24.0.0-"), pod.getContainers().get(0).getImage());
@@ -281,16 +288,16 @@ class RolloutTest {
     @Test
     void invalidSpecTouchesNothingAndNamesTheField() {
         cluster().addNodes(2, OLD);
-        c.emulator.start();
+        emulator.start();
         controller(true);
-        c.createCr(driver("abc", true, -1, "200%", null));
-        await("InvalidSpec=True", WAIT, () -> c.condition("InvalidSpec").startsWith("True"));
+        c.createDriver(driver("abc", true, -1, "200%", null));
+        Waits.until("InvalidSpec=True", WAIT, () -> c.condition("InvalidSpec").startsWith("True"));
         String m = c.condition("InvalidSpec");
         assertTrue(m.contains("spec.driver.version: 'abc'") && m.contains("spec.driver.upgradePolicy.maxParallelUpgrades: -1")
                 && m.contains("spec.driver.upgradePolicy.maxUnavailable: '200%'"), m);
         assertNull(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
         assertNull(c.label("n1", NodeKeys.DRIVER_COMBINATION), "nothing touched");
-        assertTrue(c.admin.apps().daemonSets().inNamespace(MockCluster.NS).list().getItems().isEmpty());
+        assertTrue(c.admin().apps().daemonSets().inNamespace(NodeAgentEmulator.NS).list().getItems().isEmpty());
         c.setDriver(driver(NEW, true, 0, "100%", null));
         awaitComplete(NEW);
         assertTrue(c.condition("InvalidSpec").startsWith("False"));
@@ -299,17 +306,17 @@ class RolloutTest {
     @Test
     void pauseHoldsNewSlotsAndResumeContinues() {
         cluster().addNodes(4, OLD);
-        c.emulator.start();
+        emulator.start();
         UpgradeController uc = controller(true);
-        c.createCr(driver(NEW, true, 1, "100%", null));
-        await("one node upgraded", WAIT, () -> NEW.equals(c.label("n1", NodeKeys.DRIVER_VERSION)));
+        c.createDriver(driver(NEW, true, 1, "100%", null));
+        Waits.until("one node upgraded", WAIT, () -> NEW.equals(c.label("n1", NodeKeys.DRIVER_VERSION)));
         uc.setPaused(true);
-        await("Progressing=False Paused, status.paused", WAIT, () -> c.condition("Progressing").startsWith("False Paused")
+        Waits.until("Progressing=False Paused, status.paused", WAIT, () -> c.condition("Progressing").startsWith("False Paused")
                 && Boolean.TRUE.equals(c.status().get("paused")));
-        await("in-flight nodes finish", WAIT, () -> c.admin.nodes().list().getItems().stream()
+        Waits.until("in-flight nodes finish", WAIT, () -> c.admin().nodes().list().getItems().stream()
                 .noneMatch(n -> { String s = n.getMetadata().getLabels().get(NodeKeys.DRIVER_UPGRADE_STATE);
                     return s != null && !"upgrade-required".equals(s); }));
-        int reboots = c.emulator.reboots.get();
+        int reboots = emulator.reboots.get();
         assertTrue(reboots < 4, "paused before the end");
         assertTrue(uc.snapshot().paused());
         uc.setPaused(false);
@@ -319,10 +326,10 @@ class RolloutTest {
     @Test
     void informerLossMidRolloutCompletes() {
         cluster().addNodes(4, OLD);
-        c.emulator.start();
+        emulator.start();
         UpgradeController uc = controller(true);
-        c.createCr(driver(NEW, true, 1, "100%", null));
-        await("first node upgraded", WAIT, () -> NEW.equals(c.label("n1", NodeKeys.DRIVER_VERSION)));
+        c.createDriver(driver(NEW, true, 1, "100%", null));
+        Waits.until("first node upgraded", WAIT, () -> NEW.equals(c.label("n1", NodeKeys.DRIVER_VERSION)));
         uc.simulateInformerLoss();
         awaitComplete(NEW);
         assertTrue(uc.writeCounts().get("informer-rebuilds") >= 1);
@@ -331,10 +338,10 @@ class RolloutTest {
     @Test
     void aNonLeaderNeverWrites() {
         cluster().addNodes(2, OLD);
-        c.emulator.start();
+        emulator.start();
         UpgradeController follower = controller(false);
-        c.createCr(driver(NEW, true, 0, "100%", null));
-        await("follower computed the view", WAIT, () -> "25.5.0".equals(follower.snapshot().target()));
+        c.createDriver(driver(NEW, true, 0, "100%", null));
+        Waits.until("follower computed the view", WAIT, () -> "25.5.0".equals(follower.snapshot().target()));
         assertNull(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
         assertEquals(0, c.requestsOf("npu-controller")[1], "no write request from a follower");
         assertTrue(c.status().isEmpty());

@@ -2,6 +2,7 @@ package io.npulifecycle.upgrade.testing;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -27,6 +28,7 @@ import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.npulifecycle.api.time.TimeSource;
+import io.npulifecycle.testing.support.ClusterFixture;
 
 /**
  * Emulates, at the Kubernetes level only, what the control plane sees of NPU nodes: the DaemonSet controller (one
@@ -52,6 +54,13 @@ public final class NodeAgentEmulator implements AutoCloseable {
     private static final ResourceDefinitionContext CTX = new ResourceDefinitionContext.Builder()
             .withGroup("npu.openfuyao.com").withVersion("v1").withKind("NPUOperatorCtl").withPlural("npuoperatorctls")
             .withNamespaced(true).build();
+
+    /** Namespace of the NPUOperatorCtl and the driver pods. */
+    public static final String NS = "npu-operator";
+    /** Name of the NPUOperatorCtl. */
+    public static final String CR = "npuoperatorctl-sample";
+    /** Registry of the driver images. */
+    public static final String REGISTRY = "registry.local";
 
     private final KubernetesClient client;
     private final TimeSource time;
@@ -109,6 +118,71 @@ public final class NodeAgentEmulator implements AutoCloseable {
         this.crNamespace = crNamespace;
         this.crName = crName;
         this.registry = registry;
+    }
+
+    /**
+     * @param cluster the cluster; the emulator gets a client of its own (User-Agent {@code npu-emulator}) and is
+     *        closed with the cluster
+     * @param time the (scaled) time source
+     * @return an emulator of the NPUOperatorCtl {@value #CR} in {@value #NS}, images from {@value #REGISTRY}; not
+     *         started
+     */
+    public static NodeAgentEmulator on(ClusterFixture cluster, TimeSource time) {
+        return cluster.own(new NodeAgentEmulator(cluster.client("npu-emulator"), time, NS, CR, REGISTRY));
+    }
+
+    /**
+     * Adds {@code count} 910B nodes on openEuler 24.03 SP3 named n1..nN with driver {@code loaded}.
+     *
+     * @param count how many
+     * @param loaded the validated driver version of each
+     */
+    public void addNodes(int count, String loaded) {
+        for (int i = 1; i <= count; i++) {
+            addNode("n" + i, "910b", "6.6.0-145.0.4.135.oe2403sp3.aarch64", "openEuler 24.03 (LTS-SP3)", loaded,
+                    "6.6.0-145.0.4.135", "oe2403sp3");
+        }
+    }
+
+    /**
+     * @param version the target driver version
+     * @return whether every NPU node has no upgrade state and runs and validated {@code version}
+     */
+    public boolean allDone(String version) {
+        for (Node n : client.nodes().withLabel("openfuyao.com/npu.present").list().getItems()) {
+            Map<String, String> l = n.getMetadata().getLabels();
+            Map<String, String> a = n.getMetadata().getAnnotations();
+            if (l.get(P + "driver-upgrade-state") != null || !version.equals(l.get(P + "driver-version"))
+                    || !(version + "@" + a.get(P + "boot-id")).equals(a.get(P + "driver-validated"))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * @return a {@code spec.driver} map: {@code version}, {@code registry} {@value #REGISTRY}, {@code upgradePolicy}
+     *         with {@code autoUpgrade} and, when not null, {@code maxParallelUpgrades}, {@code maxUnavailable},
+     *         {@code deadlines}
+     */
+    public static Map<String, Object> driver(String version, boolean auto, Object maxParallel, Object maxUnavailable,
+            Map<String, Object> deadlines) {
+        Map<String, Object> up = new LinkedHashMap<>();
+        up.put("autoUpgrade", auto);
+        if (maxParallel != null) {
+            up.put("maxParallelUpgrades", maxParallel);
+        }
+        if (maxUnavailable != null) {
+            up.put("maxUnavailable", maxUnavailable);
+        }
+        if (deadlines != null) {
+            up.put("deadlines", deadlines);
+        }
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("version", version);
+        d.put("registry", REGISTRY);
+        d.put("upgradePolicy", up);
+        return d;
     }
 
     /**

@@ -142,6 +142,7 @@ public final class EmbeddedCluster implements ClusterBackend {
     private final ConcurrentLinkedDeque<String> requests = new ConcurrentLinkedDeque<>();
     private final AtomicInteger requestLogSize = new AtomicInteger();
     private final List<Fault> faults = new CopyOnWriteArrayList<>();
+    private final List<RequestListener> requestListeners = new CopyOnWriteArrayList<>();
     private final AtomicInteger goneWatches = new AtomicInteger();
     private volatile OutageMode outage;
     private volatile long outageEndsNanos;
@@ -757,11 +758,36 @@ public final class EmbeddedCluster implements ClusterBackend {
 
     private static final int REQUEST_LOG_LIMIT = 20_000;
 
-    void record(String request) {
-        requests.addLast(request);
+    /** Sees every request the cluster receives, before faults and outages are applied (mock only). */
+    @FunctionalInterface
+    public interface RequestListener {
+        /**
+         * Called on the server's thread; must return quickly and not throw.
+         *
+         * @param method HTTP method ({@code GET} for watches too)
+         * @param pathAndQuery e.g. {@code /api/v1/nodes?watch=true}
+         * @param userAgent the {@code User-Agent} header, or null
+         */
+        void request(String method, String pathAndQuery, String userAgent);
+    }
+
+    /**
+     * Adds a listener of every request (e.g. counting requests per client by User-Agent).
+     *
+     * @param listener the listener
+     */
+    public void addRequestListener(RequestListener listener) {
+        requestListeners.add(Objects.requireNonNull(listener));
+    }
+
+    void record(String method, String pathAndQuery, String userAgent) {
+        requests.addLast(method + " " + pathAndQuery);
         if (requestLogSize.incrementAndGet() > REQUEST_LOG_LIMIT) {
             requests.pollFirst();
             requestLogSize.decrementAndGet();
+        }
+        for (RequestListener l : requestListeners) {
+            l.request(method, pathAndQuery, userAgent);
         }
     }
 

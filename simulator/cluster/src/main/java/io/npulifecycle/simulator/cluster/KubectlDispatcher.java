@@ -49,7 +49,7 @@ final class KubectlDispatcher extends KubernetesMixedDispatcher {
         String path = q < 0 ? full : full.substring(0, q);
         Map<String, String> query = query(q < 0 ? "" : full.substring(q + 1));
         String method = request.getMethod();
-        cluster.record(method + " " + full);
+        cluster.record(method, full, request.getHeader("User-Agent"));
 
         MockResponse fault = cluster.faultFor(method, full);
         if (fault != null) {

@@ -20,6 +20,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -55,18 +57,17 @@ class EmbeddedClusterTest {
         cluster.close();
     }
 
+    /**
+     * Waits up to {@link #TIMEOUT} for {@code condition} (Awaitility, polled in this thread every 20 ms); the failure
+     * names {@code what} and adds {@code diagnostics}. This module cannot use io.npulifecycle.testing.support, which
+     * depends on it.
+     */
     static void await(String what, BooleanSupplier condition, Supplier<String> diagnostics) {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                fail("timed out waiting for " + what + ": " + diagnostics.get());
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
+        try {
+            Awaitility.await(what).pollInSameThread().dontCatchUncaughtExceptions().pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(20)).atMost(TIMEOUT).until(condition::getAsBoolean);
+        } catch (ConditionTimeoutException e) {
+            fail("timed out waiting for " + what + ": " + diagnostics.get());
         }
     }
 

@@ -1,24 +1,32 @@
 package io.npulifecycle.simulator.harness;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+
+import io.npulifecycle.simulator.common.ChildProcess;
 
 /**
  * One npu-lifecycle runtime of the simulated cluster: {@code bin/npu-lifecycle <role> --no-shell --home HOME} as a
- * child process, its output appended to {@code HOME/console.log}.
+ * child process ({@link ChildProcess}), its output appended to {@code HOME/console.log}; started again after a stop
+ * or a kill as a restarted pod or a rebooted node would be.
  */
 public final class RuntimeProcess {
+
+    /** How long {@link #stop()} waits after SIGTERM before SIGKILL. */
+    static final Duration STOP_GRACE = Duration.ofSeconds(20);
+    /** The JVM options of every runtime: small heaps, so that a simulated cluster of 16 nodes fits on 2 cores. */
+    static final String JAVA_OPTS = "-XX:+UseSerialGC -Xms16m -Xmx160m -XX:MaxMetaspaceSize=96m "
+            + "-XX:TieredStopAtLevel=1 -Xshare:auto -XX:+ExitOnOutOfMemoryError";
 
     private final Path install;
     private final String role;
     private final Path home;
     private final Map<String, String> env;
-    private volatile Process process;
+    private volatile ChildProcess process;
     private int starts;
 
     /**
@@ -35,62 +43,44 @@ public final class RuntimeProcess {
     }
 
     /**
-     * Starts the runtime (again).
+     * Starts the runtime (again). The harness's own {@code NPU_LIFECYCLE_*}, {@code NODE_NAME} and
+     * {@code DRIVER_VERSION} are not inherited.
      *
      * @param extraEnv environment variables for this start only (e.g. DRIVER_VERSION of a new pod)
      * @throws IOException if the process cannot be started
      */
     public synchronized void start(Map<String, String> extraEnv) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(install.resolve("bin/npu-lifecycle").toString(), role,
-                "--no-shell", "--home", home.toString()));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(home.resolve("console.log").toFile()))
-                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-        pb.environment().keySet().removeIf(k -> k.startsWith("NPU_LIFECYCLE_") || k.equals("NODE_NAME")
-                || k.equals("DRIVER_VERSION"));
-        pb.environment().put("JAVA_OPTS", "-XX:+UseSerialGC -Xms16m -Xmx160m -XX:MaxMetaspaceSize=96m "
-                + "-XX:TieredStopAtLevel=1 -Xshare:auto -XX:+ExitOnOutOfMemoryError");
-        pb.environment().putAll(env);
-        pb.environment().putAll(extraEnv);
-        java.nio.file.Files.createDirectories(home);
-        process = pb.start();
+        Map<String, String> all = new HashMap<>();
+        all.put("JAVA_OPTS", JAVA_OPTS);
+        all.putAll(env);
+        all.putAll(extraEnv);
+        process = ChildProcess.builder(List.of(install.resolve("bin/npu-lifecycle").toString(), role, "--no-shell",
+                "--home", home.toString()))
+                .removeEnv(k -> k.startsWith("NPU_LIFECYCLE_") || k.equals("NODE_NAME") || k.equals("DRIVER_VERSION"))
+                .env(all).output(home.resolve("console.log"), true).stopGrace(STOP_GRACE).start();
         starts++;
     }
 
     /** Stops the runtime (SIGTERM, then SIGKILL after 20 s). */
     public synchronized void stop() {
-        Process p = process;
-        if (p == null || !p.isAlive()) {
-            return;
-        }
-        p.destroy();
-        try {
-            if (!p.waitFor(20, TimeUnit.SECONDS)) {
-                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            p.destroyForcibly();
+        ChildProcess p = process;
+        if (p != null) {
+            p.stop(STOP_GRACE);
         }
     }
 
     /** Kills the runtime at once (SIGKILL), as a crash would. */
     public synchronized void kill() {
-        Process p = process;
-        if (p != null && p.isAlive()) {
-            p.destroyForcibly();
-            try {
-                p.waitFor(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        ChildProcess p = process;
+        if (p != null) {
+            p.kill();
         }
     }
 
     /** @return whether the process runs */
     public boolean alive() {
-        Process p = process;
-        return p != null && p.isAlive();
+        ChildProcess p = process;
+        return p != null && p.alive();
     }
 
     /** @return how many times it was started */

@@ -7,8 +7,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.TreeSet;
 
 /**
  * A scenario file (YAML), validated completely before anything runs. See docs/simulator.md for the format:
@@ -24,30 +23,39 @@ import java.util.regex.Pattern;
  *   - at: 200s
  *     expect: {node: node-0, labels: {npu.openfuyao.com/reboot-required: "true"}, within: 60s}
  * </pre>
+ *
+ * <p>Each step's action is bound to its {@link Action} record ({@link ScenarioMapper}), then checked against the
+ * cluster of the file (node names, chip numbers, control-plane replicas). Every error names the file, the line and
+ * what was expected ({@link YamlTree.Invalid#where()}).
  */
 final class Scenario {
 
     static final Set<String> TOP = Set.of("name", "cluster", "policy", "timeScale", "steps", "cases", "build");
     static final Set<String> CLUSTER = Set.of("nodes", "chips", "chipType", "driverVersion", "controlPlanes");
-    static final Set<String> ACTIONS = Set.of("wedge", "recover", "setChip", "persistent", "approve", "annotate",
-            "setPolicy", "setVersion", "killAgent", "killControlPlane", "startControlPlane", "apiOutage", "apiGone",
-            "apiUnreachable", "clockJump", "markersReadOnly", "markersFull", "expect");
-    static final Set<String> EXPECT = Set.of("node", "labels", "annotations", "events", "reboots", "markers",
-            "driverVersion", "upgradeState", "status", "violations", "mbean", "within", "holdFor");
-    /** Categories of the reliability matrix (issue #7); the report groups cases by them. */
+    /** The actions by YAML key, {@code expect} included. */
+    static final Map<String, Class<? extends Action>> ACTIONS = Action.types();
+    /** Categories of the reliability matrix; the report groups cases by them. */
     static final List<String> CATEGORIES = List.of("agent killed", "control plane killed", "API outage", "clock",
             "marker folder");
     static final Set<String> CASE = Set.of("id", "category", "name", "outcome", "steps");
-    static final Set<String> STATES = Set.of("healthy", "warning", "wedged", "occupied", "hanging", "garbled",
-            "absent");
-    private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m|h)");
 
     /**
-     * One step: when, what, and the line it starts on. An action may carry a condition ({@code when:}, an expectation
-     * in {@code args.get("when")}): it waits until that holds, then acts at once (e.g. SIGKILL at a precise point of a
-     * flow).
+     * One step: when, what, and the line it starts on. An action may carry a condition ({@code when:}, an
+     * expectation with {@code within}): it waits until that holds, then acts at once (e.g. SIGKILL at a precise point
+     * of a flow).
+     *
+     * @param at simulated time from the start of the scenario
+     * @param action what is done or checked
+     * @param when the condition of an action, or null
+     * @param line the line of the step's {@code - at:}
+     * @param whenLine the line of {@code when:}, or 0
      */
-    record Step(Duration at, String kind, Map<String, Object> args, Duration within, int line) {
+    record Step(Duration at, Action action, Action.Expect when, int line, int whenLine) {
+
+        /** @return the action's YAML key */
+        String kind() {
+            return action.kind();
+        }
     }
 
     /**
@@ -88,10 +96,19 @@ final class Scenario {
      * @param file the file name, for messages
      * @param text its content
      * @return the scenario
-     * @throws YamlTree.Invalid with the line and what is wrong: malformed YAML, an unknown key, a value of the wrong
-     *         type, an unknown node, chip or state, a bad duration
+     * @throws YamlTree.Invalid naming the file and the line and what is wrong and what was expected: malformed YAML,
+     *         an unknown key or action, a value of the wrong type, a missing field, an unknown node, chip or state, a
+     *         bad duration
      */
     static Scenario parse(String file, String text) throws YamlTree.Invalid {
+        try {
+            return parseText(file, text);
+        } catch (YamlTree.Invalid e) {
+            throw e.in(file);
+        }
+    }
+
+    private static Scenario parseText(String file, String text) throws YamlTree.Invalid {
         YamlTree.Node root = YamlTree.parse(text);
         Scenario s = new Scenario(file);
         Map<String, YamlTree.Node> top = map(root, "the scenario");
@@ -130,7 +147,7 @@ final class Scenario {
             throw new YamlTree.Invalid(root.line(), "cluster.chips must be even for 310p (two chips per NPU id)");
         }
         if (top.containsKey("policy")) {
-            s.policy.putAll(policy(top.get("policy"), "policy"));
+            s.policy.putAll(ScenarioMapper.bind(top.get("policy"), Action.Policy.class, "policy").driver());
         }
         if (top.containsKey("timeScale")) {
             YamlTree.Node n = top.get("timeScale");
@@ -202,12 +219,12 @@ final class Scenario {
         return out;
     }
 
-    /** @return whether a shared step or a case's step is a {@code kind} action */
-    boolean uses(String kind) {
-        if (steps.stream().anyMatch(x -> x.kind().equals(kind))) {
+    /** @return whether a shared step or a case's step is an action of this type */
+    boolean uses(Class<? extends Action> type) {
+        if (steps.stream().anyMatch(x -> type.isInstance(x.action()))) {
             return true;
         }
-        return cases.stream().anyMatch(c -> c.steps().stream().anyMatch(x -> x.kind().equals(kind)));
+        return cases.stream().anyMatch(c -> c.steps().stream().anyMatch(x -> type.isInstance(x.action())));
     }
 
     private Step step(YamlTree.Node n, String where) throws YamlTree.Invalid {
@@ -221,9 +238,9 @@ final class Scenario {
             if (k.equals("at")) {
                 continue;
             }
-            if (!ACTIONS.contains(k)) {
+            if (!ACTIONS.containsKey(k)) {
                 throw new YamlTree.Invalid(m.get(k).line(), where + ": unknown key '" + k + "' (expected at and one of "
-                        + new java.util.TreeSet<>(ACTIONS) + ")");
+                        + new TreeSet<>(ACTIONS.keySet()) + ")");
             }
             kinds.add(k);
         }
@@ -231,386 +248,88 @@ final class Scenario {
             throw new YamlTree.Invalid(n.line(), where + ": expected exactly one action or expect, got " + kinds);
         }
         String kind = kinds.get(0);
+        Class<? extends Action> type = ACTIONS.get(kind);
         YamlTree.Node body = m.get(kind);
         String w = where + "." + kind;
-        Map<String, Object> args = new LinkedHashMap<>();
-        Duration within = null;
-        if (!kind.equals("expect") && body != null && body.isMap() && body.map().containsKey("when")) {
+        Action.Expect when = null;
+        int whenLine = 0;
+        if (type != Action.Expect.class && body.isMap() && body.map().containsKey("when")) {
             // an action at a precise point: wait for the condition, then act at once
             YamlTree.Node cond = body.map().get("when");
-            Map<String, Object> whenArgs = new LinkedHashMap<>();
-            Duration whenWithin = expectArgs(cond, w + ".when", whenArgs);
-            if (whenWithin == null) {
+            when = ScenarioMapper.bind(cond, Action.Expect.class, w + ".when");
+            if (when.within() == null) {
                 throw new YamlTree.Invalid(cond.line(), w + ".when needs 'within' (how long to wait for the "
                         + "condition before the step fails)");
             }
+            check(when, cond, w + ".when");
+            whenLine = cond.line();
             Map<String, YamlTree.Node> rest = new LinkedHashMap<>(body.map());
             rest.remove("when");
             body = new YamlTree.Node(rest, body.line());
-            args.put("when", new Step(Duration.ZERO, "expect", whenArgs, whenWithin, cond.line()));
         }
-        switch (kind) {
-            case "wedge":
-            case "recover":
-            case "persistent":
-                args.putAll(chipRef(body, w, Set.of("node", "npu", "chip")));
-                break;
-            case "setChip":
-                args.putAll(chipRef(body, w, Set.of("node", "npu", "chip", "state")));
-                String state = string(map(body, w).get("state"), w + ".state").toLowerCase(Locale.ROOT);
-                if (!STATES.contains(state)) {
-                    throw new YamlTree.Invalid(map(body, w).get("state").line(), w + ".state '" + state
-                            + "' is not one of " + new java.util.TreeSet<>(STATES));
-                }
-                args.put("state", state);
-                break;
-            case "approve":
-            case "killAgent": {
-                Map<String, YamlTree.Node> a = map(body, w);
-                keys(a, Set.of("node"), w);
-                args.put("node", node(a.get("node"), w + ".node", false));
-                break;
-            }
-            case "markersReadOnly":
-            case "markersFull": {
-                Map<String, YamlTree.Node> a = map(body, w);
-                keys(a, Set.of("node", "on"), w);
-                args.put("node", node(a.get("node"), w + ".node", false));
-                if (a.get("on") == null || !(a.get("on").value() instanceof Boolean)) {
-                    throw new YamlTree.Invalid(body.line(), w + ".on must be true or false");
-                }
-                args.put("on", a.get("on").value());
-                break;
-            }
-            case "clockJump": {
-                Map<String, YamlTree.Node> a = map(body, w);
-                keys(a, Set.of("node", "by"), w);
-                YamlTree.Node nn = a.get("node");
-                args.put("node", nn != null && "control-plane".equals(nn.value()) ? "control-plane"
-                        : node(nn, w + ".node (a node or control-plane)", false));
-                String by = a.get("by") == null ? "" : String.valueOf(a.get("by").value()).trim();
-                boolean back = by.startsWith("-");
-                Duration d = duration(new YamlTree.Node(back || by.startsWith("+") ? by.substring(1) : by,
-                        a.get("by") == null ? body.line() : a.get("by").line()), w + ".by");
-                args.put("by", back ? d.negated() : d);
-                break;
-            }
-            case "killControlPlane":
-            case "startControlPlane": {
-                Map<String, YamlTree.Node> a = map(body, w);
-                keys(a, kind.equals("killControlPlane") ? Set.of("replica", "restart") : Set.of("replica"), w);
-                String replica = a.containsKey("replica") ? string(a.get("replica"), w + ".replica") : "0";
-                boolean ok = replica.equals("0") || (controlPlanes > 1 && replica.equals("1"))
-                        || (kind.equals("killControlPlane") && (replica.equals("leader") || replica.equals("all")));
-                if (!ok) {
-                    throw new YamlTree.Invalid(a.containsKey("replica") ? a.get("replica").line() : body.line(),
-                            w + ".replica '" + replica + "' is not one of 0" + (controlPlanes > 1 ? ", 1" : "")
-                            + (kind.equals("killControlPlane") ? ", leader, all" : "") + " (cluster.controlPlanes is "
-                            + controlPlanes + ")");
-                }
-                args.put("replica", replica);
-                if (kind.equals("killControlPlane")) {
-                    YamlTree.Node r = a.get("restart");
-                    if (r != null && !(r.value() instanceof Boolean)) {
-                        throw new YamlTree.Invalid(r.line(), w + ".restart must be true or false");
-                    }
-                    args.put("restart", r == null || (Boolean) r.value());
-                }
-                break;
-            }
-            case "apiGone": {
-                Map<String, YamlTree.Node> a = map(body, w);
-                keys(a, Set.of("failNext"), w);
-                args.put("failNext", a.containsKey("failNext") ? integer(a.get("failNext"), w + ".failNext", 0, 1000)
-                        : 5);
-                break;
-            }
-            case "annotate": {
-                Map<String, YamlTree.Node> a = map(body, w);
-                keys(a, Set.of("node", "key", "value"), w);
-                args.put("node", node(a.get("node"), w + ".node", false));
-                args.put("key", string(a.get("key"), w + ".key"));
-                if (!a.containsKey("value")) {
-                    throw new YamlTree.Invalid(body.line(), w + ".value is missing (null removes the annotation)");
-                }
-                args.put("value", a.get("value").value() == null ? null : String.valueOf(a.get("value").value()));
-                break;
-            }
-            case "setPolicy":
-                args.putAll(policy(body, w));
-                break;
-            case "setVersion": {
-                Map<String, YamlTree.Node> a = map(body, w);
-                keys(a, Set.of("version"), w);
-                args.put("version", version(a.get("version"), w + ".version"));
-                break;
-            }
-            case "apiOutage":
-            case "apiUnreachable": {
-                Map<String, YamlTree.Node> a = map(body, w);
-                keys(a, Set.of("duration"), w);
-                args.put("duration", duration(a.get("duration"), w + ".duration"));
-                break;
-            }
-            case "expect":
-                within = expectArgs(body, w, args);
-                break;
-            default:
-                throw new YamlTree.Invalid(body.line(), where + ": unknown action " + kind);
-        }
-        return new Step(at, kind, args, within, n.line());
+        Action action = ScenarioMapper.bind(body, type, w);
+        check(action, body, w);
+        return new Step(at, action, when, n.line(), whenLine);
     }
 
-    /**
-     * Parses an expectation ({@code expect:} or an action's {@code when:}) into {@code args}.
-     *
-     * @return its {@code within}, or {@code null}
-     */
-    private Duration expectArgs(YamlTree.Node body, String w, Map<String, Object> args) throws YamlTree.Invalid {
-        Duration within = null;
-        Map<String, YamlTree.Node> e = map(body, w);
-        keys(e, EXPECT, w);
-        if (e.size() == (e.containsKey("within") ? 2 : 1) && e.containsKey("node")) {
-            throw new YamlTree.Invalid(body.line(), w + ": nothing to check");
+    /** Checks what an action refers to in this scenario's cluster: nodes, chips, control-plane replicas. */
+    private void check(Action a, YamlTree.Node body, String w) throws YamlTree.Invalid {
+        if (a instanceof Action.OnNode o) {
+            node(o.node(), line(body, "node"), w + ".node", false);
         }
-        for (Map.Entry<String, YamlTree.Node> x : e.entrySet()) {
-            String key = x.getKey();
-            YamlTree.Node v = x.getValue();
-            switch (key) {
-                case "node": args.put("node", node(v, w + ".node", true)); break;
-                case "within": within = duration(v, w + ".within"); break;
-                case "holdFor": args.put("holdFor", duration(v, w + ".holdFor")); break;
-                case "mbean": {
-                    Map<String, YamlTree.Node> mb = map(v, w + ".mbean");
-                    keys(mb, Set.of("name", "attribute", "equals", "contains", "atLeast"), w + ".mbean");
-                    Map<String, Object> out = new LinkedHashMap<>();
-                    String mbName = string(mb.get("name"), w + ".mbean.name");
-                    if (!mbName.startsWith("io.npulifecycle:") && !mbName.startsWith("java.lang:")) {
-                        throw new YamlTree.Invalid(mb.get("name").line(), w + ".mbean.name '" + mbName
-                                + "' is not an io.npulifecycle: or java.lang: object name");
-                    }
-                    out.put("name", mbName);
-                    out.put("attribute", string(mb.get("attribute"), w + ".mbean.attribute"));
-                    int tests = 0;
-                    for (String t : List.of("equals", "contains")) {
-                        if (mb.containsKey(t)) {
-                            out.put(t, string(mb.get(t), w + ".mbean." + t));
-                            tests++;
-                        }
-                    }
-                    if (mb.containsKey("atLeast")) {
-                        out.put("atLeast", integer(mb.get("atLeast"), w + ".mbean.atLeast", 0, Integer.MAX_VALUE));
-                        tests++;
-                    }
-                    if (tests != 1) {
-                        throw new YamlTree.Invalid(v.line(), w + ".mbean needs exactly one of equals, contains, "
-                                + "atLeast");
-                    }
-                    args.put("mbean", out);
-                    break;
-                }
-                case "labels":
-                case "annotations":
-                case "status":
-                    args.put(key, nullableStrings(v, w + "." + key));
-                    break;
-                case "markers": {
-                    Map<String, YamlTree.Node> mk = map(v, w + ".markers");
-                    keys(mk, Set.of("driver-ready", "reboot-required"), w + ".markers");
-                    Map<String, Object> out = new LinkedHashMap<>();
-                    if (mk.containsKey("driver-ready")) {
-                        if (!(mk.get("driver-ready").value() instanceof Boolean)) {
-                            throw new YamlTree.Invalid(mk.get("driver-ready").line(), w
-                                    + ".markers.driver-ready must be true or false");
-                        }
-                        out.put("driver-ready", mk.get("driver-ready").value());
-                    }
-                    if (mk.containsKey("reboot-required")) {
-                        Object rv = mk.get("reboot-required").value();
-                        if (rv != null && !"recovery".equals(rv) && !"upgrade".equals(rv)) {
-                            throw new YamlTree.Invalid(mk.get("reboot-required").line(), w
-                                    + ".markers.reboot-required must be recovery, upgrade or null, got " + rv);
-                        }
-                        out.put("reboot-required", rv);
-                    }
-                    args.put("markers", out);
-                    break;
-                }
-                case "events": {
-                    if (!(v.value() instanceof List)) {
-                        throw new YamlTree.Invalid(v.line(), w + ".events must be a list");
-                    }
-                    List<Map<String, Object>> evs = new ArrayList<>();
-                    for (YamlTree.Node ev : v.list()) {
-                        Map<String, YamlTree.Node> em = map(ev, w + ".events[]");
-                        keys(em, Set.of("reason", "messageContains", "count"), w + ".events[]");
-                        Map<String, Object> one = new LinkedHashMap<>();
-                        one.put("reason", string(em.get("reason"), w + ".events[].reason"));
-                        if (em.containsKey("messageContains")) {
-                            one.put("messageContains", string(em.get("messageContains"),
-                                    w + ".events[].messageContains"));
-                        }
-                        if (em.containsKey("count")) {
-                            one.put("count", integer(em.get("count"), w + ".events[].count", 0, 10_000));
-                        }
-                        evs.add(one);
-                    }
-                    args.put("events", evs);
-                    break;
-                }
-                case "reboots":
-                case "violations":
-                    args.put(key, integer(v, w + "." + key, 0, 10_000));
-                    break;
-                case "driverVersion":
-                    args.put(key, version(v, w + ".driverVersion"));
-                    break;
-                case "upgradeState":
-                    args.put(key, v.value() == null ? null : string(v, w + ".upgradeState"));
-                    break;
-                default:
-                    throw new YamlTree.Invalid(v.line(), w + ": unknown key " + key);
-            }
+        if (a instanceof Action.OnChip c) {
+            int npus = chipType.equals("310p") ? chips / 2 : chips;
+            int perNpu = chipType.equals("310p") ? 2 : 1;
+            range(c.npu(), line(body, "npu"), w + ".npu", npus - 1);
+            range(c.chip(), line(body, "chip"), w + ".chip", perNpu - 1);
         }
-        if (!args.containsKey("node")) {
-            args.put("node", "all");
+        if (a instanceof Action.ClockJump j && !Action.ClockJump.CONTROL_PLANE.equals(j.node())) {
+            node(j.node(), line(body, "node"), w + ".node (a node or control-plane)", false);
         }
-        return within;
+        if (a instanceof Action.Expect e) {
+            node(e.node(), line(body, "node"), w + ".node", true);
+        }
+        if (a instanceof Action.KillControlPlane k) {
+            replica(k.replica(), true, line(body, "replica"), w);
+        }
+        if (a instanceof Action.StartControlPlane k) {
+            replica(k.replica(), false, line(body, "replica"), w);
+        }
     }
 
-    private Map<String, Object> chipRef(YamlTree.Node body, String w, Set<String> allowed) throws YamlTree.Invalid {
-        Map<String, YamlTree.Node> a = map(body, w);
-        keys(a, allowed, w);
-        int npus = chipType.equals("310p") ? chips / 2 : chips;
-        int perNpu = chipType.equals("310p") ? 2 : 1;
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("node", node(a.get("node"), w + ".node", false));
-        out.put("npu", integer(a.get("npu"), w + ".npu", 0, npus - 1));
-        out.put("chip", integer(a.get("chip"), w + ".chip", 0, perNpu - 1));
-        return out;
+    private void replica(String replica, boolean kill, int line, String w) throws YamlTree.Invalid {
+        boolean ok = replica.equals("0") || (controlPlanes > 1 && replica.equals("1"))
+                || (kill && (replica.equals("leader") || replica.equals("all")));
+        if (!ok) {
+            throw new YamlTree.Invalid(line, w + ".replica '" + replica + "' is not one of 0"
+                    + (controlPlanes > 1 ? ", 1" : "") + (kill ? ", leader, all" : "") + " (cluster.controlPlanes is "
+                    + controlPlanes + ")");
+        }
     }
 
-    private String node(YamlTree.Node n, String where, boolean allowAll) throws YamlTree.Invalid {
-        String name = string(n, where);
-        if (allowAll && name.equals("all")) {
-            return name;
+    private static void range(int v, int line, String where, int max) throws YamlTree.Invalid {
+        if (v < 0 || v > max) {
+            throw new YamlTree.Invalid(line, where + " " + v + " is outside 0.." + max);
+        }
+    }
+
+    /** @return the line of {@code key} in a mapping, else the mapping's line */
+    private static int line(YamlTree.Node body, String key) {
+        YamlTree.Node v = body.isMap() ? body.map().get(key) : null;
+        return v != null ? v.line() : body.line();
+    }
+
+    private void node(String name, int line, String where, boolean allowAll) throws YamlTree.Invalid {
+        if (allowAll && name.equals(Action.Expect.ALL)) {
+            return;
         }
         for (int i = 0; i < nodes; i++) {
             if (name.equals("node-" + i)) {
-                return name;
+                return;
             }
         }
-        throw new YamlTree.Invalid(n.line(), where + ": no node '" + name + "' in a cluster of " + nodes
+        throw new YamlTree.Invalid(line, where + ": no node '" + name + "' in a cluster of " + nodes
                 + " (node-0 .. node-" + (nodes - 1) + (allowAll ? ", or all" : "") + ")");
-    }
-
-    /**
-     * Maps the policy shorthand to spec.driver fields, checking every value's type, so a typo is rejected here with its
-     * line rather than reaching the control plane (QA: {@code autoRecover: maybe} made a scenario wait forever).
-     */
-    private static Map<String, Object> policy(YamlTree.Node n, String where) throws YamlTree.Invalid {
-        Map<String, YamlTree.Node> m = map(n, where);
-        Map<String, Object> driver = new LinkedHashMap<>();
-        for (Map.Entry<String, YamlTree.Node> e : m.entrySet()) {
-            String key = e.getKey();
-            YamlTree.Node v = e.getValue();
-            String w = where + "." + key;
-            switch (key) {
-                case "autoUpgrade":
-                case "maxParallelUpgrades":
-                case "maxUnavailable":
-                    sub(driver, "upgradePolicy").put(key, policyValue(key, v, w));
-                    break;
-                case "autoRecover":
-                case "maxReboots":
-                case "window":
-                    sub(driver, "recoveryPolicy").put(key, policyValue(key, v, w));
-                    break;
-                case "version":
-                    driver.put(key, version(v, w));
-                    break;
-                case "registry":
-                    driver.put(key, string(v, w));
-                    break;
-                case "upgradePolicy":
-                case "recoveryPolicy": {
-                    Set<String> allowed = key.equals("upgradePolicy")
-                            ? Set.of("autoUpgrade", "maxParallelUpgrades", "maxUnavailable", "deadlines")
-                            : Set.of("autoRecover", "maxReboots", "window");
-                    Map<String, YamlTree.Node> inner = map(v, w);
-                    keys(inner, allowed, w);
-                    Map<String, Object> out = sub(driver, key);
-                    for (Map.Entry<String, YamlTree.Node> x : inner.entrySet()) {
-                        out.put(x.getKey(), policyValue(x.getKey(), x.getValue(), w + "." + x.getKey()));
-                    }
-                    break;
-                }
-                default:
-                    throw new YamlTree.Invalid(v.line(), where + ": unknown key '" + key
-                            + "' (expected autoUpgrade, maxParallelUpgrades, maxUnavailable, autoRecover, maxReboots, "
-                            + "window, version, registry, upgradePolicy, recoveryPolicy)");
-            }
-        }
-        return driver;
-    }
-
-    private static Object policyValue(String key, YamlTree.Node v, String where) throws YamlTree.Invalid {
-        switch (key) {
-            case "autoUpgrade":
-            case "autoRecover":
-                if (!(v.value() instanceof Boolean)) {
-                    throw new YamlTree.Invalid(v.line(), where + " must be true or false, got " + v.value());
-                }
-                return v.value();
-            case "maxParallelUpgrades":
-                return integer(v, where, 0, 100_000);
-            case "maxReboots":
-                return integer(v, where, 0, 1000);
-            case "maxUnavailable":
-                if (v.value() instanceof Integer || v.value() instanceof Long) {
-                    return integer(v, where, 0, 100_000);
-                }
-                String pct = string(v, where);
-                if (!pct.matches("(100|[1-9]?[0-9])%")) {
-                    throw new YamlTree.Invalid(v.line(), where + " must be a number of nodes or a percentage like 25%, "
-                            + "got " + pct);
-                }
-                return pct;
-            case "window":
-                duration(v, where);
-                return string(v, where);
-            case "deadlines": {
-                Map<String, Object> out = new LinkedHashMap<>();
-                Map<String, YamlTree.Node> d = map(v, where);
-                keys(d, Set.of("podRestartSeconds", "rebootRequiredSeconds", "rebootingSeconds", "validationSeconds"),
-                        where);
-                for (Map.Entry<String, YamlTree.Node> x : d.entrySet()) {
-                    out.put(x.getKey(), integer(x.getValue(), where + "." + x.getKey(), 0, 10_000_000));
-                }
-                return out;
-            }
-            default:
-                throw new YamlTree.Invalid(v.line(), where + ": unknown key");
-        }
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> sub(Map<String, Object> m, String key) {
-        return (Map<String, Object>) m.computeIfAbsent(key, k -> new LinkedHashMap<>());
-    }
-
-    private static Object plain(YamlTree.Node n) {
-        if (n.value() instanceof Map) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            n.map().forEach((k, v) -> m.put(k, plain(v)));
-            return m;
-        }
-        if (n.value() instanceof List) {
-            List<Object> l = new ArrayList<>();
-            n.list().forEach(v -> l.add(plain(v)));
-            return l;
-        }
-        return n.value();
     }
 
     private static Map<String, YamlTree.Node> map(YamlTree.Node n, String where) throws YamlTree.Invalid {
@@ -656,37 +375,16 @@ final class Scenario {
         return v;
     }
 
-    private static Map<String, String> nullableStrings(YamlTree.Node n, String where) throws YamlTree.Invalid {
-        Map<String, String> out = new LinkedHashMap<>();
-        for (Map.Entry<String, YamlTree.Node> e : map(n, where).entrySet()) {
-            Object v = e.getValue().value();
-            if (v instanceof Map || v instanceof List) {
-                throw new YamlTree.Invalid(e.getValue().line(), where + "." + e.getKey()
-                        + " must be a text value or null");
-            }
-            out.put(e.getKey(), v == null ? null : String.valueOf(v));
-        }
-        return out;
-    }
-
     /**
      * @return the duration of {@code 200s}, {@code 5m}, {@code 1h}, {@code 500ms} (simulated time)
      */
     static Duration duration(YamlTree.Node n, String where) throws YamlTree.Invalid {
         String text = n == null || n.value() == null ? "" : String.valueOf(n.value()).trim();
-        Matcher m = DURATION.matcher(text);
-        if (!m.matches()) {
-            throw new YamlTree.Invalid(n == null ? 0 : n.line(), where + " '" + text
-                    + "' is not a duration (e.g. 0s, 200s, 5m, 1h, 500ms)");
+        Duration d = ScenarioMapper.parseDuration(text);
+        if (d == null) {
+            throw new YamlTree.Invalid(n == null ? 0 : n.line(), where + " '" + text + "' "
+                    + ScenarioMapper.NOT_A_DURATION);
         }
-        double v = Double.parseDouble(m.group(1));
-        long ms;
-        switch (m.group(2)) {
-            case "ms": ms = (long) v; break;
-            case "s": ms = (long) (v * 1000); break;
-            case "m": ms = (long) (v * 60_000); break;
-            default: ms = (long) (v * 3_600_000); break;
-        }
-        return Duration.ofMillis(ms);
+        return d;
     }
 }

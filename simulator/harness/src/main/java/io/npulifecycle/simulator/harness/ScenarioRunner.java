@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
+import java.util.Set;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
@@ -40,6 +41,7 @@ public final class ScenarioRunner {
         this.scenario = scenario;
         this.sim = sim;
         this.out = out;
+        registerHandlers();
     }
 
     /**
@@ -61,7 +63,7 @@ public final class ScenarioRunner {
                 err.println(f + ": cannot be read: " + e.getMessage());
                 rc = 2;
             } catch (YamlTree.Invalid e) {
-                err.println(f + ":" + e.getMessage());
+                err.println(e.where());
                 rc = 2;
             }
         }
@@ -81,7 +83,7 @@ public final class ScenarioRunner {
                 err.println(f + ": cannot be read: " + e.getMessage());
                 bad = true;
             } catch (YamlTree.Invalid e) {
-                err.println(f + ":" + e.getMessage());
+                err.println(e.where());
                 bad = true;
             }
         }
@@ -111,7 +113,7 @@ public final class ScenarioRunner {
         long wall = System.nanoTime();
         try (SimCluster sim = new SimCluster(settings, dir, install, line -> { })) {
             sim.controlPlaneReplicas(s.controlPlanes);
-            sim.markersOnTmpfs(s.uses("markersReadOnly") || s.uses("markersFull"));
+            sim.markersOnTmpfs(s.uses(Action.MarkersReadOnly.class) || s.uses(Action.MarkersFull.class));
             ScenarioRunner r = new ScenarioRunner(s, sim, out);
             String failure = r.execute();
             double secs = (System.nanoTime() - wall) / 1e9;
@@ -147,8 +149,8 @@ public final class ScenarioRunner {
     String execute() throws Exception {
         List<String> versions = new ArrayList<>(List.of("25.5.0", "25.2.0", "24.1.0.3"));
         for (Scenario.Step st : scenario.steps) {
-            if (st.kind().equals("setVersion")) {
-                versions.add((String) st.args().get("version"));
+            if (st.action() instanceof Action.SetVersion v) {
+                versions.add(v.version());
             }
         }
         versions.remove(scenario.driverVersion);
@@ -221,23 +223,22 @@ public final class ScenarioRunner {
             String label = prefix + "step " + index + " (line " + st.line() + ", at " + st.at().toSeconds() + "s) "
                     + st.kind();
             try {
-                if (st.kind().equals("expect")) {
-                    String failure = expect(st, 200);
+                if (st.action() instanceof Action.Expect e) {
+                    String failure = expect(e, 200);
                     if (failure != null) {
                         return label + ": " + failure + " (checked at simulated " + simNow() + "s)";
                     }
-                    out.println("   ok  " + label + " " + st.args() + " at simulated " + simNow() + "s");
+                    out.println("   ok  " + label + " " + e + " at simulated " + simNow() + "s");
                 } else {
-                    Scenario.Step when = (Scenario.Step) st.args().get("when");
-                    if (when != null) {
-                        String failure = expect(when, 20);
+                    if (st.when() != null) {
+                        String failure = expect(st.when(), 20);
                         if (failure != null) {
-                            return label + ": its condition (when, line " + when.line() + ") never held: " + failure
+                            return label + ": its condition (when, line " + st.whenLine() + ") never held: " + failure
                                     + " (checked at simulated " + simNow() + "s)";
                         }
                     }
-                    act(st);
-                    out.println("   did " + label + " " + st.args() + " at simulated " + simNow() + "s");
+                    act(st.action());
+                    out.println("   did " + label + " " + st.action() + " at simulated " + simNow() + "s");
                 }
             } catch (RuntimeException e) {
                 return label + ": " + e;
@@ -268,72 +269,101 @@ public final class ScenarioRunner {
 
     // ---- actions ----
 
-    void act(Scenario.Step st) throws IOException, InterruptedException {
-        Map<String, Object> a = st.args();
-        SimNode n = a.containsKey("node") ? sim.nodes().get(String.valueOf(a.get("node"))) : null;
-        switch (st.kind()) {
-            case "wedge": n.simulator("wedge", a.get("npu"), a.get("chip")); break;
-            case "recover": n.simulator("recover", a.get("npu"), a.get("chip")); break;
-            case "setChip": n.simulator("setChip", a.get("npu"), a.get("chip"), a.get("state")); break;
-            case "persistent": n.simulator("persistent", a.get("npu"), a.get("chip"), true); break;
-            case "approve": sim.approve(n.name()); break;
-            case "annotate": sim.annotate(n.name(), (String) a.get("key"), (String) a.get("value")); break;
-            case "setPolicy": sim.patchDriver(a); break;
-            case "setVersion": sim.patchDriver(Map.of("version", a.get("version"))); break;
-            case "killAgent": n.killAgent(); break;
-            case "killControlPlane":
-                sim.killControlPlane((String) a.get("replica"), (Boolean) a.get("restart"));
-                break;
-            case "startControlPlane": sim.startControlPlane(Integer.parseInt((String) a.get("replica"))); break;
-            case "apiGone": {
-                // the API server compacted its history: every open watch ends with 410 Expired, and the next watch
-                // requests are answered 410 Gone, so informers must list again (DESIGN.md, known traps)
-                sim.cluster().failNextWatches((Integer) a.get("failNext"));
-                sim.cluster().expireWatches();
-                break;
+    /**
+     * Does one action on the simulated cluster.
+     *
+     * @param <A> the action's record
+     */
+    @FunctionalInterface
+    interface Handler<A extends Action> {
+        /**
+         * @param action the action, checked against the scenario's cluster when the file was parsed
+         * @throws IOException when the simulator or the API server cannot be reached
+         * @throws InterruptedException when interrupted
+         */
+        void run(A action) throws IOException, InterruptedException;
+    }
+
+    private final Map<Class<? extends Action>, Handler<? extends Action>> handlers = new HashMap<>();
+
+    private <A extends Action> void on(Class<A> type, Handler<A> handler) {
+        handlers.put(type, handler);
+    }
+
+    /** One handler per action record ({@link Action.Expect} is checked by {@link #expect}). */
+    private void registerHandlers() {
+        on(Action.Wedge.class, a -> node(a).simulator("wedge", a.npu(), a.chip()));
+        on(Action.Recover.class, a -> node(a).simulator("recover", a.npu(), a.chip()));
+        on(Action.SetChip.class, a -> node(a).simulator("setChip", a.npu(), a.chip(), a.state()));
+        on(Action.Persistent.class, a -> node(a).simulator("persistent", a.npu(), a.chip(), true));
+        on(Action.Approve.class, a -> sim.approve(a.node()));
+        on(Action.Annotate.class, a -> sim.annotate(a.node(), a.key(), a.value().value()));
+        on(Action.SetPolicy.class, a -> sim.patchDriver(a.policy().driver()));
+        on(Action.SetVersion.class, a -> sim.patchDriver(Map.of("version", a.version())));
+        on(Action.KillAgent.class, a -> node(a).killAgent());
+        on(Action.KillControlPlane.class, a -> sim.killControlPlane(a.replica(), a.restart()));
+        on(Action.StartControlPlane.class, a -> sim.startControlPlane(Integer.parseInt(a.replica())));
+        // the API server compacted its history: every open watch ends with 410 Expired, and the next watch
+        // requests are answered 410 Gone, so informers must list again (DESIGN.md, known traps)
+        on(Action.ApiGone.class, a -> {
+            sim.cluster().failNextWatches(a.failNext());
+            sim.cluster().expireWatches();
+        });
+        on(Action.ApiUnreachable.class, a -> sim.unreachableFor(wall(a.duration())));
+        on(Action.ApiOutage.class, a -> sim.cluster().outageFor(wall(a.duration()),
+                EmbeddedCluster.OutageMode.SERVICE_UNAVAILABLE));
+        on(Action.ClockJump.class, a -> {
+            if (Action.ClockJump.CONTROL_PLANE.equals(a.node())) {
+                sim.jumpControlPlaneClock(a.by());
+            } else {
+                sim.nodes().get(a.node()).jumpClock(a.by());
             }
-            case "apiUnreachable": {
-                Duration d = (Duration) a.get("duration");
-                sim.unreachableFor(Duration.ofNanos((long) (d.toNanos() / scenario.timeScale)));
-                break;
-            }
-            case "clockJump":
-                if ("control-plane".equals(a.get("node"))) {
-                    sim.jumpControlPlaneClock((Duration) a.get("by"));
-                } else {
-                    n.jumpClock((Duration) a.get("by"));
-                }
-                break;
-            case "markersReadOnly": n.markersReadOnly((Boolean) a.get("on")); break;
-            case "markersFull": n.markersFull((Boolean) a.get("on")); break;
-            case "apiOutage": {
-                Duration d = (Duration) a.get("duration");
-                sim.cluster().outageFor(Duration.ofNanos((long) (d.toNanos() / scenario.timeScale)),
-                        EmbeddedCluster.OutageMode.SERVICE_UNAVAILABLE);
-                break;
-            }
-            default: throw new IllegalStateException("unknown action " + st.kind());
+        });
+        on(Action.MarkersReadOnly.class, a -> node(a).markersReadOnly(a.on()));
+        on(Action.MarkersFull.class, a -> node(a).markersFull(a.on()));
+    }
+
+    /** @return the action types that have a handler */
+    Set<Class<? extends Action>> handledActions() {
+        return Set.copyOf(handlers.keySet());
+    }
+
+    private SimNode node(Action.OnNode a) {
+        return sim.nodes().get(a.node());
+    }
+
+    /** @return the wall-clock length of a simulated duration */
+    private Duration wall(Duration simulated) {
+        return Duration.ofNanos((long) (simulated.toNanos() / scenario.timeScale));
+    }
+
+    @SuppressWarnings("unchecked")
+    void act(Action action) throws IOException, InterruptedException {
+        Handler<Action> h = (Handler<Action>) handlers.get(action.getClass());
+        if (h == null) {
+            throw new IllegalStateException("no handler for action " + action.kind());
         }
+        h.run(action);
     }
 
     // ---- expectations ----
 
-    String expect(Scenario.Step st, long pollMillis) throws InterruptedException {
-        Duration within = st.within();
+    String expect(Action.Expect e, long pollMillis) throws InterruptedException {
+        Duration within = e.within();
         long end = System.nanoTime() + (within == null ? 0 : (long) (within.toNanos() / scenario.timeScale));
         String failure;
         while (true) {
             try {
-                failure = check(st.args());
-            } catch (RuntimeException e) {
-                failure = "could not check: " + e.getMessage();
+                failure = check(e);
+            } catch (RuntimeException x) {
+                failure = "could not check: " + x.getMessage();
             }
             if (failure == null || System.nanoTime() >= end) {
                 break;
             }
             Thread.sleep(pollMillis); // poll period while waiting 'within'
         }
-        Duration hold = (Duration) st.args().get("holdFor");
+        Duration hold = e.holdFor();
         if (failure != null || hold == null) {
             return failure;
         }
@@ -342,8 +372,8 @@ public final class ScenarioRunner {
         while (System.nanoTime() < holdEnd) {
             Thread.sleep(500); // poll period while checking 'holdFor'
             try {
-                failure = check(st.args());
-            } catch (RuntimeException e) {
+                failure = check(e);
+            } catch (RuntimeException x) {
                 failure = null; // e.g. the node agent restarting: not a change of state
             }
             if (failure != null) {
@@ -353,112 +383,110 @@ public final class ScenarioRunner {
         return null;
     }
 
-    @SuppressWarnings("unchecked")
-    String check(Map<String, Object> e) {
-        String which = (String) e.get("node");
-        List<SimNode> nodes = "all".equals(which) ? List.copyOf(sim.nodes().values())
+    String check(Action.Expect e) {
+        String which = e.node();
+        List<SimNode> nodes = Action.Expect.ALL.equals(which) ? List.copyOf(sim.nodes().values())
                 : List.of(sim.nodes().get(which));
         for (SimNode n : nodes) {
             String name = n.name();
-            if (e.containsKey("labels")) {
-                String f = compare("label", name, sim.labels(name), (Map<String, String>) e.get("labels"));
+            if (e.labels() != null) {
+                String f = compare("label", name, sim.labels(name), e.labels());
                 if (f != null) {
                     return f;
                 }
             }
-            if (e.containsKey("annotations")) {
-                String f = compare("annotation", name, sim.annotations(name),
-                        (Map<String, String>) e.get("annotations"));
+            if (e.annotations() != null) {
+                String f = compare("annotation", name, sim.annotations(name), e.annotations());
                 if (f != null) {
                     return f;
                 }
             }
-            if (e.containsKey("driverVersion")) {
+            if (e.driverVersion() != null) {
                 String v = sim.labels(name).get(NodeKeys.DRIVER_VERSION);
-                if (!Objects.equals(e.get("driverVersion"), v)) {
-                    return "driverVersion of " + name + ": expected " + e.get("driverVersion") + ", saw " + show(v);
+                if (!Objects.equals(e.driverVersion(), v)) {
+                    return "driverVersion of " + name + ": expected " + e.driverVersion() + ", saw " + show(v);
                 }
             }
-            if (e.containsKey("upgradeState")) {
+            if (e.upgradeState() != null) {
                 String v = sim.labels(name).get(NodeKeys.DRIVER_UPGRADE_STATE);
-                if (!Objects.equals(e.get("upgradeState"), v == null || v.isEmpty() ? null : v)) {
-                    return "upgradeState of " + name + ": expected " + show((String) e.get("upgradeState"))
-                            + ", saw " + show(v);
+                String expected = e.upgradeState().value();
+                if (!Objects.equals(expected, v == null || v.isEmpty() ? null : v)) {
+                    return "upgradeState of " + name + ": expected " + show(expected) + ", saw " + show(v);
                 }
             }
-            if (e.containsKey("reboots")) {
+            if (e.reboots() != null) {
                 int r = n.reboots() - rebootsAtStart.getOrDefault(name, 0);
-                if (r != (Integer) e.get("reboots")) {
-                    return "reboots of " + name + " since the start: expected " + e.get("reboots") + ", saw " + r;
+                if (r != e.reboots()) {
+                    return "reboots of " + name + " since the start: expected " + e.reboots() + ", saw " + r;
                 }
             }
-            if (e.containsKey("markers")) {
-                Map<String, Object> mk = (Map<String, Object>) e.get("markers");
-                if (mk.containsKey("driver-ready")) {
+            if (e.markers() != null) {
+                Action.MarkerCheck mk = e.markers();
+                if (mk.driverReady() != null) {
                     boolean present = n.marker("driver-ready") != null;
-                    if (present != (Boolean) mk.get("driver-ready")) {
+                    if (present != mk.driverReady()) {
                         return "marker driver-ready on " + name + ": expected " + (present ? "absent" : "present")
                                 + ", saw " + (present ? "present" : "absent");
                     }
                 }
-                if (mk.containsKey("reboot-required")) {
+                if (mk.rebootRequired() != null) {
                     Properties rr = n.marker("reboot-required");
                     String reason = rr == null ? null : rr.getProperty("reason");
-                    if (!Objects.equals(mk.get("reboot-required"), reason)) {
-                        return "marker reboot-required on " + name + ": expected " + show((String) mk.get(
-                                "reboot-required")) + ", saw " + show(reason);
+                    if (!Objects.equals(mk.rebootRequired().value(), reason)) {
+                        return "marker reboot-required on " + name + ": expected " + show(mk.rebootRequired().value())
+                                + ", saw " + show(reason);
                     }
                 }
             }
-            if (e.containsKey("events")) {
-                for (Map<String, Object> ev : (List<Map<String, Object>>) e.get("events")) {
-                    long count = sim.events(name).stream().filter(x -> Objects.equals(ev.get("reason"), x.getReason())
-                            && (!ev.containsKey("messageContains") || (x.getMessage() != null
-                                    && x.getMessage().contains((String) ev.get("messageContains"))))).count();
-                    boolean ok = ev.containsKey("count") ? count == (Integer) ev.get("count") : count >= 1;
+            if (e.events() != null) {
+                for (Action.EventCheck ev : e.events()) {
+                    long count = sim.events(name).stream().filter(x -> Objects.equals(ev.reason(), x.getReason())
+                            && (ev.messageContains() == null || (x.getMessage() != null
+                                    && x.getMessage().contains(ev.messageContains())))).count();
+                    boolean ok = ev.count() != null ? count == ev.count() : count >= 1;
                     if (!ok) {
-                        return "events on " + name + ": expected " + (ev.containsKey("count") ? ev.get("count") : ">= 1")
+                        return "events on " + name + ": expected " + (ev.count() != null ? ev.count() : ">= 1")
                                 + " " + ev + ", saw " + count + " (reasons seen: " + sim.events(name).stream()
                                         .map(x -> x.getReason()).toList() + ")";
                     }
                 }
             }
         }
-        if (e.containsKey("mbean")) {
-            Map<String, Object> mb = (Map<String, Object>) e.get("mbean");
+        if (e.mbean() != null) {
+            Action.MBeanCheck mb = e.mbean();
             for (SimNode n : nodes) {
-                Object v = n.jolokia().read((String) mb.get("name"), (String) mb.get("attribute"));
+                Object v = n.jolokia().read(mb.name(), mb.attribute());
                 String seen = v == null ? null : String.valueOf(v);
-                String what = "MBean " + mb.get("name") + " " + mb.get("attribute") + " on " + n.name();
-                if (mb.containsKey("equals") && !Objects.equals(mb.get("equals"), seen)) {
-                    return what + ": expected " + show((String) mb.get("equals")) + ", saw " + show(seen);
+                String what = "MBean " + mb.name() + " " + mb.attribute() + " on " + n.name();
+                if (mb.equalTo() != null && !Objects.equals(mb.equalTo(), seen)) {
+                    return what + ": expected " + show(mb.equalTo()) + ", saw " + show(seen);
                 }
-                if (mb.containsKey("contains") && (seen == null || !seen.contains((String) mb.get("contains")))) {
-                    return what + ": expected to contain " + show((String) mb.get("contains")) + ", saw " + show(seen);
+                if (mb.contains() != null && (seen == null || !seen.contains(mb.contains()))) {
+                    return what + ": expected to contain " + show(mb.contains()) + ", saw " + show(seen);
                 }
-                if (mb.containsKey("atLeast")) {
+                if (mb.atLeast() != null) {
                     long num;
                     try {
                         num = seen == null ? Long.MIN_VALUE : Long.parseLong(seen.trim());
                     } catch (NumberFormatException x) {
                         num = Long.MIN_VALUE;
                     }
-                    if (num < (Integer) mb.get("atLeast")) {
-                        return what + ": expected at least " + mb.get("atLeast") + ", saw " + show(seen);
+                    if (num < mb.atLeast()) {
+                        return what + ": expected at least " + mb.atLeast() + ", saw " + show(seen);
                     }
                 }
             }
         }
-        if (e.containsKey("violations")) {
+        if (e.violations() != null) {
             int total = nodes.stream().mapToInt(SimNode::violations).sum();
-            if (total != (Integer) e.get("violations")) {
-                return "violations: expected " + e.get("violations") + ", saw " + total;
+            if (total != e.violations()) {
+                return "violations: expected " + e.violations() + ", saw " + total;
             }
         }
-        if (e.containsKey("status")) {
+        if (e.status() != null) {
             GenericKubernetesResource cr = sim.npuOperatorCtl();
             Object status = cr == null ? null : cr.getAdditionalProperties().get("status");
-            for (Map.Entry<String, String> x : ((Map<String, String>) e.get("status")).entrySet()) {
+            for (Map.Entry<String, String> x : e.status().entrySet()) {
                 Object v = path(status, x.getKey());
                 String seen = v == null ? null : String.valueOf(v);
                 if (!Objects.equals(x.getValue(), seen)) {

@@ -17,6 +17,7 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
+import io.npulifecycle.simulator.common.TcpProxy;
 
 /**
  * A simulated cluster on this machine, no real cluster needed: the embedded Kubernetes API (with the CRD, the
@@ -40,7 +41,7 @@ public final class SimCluster implements AutoCloseable {
     private final List<RuntimeProcess> controlPlanes = new ArrayList<>();
     private int replicas = 1;
     private boolean markersOnTmpfs;
-    private ApiProxy proxy;
+    private TcpProxy proxy;
     private Jolokia controlPlaneJolokia;
     private int controlPlanePort;
     private final Map<String, SimNode> nodes = new LinkedHashMap<>();
@@ -81,7 +82,7 @@ public final class SimCluster implements AutoCloseable {
         }
         cluster = EmbeddedCluster.start();
         // the runtimes reach the API server through a forwarder that can make it unreachable (apiUnreachable)
-        proxy = new ApiProxy(cluster.port(), log);
+        proxy = new TcpProxy(cluster.port(), log);
         cluster.installCrd();
         cluster.ensureNamespace(DaemonSetController.NAMESPACE);
         registry = new FakeRegistry();

@@ -34,12 +34,50 @@ final class YamlTree {
         }
     }
 
-    /** A malformed document or a value of the wrong shape; the message starts with the line. */
+    /**
+     * A malformed document or a value of the wrong shape: the message is {@code line N: what is wrong and what was
+     * expected}; {@link #where()} puts the file in front.
+     */
     static final class Invalid extends Exception {
         private static final long serialVersionUID = 1L;
+        private final String file;
+        private final int line;
+        private final String detail;
 
         Invalid(int line, String message) {
+            this(null, line, message);
+        }
+
+        private Invalid(String file, int line, String message) {
             super("line " + line + ": " + message);
+            this.file = file;
+            this.line = line;
+            this.detail = message;
+        }
+
+        /**
+         * @param fileName the file the document came from
+         * @return the same error, naming the file
+         */
+        Invalid in(String fileName) {
+            Invalid e = new Invalid(fileName, line, detail);
+            e.setStackTrace(getStackTrace());
+            return e;
+        }
+
+        /** @return the file, or null when not known */
+        String file() {
+            return file;
+        }
+
+        /** @return the line, 1-based (0 when not known) */
+        int line() {
+            return line;
+        }
+
+        /** @return {@code <file>:line N: <message>}, or the message when the file is not known */
+        String where() {
+            return file == null ? getMessage() : file + ":" + getMessage();
         }
     }
 

@@ -42,14 +42,15 @@ class ScenarioTest {
         Scenario.Step last = s.steps.get(3);
         assertEquals("expect", last.kind());
         assertEquals(Duration.ofSeconds(300), last.at());
-        assertEquals(Duration.ofMinutes(1), last.within());
+        Action.Expect expect = (Action.Expect) last.action();
+        assertEquals(Duration.ofMinutes(1), expect.within());
         assertEquals(13, last.line(), "the line of the step's \"- at:\"");
-        @SuppressWarnings("unchecked")
-        Map<String, String> labels = (Map<String, String>) last.args().get("labels");
+        Map<String, String> labels = expect.labels();
         assertTrue(labels.containsKey("npu.openfuyao.com/reboot-required"));
         assertNull(labels.get("npu.openfuyao.com/reboot-required"), "null means absent");
-        assertEquals(List.of(Map.of("reason", "RebootRequired", "messageContains", "reason=recovery")),
-                s.steps.get(1).args().get("events"));
+        assertEquals(List.of(new Action.EventCheck("RebootRequired", "reason=recovery", null)),
+                ((Action.Expect) s.steps.get(1).action()).events());
+        assertEquals(new Action.Wedge("node-0", 4, 0), s.steps.get(0).action());
     }
 
     static String rejected(String yaml) {
@@ -96,17 +97,111 @@ class ScenarioTest {
     }
 
     @Test
-    void everyScenarioOfTheCiSuiteIsValid() throws Exception {
+    void everyScenarioOfTheCiSuiteAndTheReliabilityMatrixIsValid() throws Exception {
         java.nio.file.Path dir = java.nio.file.Path.of(System.getProperty("npu.scenarios.dir", "../../itests/scenarios"));
-        List<java.nio.file.Path> files;
-        try (var s = java.nio.file.Files.list(dir)) {
-            files = s.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
+        for (java.nio.file.Path d : List.of(dir, dir.resolve("reliability"))) {
+            List<java.nio.file.Path> files;
+            try (var s = java.nio.file.Files.list(d)) {
+                files = s.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
+            }
+            assertTrue(files.size() >= 8, "the scenarios are in " + d);
+            for (java.nio.file.Path f : files) {
+                Scenario sc = Scenario.parse(f.toString(), java.nio.file.Files.readString(f));
+                assertTrue(sc.steps.size() >= 2 || !sc.cases.isEmpty(), f.toString());
+            }
         }
-        assertTrue(files.size() >= 8, "the CI scenario suite is in " + dir);
-        for (java.nio.file.Path f : files) {
-            Scenario sc = Scenario.parse(f.toString(), java.nio.file.Files.readString(f));
-            assertTrue(sc.steps.size() >= 2, f.toString());
-        }
+    }
+
+    @Test
+    void everyActionHasAHandler() {
+        java.util.Set<Class<? extends Action>> actions = new java.util.HashSet<>(Scenario.ACTIONS.values());
+        actions.remove(Action.Expect.class);
+        assertEquals(actions, new ScenarioRunner(null, null, System.out).handledActions());
+        assertEquals(java.util.Set.of("wedge", "recover", "setChip", "persistent", "approve", "annotate", "setPolicy",
+                "setVersion", "killAgent", "killControlPlane", "startControlPlane", "apiOutage", "apiGone",
+                "apiUnreachable", "clockJump", "markersReadOnly", "markersFull", "expect"), Scenario.ACTIONS.keySet(),
+                "the actions of docs/simulator.md");
+    }
+
+    static YamlTree.Invalid invalid(String yaml) {
+        return assertThrows(YamlTree.Invalid.class, () -> Scenario.parse("bad.yaml", yaml));
+    }
+
+    @Test
+    void badActionsNameTheFileTheLineAndWhatWasExpected() {
+        YamlTree.Invalid unknown = invalid("cluster: {nodes: 1}\nsteps:\n  - at: 0s\n    approve: {node: node-0}\n"
+                + "  - at: 5s\n    wedgee: {node: node-0, npu: 0, chip: 0}\n");
+        assertEquals("bad.yaml", unknown.file());
+        assertEquals(6, unknown.line());
+        assertTrue(unknown.where().startsWith("bad.yaml:line 6: steps[1]: unknown key 'wedgee' (expected at and one "
+                + "of [annotate, apiGone,"), unknown.where());
+
+        YamlTree.Invalid wrongType = invalid("steps:\n  - at: 0s\n    wedge:\n      node: node-0\n"
+                + "      npu: four\n      chip: 0\n");
+        assertEquals(5, wrongType.line(), wrongType.where());
+        assertEquals("bad.yaml:line 5: steps[0].wedge.npu must be a whole number, got four", wrongType.where());
+
+        YamlTree.Invalid text = invalid("steps:\n  - at: 0s\n    wedge: {node: node-0, npu: \"4\", chip: 0}\n");
+        assertTrue(text.where().contains("steps[0].wedge.npu must be a whole number, got 4"), text.where());
+        YamlTree.Invalid fraction = invalid("steps:\n  - at: 0s\n    apiGone: {failNext: 2.5}\n");
+        assertTrue(fraction.where().contains("apiGone.failNext must be a whole number, got 2.5"), fraction.where());
+        YamlTree.Invalid flag = invalid("steps:\n  - at: 0s\n    markersFull: {node: node-0, on: 1}\n");
+        assertTrue(flag.where().contains("markersFull.on must be true or false, got 1"), flag.where());
+        YamlTree.Invalid list = invalid("steps:\n  - at: 0s\n    expect: {events: {reason: X}}\n");
+        assertTrue(list.where().contains("expect.events must be a list"), list.where());
+        YamlTree.Invalid eventType = invalid("steps:\n  - at: 0s\n    expect:\n      events:\n"
+                + "        - {reason: A}\n        - {reason: B, count: many}\n");
+        assertEquals("bad.yaml:line 6: steps[0].expect.events[1].count must be a whole number, got many",
+                eventType.where());
+
+        YamlTree.Invalid missing = invalid("steps:\n  - at: 0s\n    approve: {}\n");
+        assertEquals("bad.yaml:line 3: steps[0].approve.node is missing (a node name)", missing.where());
+        YamlTree.Invalid missingChip = invalid("steps:\n  - at: 0s\n    wedge: {node: node-0, npu: 1}\n");
+        assertTrue(missingChip.where().contains("steps[0].wedge.chip is missing (a chip of the NPU)"),
+                missingChip.where());
+        YamlTree.Invalid missingValue = invalid("steps:\n  - at: 0s\n    annotate: {node: node-0, key: a}\n");
+        assertTrue(missingValue.where().contains("annotate.value is missing (null removes the annotation)"),
+                missingValue.where());
+        YamlTree.Invalid noBody = invalid("steps:\n  - at: 0s\n    apiOutage:\n");
+        assertTrue(noBody.where().startsWith("bad.yaml:line 3: steps[0].apiOutage must be a mapping"),
+                noBody.where());
+        YamlTree.Invalid nothing = invalid("steps:\n  - at: 0s\n    expect: {node: node-0, within: 5s}\n");
+        assertTrue(nothing.where().contains("steps[0].expect: nothing to check"), nothing.where());
+        YamlTree.Invalid inCase = invalid(CASES.replace("reboots: 1, violations: 0", "reboots: -1, violations: 0"));
+        assertEquals("bad.yaml:line 22: cases[0].steps[5].expect.reboots -1 is outside 0..10000", inCase.where());
+    }
+
+    @Test
+    void typedValuesKeepTheirDefaultsAndNulls() throws Exception {
+        Scenario s = Scenario.parse("ok.yaml", String.join("\n",
+                "cluster: {controlPlanes: 2}",
+                "steps:",
+                "  - at: 0s",
+                "    killControlPlane: {}",
+                "  - at: 1s",
+                "    apiGone: {}",
+                "  - at: 2s",
+                "    annotate: {node: node-0, key: a, value: null}",
+                "  - at: 3s",
+                "    expect: {upgradeState: null, markers: {reboot-required: null}}",
+                "  - at: 4s",
+                "    expect: {markers: {driver-ready: true}}",
+                "  - at: 5s",
+                "    setPolicy: {maxUnavailable: 25%, recoveryPolicy: {window: 24h}, upgradePolicy: {deadlines: "
+                        + "{rebootingSeconds: 600}}}",
+                ""));
+        assertEquals(new Action.KillControlPlane("0", true), s.steps.get(0).action());
+        assertEquals(new Action.ApiGone(5), s.steps.get(1).action());
+        assertEquals(new Action.Expected(null), ((Action.Annotate) s.steps.get(2).action()).value());
+        Action.Expect none = (Action.Expect) s.steps.get(3).action();
+        assertEquals(new Action.Expected(null), none.upgradeState(), "null: no state");
+        assertEquals(new Action.Expected(null), none.markers().rebootRequired(), "null: no marker");
+        Action.Expect ready = (Action.Expect) s.steps.get(4).action();
+        assertNull(ready.upgradeState(), "absent: not checked");
+        assertNull(ready.markers().rebootRequired(), "absent: not checked");
+        assertEquals("all", ready.node());
+        assertEquals(Map.of("upgradePolicy", Map.of("maxUnavailable", "25%", "deadlines", Map.of("rebootingSeconds", 600)),
+                "recoveryPolicy", Map.of("window", "24h")), ((Action.SetPolicy) s.steps.get(5).action()).policy().driver());
     }
 
     @Test
@@ -161,15 +256,16 @@ class ScenarioTest {
         assertEquals("agent killed", c.category());
         assertEquals(6, c.steps().size());
         Scenario.Step kill = c.steps().get(0);
-        Scenario.Step when = (Scenario.Step) kill.args().get("when");
+        Action.Expect when = kill.when();
+        assertEquals(11, kill.whenLine(), "the line of when:");
+        assertEquals(new Action.KillAgent("node-0"), kill.action());
         assertEquals(Duration.ofSeconds(600), when.within());
-        assertEquals(Map.of("name", "io.npulifecycle:type=Chip,npu=1,chip=0", "attribute", "ConsecutiveFailures",
-                "atLeast", 1), when.args().get("mbean"));
-        assertEquals(Duration.ofHours(-1), c.steps().get(1).args().get("by"));
-        assertEquals("control-plane", c.steps().get(1).args().get("node"));
-        assertEquals(false, c.steps().get(2).args().get("restart"));
-        assertEquals(Duration.ofSeconds(600), c.steps().get(5).args().get("holdFor"));
-        assertTrue(s.uses("markersFull"));
+        assertEquals(new Action.MBeanCheck("io.npulifecycle:type=Chip,npu=1,chip=0", "ConsecutiveFailures", null, null,
+                1), when.mbean());
+        assertEquals(new Action.ClockJump("control-plane", Duration.ofHours(-1)), c.steps().get(1).action());
+        assertEquals(new Action.KillControlPlane("leader", false), c.steps().get(2).action());
+        assertEquals(Duration.ofSeconds(600), ((Action.Expect) c.steps().get(5).action()).holdFor());
+        assertTrue(s.uses(Action.MarkersFull.class));
     }
 
     @Test

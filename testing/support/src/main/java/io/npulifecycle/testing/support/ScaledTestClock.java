@@ -1,4 +1,4 @@
-package io.npulifecycle.upgrade.testing;
+package io.npulifecycle.testing.support;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -13,7 +13,7 @@ import io.npulifecycle.api.time.TimeSource;
  * A compressed clock for tests with real threads (informers): {@code scale} simulated seconds pass per wall second;
  * scheduled tasks run on one daemon thread.
  */
-public final class ScaledTimeSource implements TimeSource, AutoCloseable {
+public final class ScaledTestClock implements TimeSource, AutoCloseable {
     private final double scale;
     private final Instant anchor = Instant.parse("2026-12-01T00:00:00Z");
     private final long startNanos = System.nanoTime();
@@ -24,7 +24,7 @@ public final class ScaledTimeSource implements TimeSource, AutoCloseable {
     });
 
     /** @param scale simulated seconds per wall second */
-    public ScaledTimeSource(double scale) {
+    public ScaledTestClock(double scale) {
         this.scale = scale;
     }
 
@@ -57,7 +57,7 @@ public final class ScaledTimeSource implements TimeSource, AutoCloseable {
             try {
                 task.run();
             } catch (RuntimeException e) {
-                System.getLogger(ScaledTimeSource.class.getName()).log(System.Logger.Level.WARNING, "task failed", e);
+                System.getLogger(ScaledTestClock.class.getName()).log(System.Logger.Level.WARNING, "task failed", e);
             }
         }, real, TimeUnit.NANOSECONDS);
         return () -> f.cancel(false);

@@ -1,0 +1,508 @@
+package io.npulifecycle.simulator.harness;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonTypeName;
+
+import tools.jackson.databind.annotation.JsonDeserialize;
+
+/**
+ * What a scenario step does: one record per action, named in the file by its {@link JsonTypeName} (the step's key
+ * beside {@code at}) and bound from the YAML by Jackson ({@link ScenarioMapper}). Each record checks in its
+ * constructor what it can check alone (required fields, ranges, formats) and throws {@link Bad} naming the field;
+ * {@link Scenario} then checks what depends on the cluster (node names, chip numbers, replicas), and
+ * {@link ScenarioRunner} has one handler per record.
+ *
+ * <p>A new action is a record here (added to nothing else: the sealed type lists it) and a handler in the runner.
+ */
+sealed interface Action {
+
+    /** Chip states of {@code setChip} (the simulator's states). */
+    Set<String> STATES = Set.of("healthy", "warning", "wedged", "occupied", "hanging", "garbled", "absent");
+
+    /** An action on one node of the cluster ({@code node-0} ...). */
+    interface OnNode {
+        /** @return the node name */
+        String node();
+    }
+
+    /** An action on one chip of one node. */
+    interface OnChip extends OnNode {
+        /** @return the NPU id, 0-based */
+        Integer npu();
+
+        /** @return the chip of the NPU, 0 (910B) or 0..1 (310P) */
+        Integer chip();
+    }
+
+    /** A value of an action that is wrong by itself; {@link ScenarioMapper} adds the file's path and line. */
+    final class Bad extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+        /** the field (YAML key) at fault */
+        final String field;
+
+        Bad(String field, String message) {
+            super(message);
+            this.field = field;
+        }
+    }
+
+    /**
+     * A value that must be given but may be {@code null}: {@code value: null} is {@code Expected(null)}, an absent
+     * key is a {@code null} {@code Expected}.
+     *
+     * @param value the text, or null
+     */
+    record Expected(String value) {
+    }
+
+    /** @return the YAML key of this action */
+    default String kind() {
+        return kind(getClass());
+    }
+
+    /**
+     * @param type an action record
+     * @return its YAML key
+     */
+    static String kind(Class<?> type) {
+        return type.getAnnotation(JsonTypeName.class).value();
+    }
+
+    /** @return every action type by YAML key ({@code expect} included), from the sealed type's records */
+    static Map<String, Class<? extends Action>> types() {
+        Map<String, Class<? extends Action>> out = new LinkedHashMap<>();
+        for (Class<?> c : Action.class.getPermittedSubclasses()) {
+            out.put(kind(c), c.asSubclass(Action.class));
+        }
+        return out;
+    }
+
+    private static <T> T required(T v, String field, String what) {
+        if (v == null) {
+            throw new Bad(field, "is missing (" + what + ")");
+        }
+        return v;
+    }
+
+    private static void checkRange(Integer v, String field, int min, int max) {
+        if (v != null && (v < min || v > max)) {
+            throw new Bad(field, v + " is outside " + min + ".." + max);
+        }
+    }
+
+    private static String checkVersion(String v, String field) {
+        if (v != null && !v.matches("[0-9]+(\\.[0-9A-Za-z]+){1,3}")) {
+            throw new Bad(field, "'" + v + "' is not a driver version like 25.5.0");
+        }
+        return v;
+    }
+
+    // ---- chips ----
+
+    /** Wedges a chip (it stops answering {@code npu-smi} as a healthy chip does). */
+    @JsonTypeName("wedge")
+    record Wedge(String node, Integer npu, Integer chip) implements Action, OnChip {
+        public Wedge {
+            required(node, "node", "a node name");
+            required(npu, "npu", "an NPU id");
+            required(chip, "chip", "a chip of the NPU");
+        }
+    }
+
+    /** Recovers a wedged chip. */
+    @JsonTypeName("recover")
+    record Recover(String node, Integer npu, Integer chip) implements Action, OnChip {
+        public Recover {
+            required(node, "node", "a node name");
+            required(npu, "npu", "an NPU id");
+            required(chip, "chip", "a chip of the NPU");
+        }
+    }
+
+    /** Makes a chip's fault survive reboots. */
+    @JsonTypeName("persistent")
+    record Persistent(String node, Integer npu, Integer chip) implements Action, OnChip {
+        public Persistent {
+            required(node, "node", "a node name");
+            required(npu, "npu", "an NPU id");
+            required(chip, "chip", "a chip of the NPU");
+        }
+    }
+
+    /** Puts a chip into a simulator state ({@link #STATES}). */
+    @JsonTypeName("setChip")
+    record SetChip(String node, Integer npu, Integer chip, String state) implements Action, OnChip {
+        public SetChip {
+            required(node, "node", "a node name");
+            required(npu, "npu", "an NPU id");
+            required(chip, "chip", "a chip of the NPU");
+            state = required(state, "state", "one of " + new TreeSet<>(STATES)).toLowerCase(Locale.ROOT);
+            if (!STATES.contains(state)) {
+                throw new Bad("state", "'" + state + "' is not one of " + new TreeSet<>(STATES));
+            }
+        }
+    }
+
+    // ---- node agents and approvals ----
+
+    /** Writes {@code approve-reboot=true} on a node. */
+    @JsonTypeName("approve")
+    record Approve(String node) implements Action, OnNode {
+        public Approve {
+            required(node, "node", "a node name");
+        }
+    }
+
+    /** Sets (or, with {@code value: null}, removes) an annotation of a node. */
+    @JsonTypeName("annotate")
+    record Annotate(String node, String key, Expected value) implements Action, OnNode {
+        public Annotate {
+            required(node, "node", "a node name");
+            required(key, "key", "the annotation key");
+            required(value, "value", "null removes the annotation");
+        }
+    }
+
+    /** Kills a node agent (SIGKILL); the DaemonSet controller starts it again. */
+    @JsonTypeName("killAgent")
+    record KillAgent(String node) implements Action, OnNode {
+        public KillAgent {
+            required(node, "node", "a node name");
+        }
+    }
+
+    /** Makes a node's marker folder read-only ({@code on: true}) or writable again. */
+    @JsonTypeName("markersReadOnly")
+    record MarkersReadOnly(String node, Boolean on) implements Action, OnNode {
+        public MarkersReadOnly {
+            required(node, "node", "a node name");
+            required(on, "on", "true or false");
+        }
+    }
+
+    /** Fills a node's marker folder ({@code on: true}) or frees it again. */
+    @JsonTypeName("markersFull")
+    record MarkersFull(String node, Boolean on) implements Action, OnNode {
+        public MarkersFull {
+            required(node, "node", "a node name");
+            required(on, "on", "true or false");
+        }
+    }
+
+    /**
+     * Moves the wall clock of a node's runtime or of the control plane by {@code by} ({@code -1h}, {@code +5m}).
+     *
+     * @param node a node name or {@code control-plane}
+     * @param by the jump, negative = back
+     */
+    @JsonTypeName("clockJump")
+    record ClockJump(String node, @JsonDeserialize(using = ScenarioMapper.SignedDurationDeserializer.class) Duration by)
+            implements Action {
+        /** {@link #node()} of the control plane's clock. */
+        static final String CONTROL_PLANE = "control-plane";
+
+        public ClockJump {
+            required(node, "node", "a node or control-plane");
+            required(by, "by", "a duration like -1h or +5m");
+        }
+    }
+
+    // ---- control plane ----
+
+    /**
+     * Kills control-plane runtimes.
+     *
+     * @param replica {@code 0}, {@code 1}, {@code leader} or {@code all} (default {@code 0})
+     * @param restart whether they are started again (default true)
+     */
+    @JsonTypeName("killControlPlane")
+    record KillControlPlane(String replica, Boolean restart) implements Action {
+        public KillControlPlane {
+            replica = replica == null ? "0" : replica;
+            restart = restart == null || restart;
+        }
+    }
+
+    /** @param replica {@code 0} or {@code 1} (default {@code 0}) */
+    @JsonTypeName("startControlPlane")
+    record StartControlPlane(String replica) implements Action {
+        public StartControlPlane {
+            replica = replica == null ? "0" : replica;
+        }
+    }
+
+    // ---- API server ----
+
+    /** Every API request is answered 503 for {@code duration} (simulated time). */
+    @JsonTypeName("apiOutage")
+    record ApiOutage(Duration duration) implements Action {
+        public ApiOutage {
+            required(duration, "duration", "e.g. 60s");
+        }
+    }
+
+    /** The API server refuses connections for {@code duration} (simulated time). */
+    @JsonTypeName("apiUnreachable")
+    record ApiUnreachable(Duration duration) implements Action {
+        public ApiUnreachable {
+            required(duration, "duration", "e.g. 60s");
+        }
+    }
+
+    /**
+     * The API server compacted its history: every open watch ends with 410 Expired and the next {@code failNext}
+     * watch requests are answered 410 Gone (default 5).
+     */
+    @JsonTypeName("apiGone")
+    record ApiGone(Integer failNext) implements Action {
+        public ApiGone {
+            failNext = failNext == null ? 5 : failNext;
+            checkRange(failNext, "failNext", 0, 1000);
+        }
+    }
+
+    // ---- the NPUOperatorCtl ----
+
+    /** Patches {@code spec.driver} of the NPUOperatorCtl with a policy (the shorthand of the file's {@code policy:}). */
+    @JsonTypeName("setPolicy")
+    record SetPolicy(Policy policy) implements Action {
+        @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
+        public SetPolicy {
+        }
+    }
+
+    /** Sets {@code spec.driver.version} of the NPUOperatorCtl. */
+    @JsonTypeName("setVersion")
+    record SetVersion(String version) implements Action {
+        public SetVersion {
+            checkVersion(required(version, "version", "a driver version like 25.5.0"), "version");
+        }
+    }
+
+    // ---- expectations ----
+
+    /**
+     * What must hold on a node (or {@code all} nodes): checked at once, or polled until {@code within}, then
+     * checked until {@code holdFor}. Every check is optional; at least one is given.
+     *
+     * @param node a node name or {@code all} (default)
+     * @param labels label key to value, null = absent
+     * @param annotations annotation key to value, null = absent
+     * @param events Events that must have been written on the node
+     * @param reboots reboots of the node since the scenario started
+     * @param markers the node's marker files
+     * @param driverVersion the {@code driver-version} label
+     * @param upgradeState the {@code driver-upgrade-state} label, {@code Expected(null)} = no state
+     * @param status NPUOperatorCtl status paths ({@code conditions[type=Complete].status}) to value, null = absent
+     * @param violations drivers unloaded in a running kernel (the simulator counts them)
+     * @param mbean an MBean attribute of the node's runtime
+     * @param within how long to poll (simulated time), or null to check once
+     * @param holdFor how long it must then go on holding (simulated time), or null
+     */
+    @JsonTypeName("expect")
+    record Expect(String node, Map<String, String> labels, Map<String, String> annotations, List<EventCheck> events,
+            Integer reboots, MarkerCheck markers, String driverVersion, Expected upgradeState,
+            Map<String, String> status, Integer violations, MBeanCheck mbean, Duration within, Duration holdFor)
+            implements Action {
+        /** {@link #node()} of an expectation on every node. */
+        static final String ALL = "all";
+
+        public Expect {
+            node = node == null ? ALL : node;
+            checkRange(reboots, "reboots", 0, 10_000);
+            checkRange(violations, "violations", 0, 10_000);
+            checkVersion(driverVersion, "driverVersion");
+            if (labels == null && annotations == null && events == null && reboots == null && markers == null
+                    && driverVersion == null && upgradeState == null && status == null && violations == null
+                    && mbean == null) {
+                throw new Bad(null, "nothing to check");
+            }
+        }
+    }
+
+    /**
+     * @param reason the Event's reason
+     * @param messageContains text its message contains, or null
+     * @param count how many such Events exactly, or null for at least one
+     */
+    record EventCheck(String reason, String messageContains, Integer count) {
+        public EventCheck {
+            required(reason, "reason", "the Event's reason");
+            checkRange(count, "count", 0, 10_000);
+        }
+    }
+
+    /**
+     * @param driverReady whether the driver-ready marker is present, or null
+     * @param rebootRequired the reboot-required marker's reason ({@code recovery}, {@code upgrade}),
+     *        {@code Expected(null)} = absent, null = not checked
+     */
+    record MarkerCheck(@JsonProperty("driver-ready") Boolean driverReady,
+            @JsonProperty("reboot-required") Expected rebootRequired) {
+        public MarkerCheck {
+            if (rebootRequired != null && rebootRequired.value() != null
+                    && !List.of("recovery", "upgrade").contains(rebootRequired.value())) {
+                throw new Bad("reboot-required", "must be recovery, upgrade or null, got " + rebootRequired.value());
+            }
+        }
+    }
+
+    /**
+     * An MBean attribute of the runtime, read through Jolokia, with exactly one test.
+     *
+     * @param name an {@code io.npulifecycle:} or {@code java.lang:} object name
+     * @param attribute the attribute
+     * @param equalTo the attribute's text must be this ({@code equals:})
+     * @param contains the attribute's text must contain this
+     * @param atLeast the attribute must be a number of at least this
+     */
+    record MBeanCheck(String name, String attribute, @JsonProperty("equals") String equalTo, String contains,
+            Integer atLeast) {
+        public MBeanCheck {
+            required(name, "name", "an MBean object name");
+            if (!name.startsWith("io.npulifecycle:") && !name.startsWith("java.lang:")) {
+                throw new Bad("name", "'" + name + "' is not an io.npulifecycle: or java.lang: object name");
+            }
+            required(attribute, "attribute", "the attribute to read");
+            checkRange(atLeast, "atLeast", 0, Integer.MAX_VALUE);
+            int tests = (equalTo != null ? 1 : 0) + (contains != null ? 1 : 0) + (atLeast != null ? 1 : 0);
+            if (tests != 1) {
+                throw new Bad(null, "needs exactly one of equals, contains, atLeast");
+            }
+        }
+    }
+
+    // ---- the policy shorthand ----
+
+    /**
+     * The policy shorthand of {@code policy:} and {@code setPolicy:}: the fields of {@code spec.driver.upgradePolicy}
+     * and {@code spec.driver.recoveryPolicy} at the top, or those two maps themselves, plus {@code version} and
+     * {@code registry}. Every value is checked here, so that a typo is rejected with its line rather than reaching
+     * the control plane.
+     */
+    record Policy(Boolean autoUpgrade, Integer maxParallelUpgrades, Object maxUnavailable, Boolean autoRecover,
+            Integer maxReboots, String window, String version, String registry, UpgradePolicy upgradePolicy,
+            RecoveryPolicy recoveryPolicy) {
+        public Policy {
+            checkRange(maxParallelUpgrades, "maxParallelUpgrades", 0, 100_000);
+            checkMaxUnavailable(maxUnavailable);
+            checkRange(maxReboots, "maxReboots", 0, 1000);
+            checkWindow(window);
+            checkVersion(version, "version");
+        }
+
+        /** @return the {@code spec.driver} fields this policy sets, for a JSON merge patch */
+        Map<String, Object> driver() {
+            Map<String, Object> d = new LinkedHashMap<>();
+            Map<String, Object> up = new LinkedHashMap<>();
+            Map<String, Object> rp = new LinkedHashMap<>();
+            put(up, "autoUpgrade", autoUpgrade);
+            put(up, "maxParallelUpgrades", maxParallelUpgrades);
+            put(up, "maxUnavailable", maxUnavailable);
+            put(rp, "autoRecover", autoRecover);
+            put(rp, "maxReboots", maxReboots);
+            put(rp, "window", window);
+            put(d, "version", version);
+            put(d, "registry", registry);
+            if (upgradePolicy != null) {
+                up.putAll(upgradePolicy.fields());
+            }
+            if (recoveryPolicy != null) {
+                rp.putAll(recoveryPolicy.fields());
+            }
+            if (!up.isEmpty()) {
+                d.put("upgradePolicy", up);
+            }
+            if (!rp.isEmpty()) {
+                d.put("recoveryPolicy", rp);
+            }
+            return d;
+        }
+    }
+
+    /** {@code spec.driver.upgradePolicy}. */
+    record UpgradePolicy(Boolean autoUpgrade, Integer maxParallelUpgrades, Object maxUnavailable, Deadlines deadlines) {
+        public UpgradePolicy {
+            checkRange(maxParallelUpgrades, "maxParallelUpgrades", 0, 100_000);
+            checkMaxUnavailable(maxUnavailable);
+        }
+
+        Map<String, Object> fields() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            put(m, "autoUpgrade", autoUpgrade);
+            put(m, "maxParallelUpgrades", maxParallelUpgrades);
+            put(m, "maxUnavailable", maxUnavailable);
+            if (deadlines != null) {
+                m.put("deadlines", deadlines.fields());
+            }
+            return m;
+        }
+    }
+
+    /** {@code spec.driver.recoveryPolicy}. */
+    record RecoveryPolicy(Boolean autoRecover, Integer maxReboots, String window) {
+        public RecoveryPolicy {
+            checkRange(maxReboots, "maxReboots", 0, 1000);
+            checkWindow(window);
+        }
+
+        Map<String, Object> fields() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            put(m, "autoRecover", autoRecover);
+            put(m, "maxReboots", maxReboots);
+            put(m, "window", window);
+            return m;
+        }
+    }
+
+    /** {@code spec.driver.upgradePolicy.deadlines}, in seconds. */
+    record Deadlines(Integer podRestartSeconds, Integer rebootRequiredSeconds, Integer rebootingSeconds,
+            Integer validationSeconds) {
+        public Deadlines {
+            checkRange(podRestartSeconds, "podRestartSeconds", 0, 10_000_000);
+            checkRange(rebootRequiredSeconds, "rebootRequiredSeconds", 0, 10_000_000);
+            checkRange(rebootingSeconds, "rebootingSeconds", 0, 10_000_000);
+            checkRange(validationSeconds, "validationSeconds", 0, 10_000_000);
+        }
+
+        Map<String, Object> fields() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            put(m, "podRestartSeconds", podRestartSeconds);
+            put(m, "rebootRequiredSeconds", rebootRequiredSeconds);
+            put(m, "rebootingSeconds", rebootingSeconds);
+            put(m, "validationSeconds", validationSeconds);
+            return m;
+        }
+    }
+
+    private static void put(Map<String, Object> m, String key, Object v) {
+        if (v != null) {
+            m.put(key, v);
+        }
+    }
+
+    private static void checkMaxUnavailable(Object v) {
+        if (v == null || v instanceof Integer i && i >= 0 && i <= 100_000) {
+            return;
+        }
+        if (!(v instanceof String s) || !s.matches("(100|[1-9]?[0-9])%")) {
+            throw new Bad("maxUnavailable", "must be a number of nodes (0..100000) or a percentage like 25%, got "
+                    + v);
+        }
+    }
+
+    private static void checkWindow(String v) {
+        if (v != null && ScenarioMapper.parseDuration(v) == null) {
+            throw new Bad("window", "'" + v + "' " + ScenarioMapper.NOT_A_DURATION);
+        }
+    }
+}
