@@ -5,14 +5,11 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Dictionary;
-import java.util.Hashtable;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
 
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
@@ -32,7 +29,7 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
-import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.node.NodeWriter;
 import io.npulifecycle.api.reboot.DriverLoader;
@@ -88,11 +85,8 @@ public class DriverComponent implements EventHandler {
         String[] loaderCommand() default {};
     }
 
-    @Reference
-    private MarkerStore markers;
-
-    @Reference
-    private TimeSource time;
+    private final MarkerStore markers;
+    private final TimeSource time;
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
     private volatile NodeWriter nodeWriter;
@@ -107,8 +101,19 @@ public class DriverComponent implements EventHandler {
     private DriverEngine engine;
     private Loop loop;
     private BundleContext context;
-    private ServiceRegistration<?> mbean;
+    private MBeanRegistrations.Registration mbean;
     private ServiceRegistration<?> loaderReg;
+
+    /**
+     * @param markers the marker store
+     * @param time the runtime clock
+     */
+    @Activate
+    public DriverComponent(@Reference(name = "markers") MarkerStore markers,
+            @Reference(name = "time") TimeSource time) {
+        this.markers = markers;
+        this.time = time;
+    }
 
     @Activate
     void activate(BundleContext ctx, Config c) {
@@ -123,10 +128,8 @@ public class DriverComponent implements EventHandler {
         Duration interval = Duration.ofSeconds(valid ? c.checkIntervalSeconds() : 30);
         engine = new DriverEngine(markers, () -> nodeWriter, () -> loader, this::healthView, time, s);
         registerLoader(c);
-        Dictionary<String, Object> props = new Hashtable<>();
-        props.put(Mbeans.OBJECT_NAME_PROPERTY, DriverMXBean.OBJECT_NAME);
         try {
-            mbean = ctx.registerService(DynamicMBean.class, new StandardMBean(engine, DriverMXBean.class, true), props);
+            mbean = MBeanRegistrations.register(ctx, DriverMXBean.class, engine, DriverMXBean.OBJECT_NAME);
         } catch (IllegalArgumentException e) {
             LOG.log(Level.ERROR, "cannot register the Driver MBean", e);
         }
@@ -150,13 +153,14 @@ public class DriverComponent implements EventHandler {
     @Deactivate
     void deactivate() {
         loop.stop();
-        for (ServiceRegistration<?> r : new ServiceRegistration<?>[] {mbean, loaderReg}) {
-            if (r != null) {
-                try {
-                    r.unregister();
-                } catch (IllegalStateException ignored) {
-                    // gone
-                }
+        if (mbean != null) {
+            mbean.unregister();
+        }
+        if (loaderReg != null) {
+            try {
+                loaderReg.unregister();
+            } catch (IllegalStateException ignored) {
+                // already unregistered with the bundle
             }
         }
     }

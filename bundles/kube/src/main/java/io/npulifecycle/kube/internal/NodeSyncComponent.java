@@ -2,13 +2,8 @@ package io.npulifecycle.kube.internal;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.Dictionary;
-import java.util.Hashtable;
 import java.util.Map;
 import java.util.regex.Pattern;
-
-import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
 
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
@@ -28,7 +23,7 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.node.ApprovalService;
 import io.npulifecycle.api.node.NodeKeys;
@@ -78,14 +73,9 @@ public class NodeSyncComponent {
         int healthIntervalSeconds() default 30;
     }
 
-    @Reference(policyOption = ReferencePolicyOption.GREEDY)
-    private KubernetesClient client;
-
-    @Reference
-    private TimeSource time;
-
-    @Reference
-    private MarkerStore markers;
+    private final KubernetesClient client;
+    private final TimeSource time;
+    private final MarkerStore markers;
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
     private volatile EventAdmin eventAdmin;
@@ -94,7 +84,21 @@ public class NodeSyncComponent {
     private NodeSync sync;
     private NodeSync.Settings current;
     private ServiceRegistration<?> services;
-    private ServiceRegistration<DynamicMBean> mbean;
+    private MBeanRegistrations.Registration mbean;
+
+    /**
+     * @param client the {@code KubernetesClient} service (greedy: a better-ranked client re-creates this component)
+     * @param time the runtime clock
+     * @param markers the marker store the sync mirrors into the Node
+     */
+    @Activate
+    public NodeSyncComponent(@Reference(name = "client", policyOption = ReferencePolicyOption.GREEDY)
+            KubernetesClient client, @Reference(name = "time") TimeSource time,
+            @Reference(name = "markers") MarkerStore markers) {
+        this.client = client;
+        this.time = time;
+        this.markers = markers;
+    }
 
     @Activate
     void activate(BundleContext ctx, Config config) {
@@ -134,23 +138,22 @@ public class NodeSyncComponent {
         services = context.registerService(new String[] {PolicySource.class.getName(), ApprovalService.class.getName(),
                 NodeWriter.class.getName()}, sync, null);
         try {
-            Dictionary<String, Object> props = new Hashtable<>();
-            props.put(Mbeans.OBJECT_NAME_PROPERTY, NodeSyncMXBean.OBJECT_NAME);
-            mbean = context.registerService(DynamicMBean.class, new StandardMBean(sync, NodeSyncMXBean.class, true), props);
+            mbean = MBeanRegistrations.register(context, NodeSyncMXBean.class, sync, NodeSyncMXBean.OBJECT_NAME);
         } catch (IllegalArgumentException e) {
             LOG.log(Level.ERROR, "cannot register the NodeSync MBean", e);
         }
     }
 
     private void stopSync() {
-        for (ServiceRegistration<?> r : new ServiceRegistration<?>[] {services, mbean}) {
-            if (r != null) {
-                try {
-                    r.unregister();
-                } catch (IllegalStateException ignored) {
-                    // gone with the bundle
-                }
+        if (services != null) {
+            try {
+                services.unregister();
+            } catch (IllegalStateException ignored) {
+                // already unregistered with the bundle
             }
+        }
+        if (mbean != null) {
+            mbean.unregister();
         }
         services = null;
         mbean = null;

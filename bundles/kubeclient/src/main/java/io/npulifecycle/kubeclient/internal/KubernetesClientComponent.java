@@ -10,9 +10,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
-import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
-
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
@@ -27,10 +24,9 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
-
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.VersionInfo;
-import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.time.TimeSource;
 
 /**
@@ -97,7 +93,7 @@ public class KubernetesClientComponent {
 
     private BundleContext context;
     private ClientStatus status;
-    private ServiceRegistration<DynamicMBean> mbean;
+    private MBeanRegistrations.Registration mbean;
 
     /** The settings of the registered client, or null. */
     private volatile ClientSettings settings;
@@ -122,10 +118,8 @@ public class KubernetesClientComponent {
             return t;
         });
         this.status = new ClientStatus(this::now);
-        Dictionary<String, Object> props = new Hashtable<>();
-        props.put(Mbeans.OBJECT_NAME_PROPERTY, KubernetesClientMXBean.OBJECT_NAME);
-        mbean = ctx.registerService(DynamicMBean.class,
-                new StandardMBean(new View(), KubernetesClientMXBean.class, true), props);
+        mbean = MBeanRegistrations.register(ctx, KubernetesClientMXBean.class, new View(),
+                KubernetesClientMXBean.OBJECT_NAME);
         apply(cfg, true);
     }
 
@@ -149,11 +143,7 @@ public class KubernetesClientComponent {
         }
         dropClient();
         if (mbean != null) {
-            try {
-                mbean.unregister();
-            } catch (IllegalStateException e) {
-                // already gone with the bundle
-            }
+            mbean.unregister();
             mbean = null;
         }
     }

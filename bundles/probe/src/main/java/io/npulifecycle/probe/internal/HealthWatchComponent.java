@@ -12,9 +12,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
-import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
-
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
@@ -33,6 +30,7 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 import org.osgi.service.metatype.annotations.Option;
 import org.apache.felix.hc.api.HealthCheck;
 
+import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.management.Mbeans;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.probe.ChipId;
@@ -49,8 +47,8 @@ import io.npulifecycle.api.time.TimeSource;
  * activation or {@code @Modified}) is logged with the PID, the configuration file ({@code felix.fileinstall.filename})
  * and the key, and the previous (or, at activation, the default) one is kept. A {@code method} that is neither
  * {@code npu-smi}, {@code dcmi} nor the method of a registered {@link ChipProbe} service is such an invalid
- * configuration (QA report: {@code method=npu_smi} was accepted and no chip was ever judged); when a ChipProbe service
- * with that method registers later, the rejected configuration is applied then.
+ * configuration (a misspelt method such as {@code npu_smi} would otherwise judge no chip at all); when a ChipProbe
+ * service with that method registers later, the rejected configuration is applied then.
  *
  * <p>Registers the Felix Health Check {@value HealthWatchCheck#NAME} (tag {@code ready}, {@link HealthWatchCheck}).
  *
@@ -149,11 +147,11 @@ public class HealthWatchComponent {
     private volatile EventAdmin eventAdmin;
 
     private final List<ChipProbe> serviceProbes = new CopyOnWriteArrayList<>();
-    private final Map<ChipId, ServiceRegistration<DynamicMBean>> chipMbeans = new ConcurrentHashMap<>();
+    private final Map<ChipId, MBeanRegistrations.Registration> chipMbeans = new ConcurrentHashMap<>();
     private BundleContext context;
     private ExecutorService executor;
     private volatile HealthWatchEngine engine;
-    private ServiceRegistration<DynamicMBean> watchMbean;
+    private MBeanRegistrations.Registration watchMbean;
     private DcmiProbe dcmi;
     private ServiceRegistration<HealthCheck> healthCheck;
     /** A configuration rejected only for its method, applied when a ChipProbe service with that method registers. */
@@ -194,10 +192,7 @@ public class HealthWatchComponent {
         });
         engine = new HealthWatchEngine(time, markers, executor, this::post, this::syncChipMbeans, cfg, probeFor(cfg));
         engine.driverLoaded(driverCheck(raw));
-        Dictionary<String, Object> mbeanProps = new Hashtable<>();
-        mbeanProps.put(Mbeans.OBJECT_NAME_PROPERTY, HealthWatchMXBean.OBJECT_NAME);
-        watchMbean = ctx.registerService(DynamicMBean.class, new StandardMBean(engine, HealthWatchMXBean.class, true),
-                mbeanProps);
+        watchMbean = MBeanRegistrations.register(ctx, HealthWatchMXBean.class, engine, HealthWatchMXBean.OBJECT_NAME);
         Dictionary<String, Object> hc = new Hashtable<>();
         hc.put(HealthCheck.NAME, HealthWatchCheck.NAME);
         hc.put(HealthCheck.TAGS, HealthWatchCheck.TAGS);
@@ -252,8 +247,8 @@ public class HealthWatchComponent {
             dcmi.close();
         }
         unregister(healthCheck);
-        unregister(watchMbean);
-        chipMbeans.values().forEach(HealthWatchComponent::unregister);
+        watchMbean.unregister();
+        chipMbeans.values().forEach(MBeanRegistrations.Registration::unregister);
         chipMbeans.clear();
     }
 
@@ -361,18 +356,14 @@ public class HealthWatchComponent {
         expected.forEach(s -> want.put(s.id(), s));
         chipMbeans.entrySet().removeIf(e -> {
             if (!want.containsKey(e.getKey())) {
-                unregister(e.getValue());
+                e.getValue().unregister();
                 return true;
             }
             return false;
         });
         for (ChipState s : expected) {
-            chipMbeans.computeIfAbsent(s.id(), id -> {
-                Dictionary<String, Object> props = new Hashtable<>();
-                props.put(Mbeans.OBJECT_NAME_PROPERTY,
-                        Mbeans.objectName("Chip", "npu", String.valueOf(id.npu()), "chip", String.valueOf(id.chip())));
-                return ctx.registerService(DynamicMBean.class, new StandardMBean(s, ChipMXBean.class, true), props);
-            });
+            chipMbeans.computeIfAbsent(s.id(), id -> MBeanRegistrations.register(ctx, ChipMXBean.class, s,
+                    Mbeans.objectName("Chip", "npu", String.valueOf(id.npu()), "chip", String.valueOf(id.chip()))));
         }
     }
 

@@ -4,14 +4,8 @@ import java.lang.System.Logger.Level;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Dictionary;
-import java.util.Hashtable;
-
-import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
 
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -28,7 +22,7 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
-import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.markers.MarkerListener;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.node.ApprovalService;
@@ -83,11 +77,8 @@ public class RebooterComponent implements EventHandler {
         int flushTimeoutSeconds() default 5;
     }
 
-    @Reference
-    private MarkerStore markers;
-
-    @Reference
-    private TimeSource time;
+    private final MarkerStore markers;
+    private final TimeSource time;
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
     private volatile PolicySource policySource;
@@ -103,8 +94,19 @@ public class RebooterComponent implements EventHandler {
 
     private RebootEngine engine;
     private Loop loop;
-    private ServiceRegistration<DynamicMBean> mbean;
+    private MBeanRegistrations.Registration mbean;
     private final MarkerListener listener = c -> wake();
+
+    /**
+     * @param markers the marker store (read each round, and a listener wakes the rebooter on a change)
+     * @param time the runtime clock
+     */
+    @Activate
+    public RebooterComponent(@Reference(name = "markers") MarkerStore markers,
+            @Reference(name = "time") TimeSource time) {
+        this.markers = markers;
+        this.time = time;
+    }
 
     private void wake() {
         Loop l = loop;
@@ -128,10 +130,8 @@ public class RebooterComponent implements EventHandler {
                 time, s);
         loop = new Loop("npu-rebooter", time, poll, engine::evaluate);
         markers.addListener(listener);
-        Dictionary<String, Object> props = new Hashtable<>();
-        props.put(Mbeans.OBJECT_NAME_PROPERTY, RebooterMXBean.OBJECT_NAME);
         try {
-            mbean = ctx.registerService(DynamicMBean.class, new StandardMBean(engine, RebooterMXBean.class, true), props);
+            mbean = MBeanRegistrations.register(ctx, RebooterMXBean.class, engine, RebooterMXBean.OBJECT_NAME);
         } catch (IllegalArgumentException e) {
             LOG.log(Level.ERROR, "cannot register the Rebooter MBean", e);
         }
@@ -159,11 +159,7 @@ public class RebooterComponent implements EventHandler {
         markers.removeListener(listener);
         loop.stop();
         if (mbean != null) {
-            try {
-                mbean.unregister();
-            } catch (IllegalStateException ignored) {
-                // gone with the bundle
-            }
+            mbean.unregister();
         }
     }
 

@@ -2,16 +2,10 @@ package io.npulifecycle.upgrade.internal;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.Dictionary;
-import java.util.Hashtable;
 import java.util.List;
 import java.util.Map;
 
-import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
-
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -23,7 +17,7 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.time.TimeSource;
 import io.npulifecycle.upgrade.api.UpgradeOrchestratorMXBean;
 
@@ -88,26 +82,32 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
         String identity() default "";
     }
 
-    @Reference
-    private KubernetesClient client;
-
-    @Reference
-    private TimeSource time;
+    private final KubernetesClient client;
+    private final TimeSource time;
 
     private ControllerConfig cfg;
     private volatile UpgradeController controller;
     private volatile LeaderElection election;
     private volatile String identity = "";
-    private ServiceRegistration<DynamicMBean> mbean;
+    private MBeanRegistrations.Registration mbean;
+
+    /**
+     * @param client the {@code KubernetesClient} service of {@code io.npulifecycle.kubeclient}
+     * @param time the runtime clock
+     */
+    @Activate
+    public UpgradeOrchestratorComponent(@Reference(name = "client") KubernetesClient client,
+            @Reference(name = "time") TimeSource time) {
+        this.client = client;
+        this.time = time;
+    }
 
     @Activate
     void activate(BundleContext ctx, Config raw) {
         ControllerConfig c = validate(raw);
         cfg = c == null ? ControllerConfig.defaults() : c;
         startController();
-        Dictionary<String, Object> props = new Hashtable<>();
-        props.put(Mbeans.OBJECT_NAME_PROPERTY, OBJECT_NAME);
-        mbean = ctx.registerService(DynamicMBean.class, new StandardMBean(this, UpgradeOrchestratorMXBean.class, true), props);
+        mbean = MBeanRegistrations.register(ctx, UpgradeOrchestratorMXBean.class, this, OBJECT_NAME);
     }
 
     @Modified
@@ -125,11 +125,7 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
     @Deactivate
     void deactivate() {
         if (mbean != null) {
-            try {
-                mbean.unregister();
-            } catch (IllegalStateException ignored) {
-                // bundle stopping
-            }
+            mbean.unregister();
         }
         stopController();
     }

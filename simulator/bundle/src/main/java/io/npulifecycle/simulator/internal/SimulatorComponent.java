@@ -14,10 +14,6 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import javax.management.DynamicMBean;
-import javax.management.NotCompliantMBeanException;
-import javax.management.StandardMBean;
-
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.BundleException;
 import org.osgi.framework.Constants;
@@ -30,6 +26,7 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
+import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.management.Mbeans;
 import io.npulifecycle.api.probe.ChipId;
 import io.npulifecycle.api.reboot.DriverLoader;
@@ -109,9 +106,10 @@ public class SimulatorComponent implements SimulatorMXBean {
     private String restartMode;
     private Path dcmiLibrary;
     private final List<ServiceRegistration<?>> registrations = new ArrayList<>();
+    private MBeanRegistrations.Registration mbean;
 
     @Activate
-    void activate(BundleContext ctx, Config config) throws IOException, NotCompliantMBeanException {
+    void activate(BundleContext ctx, Config config) throws IOException {
         this.context = ctx;
         this.restartMode = config.restartMode();
         if (Files.exists(Path.of(config.realDevicePath())) && !config.force()) {
@@ -153,11 +151,8 @@ public class SimulatorComponent implements SimulatorMXBean {
         registerMBean();
     }
 
-    private void registerMBean() throws NotCompliantMBeanException {
-        Dictionary<String, Object> props = new Hashtable<>();
-        props.put(Mbeans.OBJECT_NAME_PROPERTY, OBJECT_NAME);
-        registrations.add(context.registerService(DynamicMBean.class,
-                new StandardMBean(this, SimulatorMXBean.class, true), props));
+    private void registerMBean() {
+        mbean = MBeanRegistrations.register(context, SimulatorMXBean.class, this, OBJECT_NAME);
     }
 
     private Path extractDcmiShim(Path libDir) {
@@ -189,6 +184,9 @@ public class SimulatorComponent implements SimulatorMXBean {
             }
         }
         registrations.clear();
+        if (mbean != null) {
+            mbean.unregister();
+        }
     }
 
     // ---- services ----
