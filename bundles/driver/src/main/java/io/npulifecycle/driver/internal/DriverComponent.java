@@ -57,31 +57,31 @@ public class DriverComponent implements EventHandler {
     @ObjectClassDefinition(name = "npu-lifecycle driver", description = "Load from a fresh boot, stage for the next boot, validate.")
     public @interface Config {
         /** @return version */
-        @AttributeDefinition(description = "Driver version this pod carries; empty = the DRIVER_VERSION environment variable.")
+        @AttributeDefinition(name = "Driver version", description = "Driver version this pod carries; empty = the DRIVER_VERSION environment variable.")
         String driverVersion() default "";
 
         /** @return proc modules */
-        @AttributeDefinition(description = "Path of the kernel's module list.")
+        @AttributeDefinition(name = "Kernel module list", description = "Path of the kernel's module list.")
         String procModules() default "/proc/modules";
 
         /** @return module names */
-        @AttributeDefinition(description = "Kernel modules that belong to the NPU driver (any one loaded = a driver is loaded).")
+        @AttributeDefinition(name = "Driver modules", description = "Kernel modules that belong to the NPU driver (any one loaded = a driver is loaded).")
         String[] moduleNames() default {"drv_davinci_intf", "drv_devdrv", "drv_pcie_host", "drv_devmm", "drv_hdc_host", "ascend_event_sched"};
 
         /** @return state dir */
-        @AttributeDefinition(description = "Persistent host folder of driver-staged / driver-current.")
+        @AttributeDefinition(name = "State folder", description = "Persistent host folder of driver-staged / driver-current.")
         String stateDir() default "/var/lib/npu-operator/";
 
         /** @return timeout */
-        @AttributeDefinition(description = "Seconds after the first round of a boot before a validation that has not passed is declared failed.", min = "1")
+        @AttributeDefinition(name = "Validation timeout (seconds)", description = "Seconds after the first round of a boot before a validation that has not passed is declared failed.", min = "1")
         int validationTimeoutSeconds() default 600;
 
         /** @return interval */
-        @AttributeDefinition(description = "Seconds between two rounds.", min = "1")
+        @AttributeDefinition(name = "Check interval (seconds)", description = "Seconds between two rounds.", min = "1")
         int checkIntervalSeconds() default 30;
 
         /** @return loader */
-        @AttributeDefinition(description = "Command that loads the modules of a version; {version} is replaced. Empty = no loader from this bundle (the simulator or another bundle may register one).")
+        @AttributeDefinition(name = "Loader command", description = "Command that loads the modules of a version; {version} is replaced. Empty = no loader from this bundle (the simulator or another bundle may register one).")
         String[] loaderCommand() default {};
     }
 

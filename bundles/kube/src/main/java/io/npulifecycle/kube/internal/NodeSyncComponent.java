@@ -53,23 +53,23 @@ public class NodeSyncComponent {
             description = "Informers on this node's Node and on the NPUOperatorCtl; the node agent's labels, annotations and Events.")
     public @interface Config {
         /** @return the node name */
-        @AttributeDefinition(description = "Name of this node; empty = the NODE_NAME environment variable.")
+        @AttributeDefinition(name = "Node name", description = "Name of this node; empty = the NODE_NAME environment variable.")
         String nodeName() default "";
 
         /** @return CR namespace */
-        @AttributeDefinition(description = "Namespace of the NPUOperatorCtl.")
+        @AttributeDefinition(name = "NPUOperatorCtl namespace", description = "Namespace of the NPUOperatorCtl.")
         String crNamespace() default "npu-operator";
 
         /** @return CR name */
-        @AttributeDefinition(description = "Name of the NPUOperatorCtl.")
+        @AttributeDefinition(name = "NPUOperatorCtl name", description = "Name of the NPUOperatorCtl.")
         String crName() default "npuoperatorctl-sample";
 
         /** @return Event namespace */
-        @AttributeDefinition(description = "Namespace of the Events written about this Node (kubectl describe node shows 'default').")
+        @AttributeDefinition(name = "Event namespace", description = "Namespace of the Events written about this Node (kubectl describe node shows 'default').")
         String eventNamespace() default "default";
 
         /** @return health interval */
-        @AttributeDefinition(description = "Seconds between informer health checks (re-create a stopped or non-watching informer, resync).", min = "1")
+        @AttributeDefinition(name = "Informer health interval (seconds)", description = "Seconds between informer health checks (re-create a stopped or non-watching informer, resync).", min = "1")
         int healthIntervalSeconds() default 30;
     }
 

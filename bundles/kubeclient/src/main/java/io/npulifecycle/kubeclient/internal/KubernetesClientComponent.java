@@ -62,29 +62,29 @@ public class KubernetesClientComponent {
             description = "Where the Kubernetes API server is and how the client talks to it.")
     public @interface Config {
         /** @return URL */
-        @AttributeDefinition(required = false, description = "API server URL (http:// or https://). Empty = automatic: "
+        @AttributeDefinition(name = "API server URL", required = false, description = "API server URL (http:// or https://). Empty = automatic: "
                 + "the pod's service account, else $KUBECONFIG or ~/.kube/config. The environment variable "
                 + "NPU_LIFECYCLE_KUBE_MASTER overrides it.")
         String masterUrl() default "";
 
         /** @return path */
-        @AttributeDefinition(required = false, description = "Path of a kubeconfig file (its current context). Empty = none.")
+        @AttributeDefinition(name = "Kubeconfig file", required = false, description = "Path of a kubeconfig file (its current context). Empty = none.")
         String kubeconfig() default "";
 
         /** @return namespace */
-        @AttributeDefinition(description = "Default namespace of the client.")
+        @AttributeDefinition(name = "Namespace", description = "Default namespace of the client.")
         String namespace() default "npu-operator";
 
         /** @return seconds */
-        @AttributeDefinition(min = "1", max = "3600", description = "Timeout of one request, in seconds.")
+        @AttributeDefinition(name = "Request timeout (seconds)", min = "1", max = "3600", description = "Timeout of one request, in seconds.")
         int requestTimeoutSeconds() default 10;
 
         /** @return seconds */
-        @AttributeDefinition(min = "1", max = "600", description = "Timeout of establishing a connection, in seconds.")
+        @AttributeDefinition(name = "Connect timeout (seconds)", min = "1", max = "600", description = "Timeout of establishing a connection, in seconds.")
         int connectTimeoutSeconds() default 5;
 
         /** @return ms */
-        @AttributeDefinition(min = "100", max = "600000", description = "Pause before a broken watch reconnects, in milliseconds.")
+        @AttributeDefinition(name = "Watch reconnect pause (milliseconds)", min = "100", max = "600000", description = "Pause before a broken watch reconnects, in milliseconds.")
         long watchReconnectIntervalMs() default 1000;
     }
 

@@ -51,11 +51,11 @@ public class MarkerStoreComponent implements MarkerStore {
     @ObjectClassDefinition(name = "npu-lifecycle marker store", description = "Host folder of the driver-ready and reboot-required markers and of the per-boot state files.")
     public @interface Config {
         /** @return the folder */
-        @AttributeDefinition(description = "Host folder of marker and state files (a tmpfs: a reboot clears it).")
+        @AttributeDefinition(name = "Marker folder", description = "Host folder of marker and state files (a tmpfs: a reboot clears it).")
         String folder() default "/run/npu-operator/";
 
         /** @return the boot id path */
-        @AttributeDefinition(description = "File holding the current boot id.")
+        @AttributeDefinition(name = "Boot id file", description = "File holding the current boot id.")
         String bootIdPath() default "/proc/sys/kernel/random/boot_id";
     }
 

@@ -67,45 +67,45 @@ public class HealthWatchComponent {
     @ObjectClassDefinition(name = "npu-lifecycle health-watch", description = "Chip probing, wedge detection and recovery markers.")
     public @interface Config {
         /** @return seconds */
-        @AttributeDefinition(description = "Probe period in seconds.")
+        @AttributeDefinition(name = "Probe interval (seconds)", description = "Probe period in seconds.")
         double interval() default 60;
 
         /** @return seconds */
-        @AttributeDefinition(description = "Hard timeout of one probe in seconds; must be below interval. On expiry the npu-smi process tree is killed.")
+        @AttributeDefinition(name = "Probe timeout (seconds)", description = "Hard timeout of one probe in seconds; must be below interval. On expiry the npu-smi process tree is killed.")
         double timeout() default 20;
 
         /** @return count */
-        @AttributeDefinition(description = "Consecutive failures that make a chip wedged.")
+        @AttributeDefinition(name = "Failure threshold", description = "Consecutive failures that make a chip wedged.")
         int failureThreshold() default 3;
 
         /** @return count */
-        @AttributeDefinition(description = "Probe errors in a row that raise probe-degraded (never a reboot).")
+        @AttributeDefinition(name = "Probe error threshold", description = "Probe errors in a row that raise probe-degraded (never a reboot).")
         int probeErrorThreshold() default 3;
 
         /** @return method */
-        @AttributeDefinition(description = "Probe method: npu-smi or dcmi (or the method of a registered ChipProbe "
+        @AttributeDefinition(name = "Probe method", description = "Probe method: npu-smi or dcmi (or the method of a registered ChipProbe "
                 + "service, e.g. the simulator's). Any other value is rejected and the previous configuration kept.",
                 options = {@Option(label = "npu-smi", value = "npu-smi"), @Option(label = "dcmi", value = "dcmi")})
         String method() default "npu-smi";
 
         /** @return command */
-        @AttributeDefinition(description = "npu-smi command and arguments.")
+        @AttributeDefinition(name = "npu-smi command", description = "npu-smi command and arguments.")
         String[] npuSmiCommand() default {"/var/lib/Ascend/driver/tools/npu-smi", "info"};
 
         /** @return env */
-        @AttributeDefinition(description = "Environment of npu-smi, KEY=VALUE elements.")
+        @AttributeDefinition(name = "npu-smi environment", description = "Environment of npu-smi, KEY=VALUE elements.")
         String[] npuSmiEnvironment() default {"LD_LIBRARY_PATH=/var/lib/Ascend/driver/lib64/driver:/var/lib/Ascend/driver/lib64/common"};
 
         /** @return path */
-        @AttributeDefinition(description = "Path of libdcmi.so for method=dcmi.")
+        @AttributeDefinition(name = "DCMI library", description = "Path of libdcmi.so for method=dcmi.")
         String dcmiLibrary() default "/var/lib/Ascend/driver/lib64/driver/libdcmi.so";
 
         /** @return chips */
-        @AttributeDefinition(description = "Expected chips npu:chip,... ; empty = the chips seen at the first good probe of the boot.")
+        @AttributeDefinition(name = "Expected chips", description = "Expected chips npu:chip,... ; empty = the chips seen at the first good probe of the boot.")
         String expectedChips() default "";
 
         /** @return flag */
-        @AttributeDefinition(description = "Health Alarm/Critical is a failure (strike) instead of degraded.")
+        @AttributeDefinition(name = "Alarm is a failure", description = "Health Alarm/Critical is a failure (strike) instead of degraded.")
         boolean alarmIsFailure() default false;
 
         /**
@@ -115,25 +115,25 @@ public class HealthWatchComponent {
          *
          * @return flag
          */
-        @AttributeDefinition(description = "A probe that times out is a strike for every expected chip (true, the "
+        @AttributeDefinition(name = "Time-out is a failure", description = "A probe that times out is a strike for every expected chip (true, the "
                 + "default) or a probe error (false). Default true because a wedged driver makes npu-smi hang: the "
                 + "issue's acceptance criteria require a hang to be a strike, overriding the fixtures README which "
                 + "calls a time-out a probe error.")
         boolean timeoutIsFailure() default true;
 
         /** @return bytes */
-        @AttributeDefinition(description = "Largest npu-smi output read, bytes (4096 to 1048576). More is a probe "
+        @AttributeDefinition(name = "Largest npu-smi output (bytes)", description = "Largest npu-smi output read, bytes (4096 to 1048576). More is a probe "
                 + "error 'npu-smi printed more than N bytes' and the process tree is killed at once.", min = "4096", max = "1048576")
         int maxOutputBytes() default 1048576;
 
         /** @return path */
-        @AttributeDefinition(description = "Kernel module list (/proc/modules on a host). When set, the chips are not "
+        @AttributeDefinition(name = "Kernel module list", description = "Kernel module list (/proc/modules on a host). When set, the chips are not "
                 + "judged while none of driverModules is loaded (right after a boot, before the driver bundle loads "
                 + "the driver): the probe is a probe error, never a strike. Empty = no check.")
         String driverModulesFile() default "";
 
         /** @return module names */
-        @AttributeDefinition(description = "NPU driver kernel modules; any one of them loaded = a driver is loaded.")
+        @AttributeDefinition(name = "Driver modules", description = "NPU driver kernel modules; any one of them loaded = a driver is loaded.")
         String[] driverModules() default {"drv_davinci_intf", "drv_devdrv"};
     }
 

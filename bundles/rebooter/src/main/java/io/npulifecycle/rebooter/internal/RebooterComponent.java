@@ -53,27 +53,27 @@ public class RebooterComponent implements EventHandler {
     @ObjectClassDefinition(name = "npu-lifecycle rebooter", description = "The node reboot path: policy or approval, re-check, loop protection.")
     public @interface Config {
         /** @return poll interval */
-        @AttributeDefinition(description = "Seconds between two evaluations (the rebooter is also woken at once by marker and node changes).", min = "1")
+        @AttributeDefinition(name = "Poll interval (seconds)", description = "Seconds between two evaluations (the rebooter is also woken at once by marker and node changes).", min = "1")
         int pollIntervalSeconds() default 30;
 
         /** @return state folder */
-        @AttributeDefinition(description = "Persistent host folder of rebooter.state (reboot history, consumed approvals); must outlive a reboot.")
+        @AttributeDefinition(name = "State folder", description = "Persistent host folder of rebooter.state (reboot history, consumed approvals); must outlive a reboot.")
         String stateDir() default "/var/lib/npu-operator/";
 
         /** @return max reboots */
-        @AttributeDefinition(name = "recovery.maxReboots", description = "Most automatic recovery reboots per window (spec.driver.recoveryPolicy.maxReboots overrides).", min = "0")
+        @AttributeDefinition(name = "Recovery reboot limit", description = "Most automatic recovery reboots per window (spec.driver.recoveryPolicy.maxReboots overrides).", min = "0")
         int recovery_maxReboots() default 3;
 
         /** @return window */
-        @AttributeDefinition(name = "recovery.window", description = "Window of the recovery reboot limit, e.g. 24h, 90m (spec.driver.recoveryPolicy.window overrides).")
+        @AttributeDefinition(name = "Recovery window", description = "Window of the recovery reboot limit, e.g. 24h, 90m (spec.driver.recoveryPolicy.window overrides).")
         String recovery_window() default "24h";
 
         /** @return dry run */
-        @AttributeDefinition(description = "Log and record what would be done, never reboot and never consume an approval (first installs).")
+        @AttributeDefinition(name = "Dry run", description = "Log and record what would be done, never reboot and never consume an approval (first installs).")
         boolean dryRun() default false;
 
         /** @return flush timeout */
-        @AttributeDefinition(description = "Seconds to wait for the Node writes (Rebooting Event) before the reboot call.", min = "0")
+        @AttributeDefinition(name = "Flush timeout (seconds)", description = "Seconds to wait for the Node writes (Rebooting Event) before the reboot call.", min = "0")
         int flushTimeoutSeconds() default 5;
     }
 

@@ -55,32 +55,32 @@ public class SimulatorComponent implements SimulatorMXBean {
     /** Simulator configuration. */
     @ObjectClassDefinition(name = "npu-lifecycle simulator", description = "Emulated Ascend chips for machines without NPUs.")
     public @interface Config {
-        @AttributeDefinition(description = "Folder of the emulated node (state, npu-smi, libdcmi.so, /proc/modules). "
+        @AttributeDefinition(name = "State folder", description = "Folder of the emulated node (state, npu-smi, libdcmi.so, /proc/modules). "
                 + "Empty = <runtime home>/simulator.")
         String stateDir() default "";
 
-        @AttributeDefinition(description = "Chip family: 910b (one chip per NPU id) or 310p (two chips per NPU id).",
+        @AttributeDefinition(name = "Chip type", description = "Chip family: 910b (one chip per NPU id) or 310p (two chips per NPU id).",
                 options = {@org.osgi.service.metatype.annotations.Option(value = "910b"),
                     @org.osgi.service.metatype.annotations.Option(value = "310p")})
         String chipType() default "910b";
 
-        @AttributeDefinition(description = "Number of NPU ids (cards).", min = "1", max = "64")
+        @AttributeDefinition(name = "NPU ids", description = "Number of NPU ids (cards).", min = "1", max = "64")
         int npus() default 8;
 
-        @AttributeDefinition(description = "Chips per NPU id.", min = "1", max = "4")
+        @AttributeDefinition(name = "Chips per NPU id", description = "Chips per NPU id.", min = "1", max = "4")
         int chipsPerNpu() default 1;
 
-        @AttributeDefinition(description = "Driver version loaded when the emulated node is first created.")
+        @AttributeDefinition(name = "Initial driver version", description = "Driver version loaded when the emulated node is first created.")
         String driverVersion() default "25.2.0";
 
-        @AttributeDefinition(description = "Boot id file the emulated node owns (the markers bundle's bootIdPath). "
+        @AttributeDefinition(name = "Boot id file", description = "Boot id file the emulated node owns (the markers bundle's bootIdPath). "
                 + "Empty = <stateDir>/boot_id.")
         String bootIdFile() default "";
 
-        @AttributeDefinition(description = "Marker folder a simulated reboot empties (it is a tmpfs on a real host).")
+        @AttributeDefinition(name = "Marker folder", description = "Marker folder a simulated reboot empties (it is a tmpfs on a real host).")
         String markersFolder() default "/run/npu-operator";
 
-        @AttributeDefinition(description = "What a simulated reboot does to this runtime: 'framework' restarts the "
+        @AttributeDefinition(name = "Restart mode", description = "What a simulated reboot does to this runtime: 'framework' restarts the "
                 + "OSGi framework (the node agent comes back in the same JVM), 'exit' ends the JVM with exit code 75 "
                 + "for a harness to restart it, 'none' leaves it running (tests).",
                 options = {@org.osgi.service.metatype.annotations.Option(value = "framework"),
@@ -88,10 +88,10 @@ public class SimulatorComponent implements SimulatorMXBean {
                     @org.osgi.service.metatype.annotations.Option(value = "none")})
         String restartMode() default "framework";
 
-        @AttributeDefinition(description = "Path whose existence means real Ascend devices are present.")
+        @AttributeDefinition(name = "Real device path", description = "Path whose existence means real Ascend devices are present.")
         String realDevicePath() default "/dev/davinci_manager";
 
-        @AttributeDefinition(description = "Activate even where real Ascend devices are present. Dangerous.")
+        @AttributeDefinition(name = "Force", description = "Activate even where real Ascend devices are present. Dangerous.")
         boolean force() default false;
     }
 
