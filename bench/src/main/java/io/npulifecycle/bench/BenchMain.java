@@ -25,7 +25,7 @@ import org.jolokia.json.JSONObject;
 import org.jolokia.json.parser.JSONParser;
 
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
-import io.npulifecycle.simulator.internal.BenchHost;
+import io.npulifecycle.simulator.host.EmulatedHosts;
 
 /**
  * Runs the node-agent benchmarks of {@code docs/benchmarks.md} (items 1, 2, 3 and 5 of issue #8) against a built
@@ -412,7 +412,7 @@ public final class BenchMain {
         List<Double> ratios = new ArrayList<>();
         for (int[] shape : new int[][] {{8, 1}, {8, 2}}) {
             int chips = shape[0] * shape[1];
-            Path host = BenchHost.create(work.resolve("host-" + chips), shape[1] == 1 ? "910b" : "310p", shape[0],
+            Path host = EmulatedHosts.create(work.resolve("host-" + chips), shape[1] == 1 ? "910b" : "310p", shape[0],
                     shape[1]);
             List<Double> c = new ArrayList<>();
             List<Double> j = new ArrayList<>();
