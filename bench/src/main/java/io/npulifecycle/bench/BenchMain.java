@@ -28,7 +28,7 @@ import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 import io.npulifecycle.simulator.host.EmulatedHosts;
 
 /**
- * Runs the node-agent benchmarks of {@code docs/benchmarks.md} (items 1, 2, 3 and 5 of issue #8) against a built
+ * Runs the node-agent benchmarks of {@code docs/benchmarks.md} (its sections 1, 2, 3 and 5) against a built
  * installation and prints their Markdown sections: node-agent footprint against a bare Felix framework, probe cost
  * against a C program on the same DCMI shim, reaction latency, Jolokia latency against the health endpoint of the same
  * server. Every figure is the median of several runs made in this run.
@@ -46,7 +46,7 @@ public final class BenchMain {
     private final Path install;
     private final Path work;
     private final boolean quick;
-    /** The sections, by item number of issue #8 (1, 2, 3, 5), assembled in that order. */
+    /** The sections, by their number in {@code docs/benchmarks.md} (1, 2, 3, 5), assembled in that order. */
     private final Map<Integer, StringBuilder> sections = new java.util.TreeMap<>();
     private StringBuilder md = new StringBuilder();
     private EmbeddedCluster cluster;

@@ -109,9 +109,9 @@ public class HealthWatchComponent {
         boolean alarmIsFailure() default false;
 
         /**
-         * Default {@code true} on purpose: a wedged driver makes npu-smi hang (the field symptom), so the issue's
-         * acceptance criteria require a hang to be a strike. The fixtures README calls a time-out a probe error; the
-         * issue overrides it. Set {@code false} to follow the README (a hang then never leads to a reboot).
+         * Default {@code true} on purpose: a wedged driver makes npu-smi hang (the field symptom), and a hang must
+         * be a strike so that such a wedge is recovered. This differs from the fixtures README, which calls a
+         * time-out a probe error. Set {@code false} to follow the README (a hang then never leads to a reboot).
          *
          * @return flag
          */

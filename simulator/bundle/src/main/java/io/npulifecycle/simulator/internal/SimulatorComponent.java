@@ -34,8 +34,9 @@ import io.npulifecycle.api.reboot.RebootExecutor;
 
 /**
  * The simulator, deployed into a node-agent runtime instead of real hardware. PID {@code io.npulifecycle.simulator};
- * it only runs when that configuration exists (a production node never emulates by accident), and it refuses to
- * activate on a host with real Ascend devices ({@code /dev/davinci_manager}) unless {@code force=true}.
+ * the launcher installs this bundle only in a node runtime whose {@code etc/} holds that configuration, the component
+ * only runs with it (a production node never emulates by accident), and it refuses to activate on a host with real
+ * Ascend devices ({@code /dev/davinci_manager}) unless {@code force=true}.
  *
  * <p>It emulates the node's chips at the real interfaces (a generated {@code npu-smi}, a {@code libdcmi.so} shim, a
  * {@code /proc/modules} and the boot id file), so the production probes run unchanged, and registers the
