@@ -26,10 +26,10 @@ import org.jolokia.json.parser.JSONParser;
 
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 import io.npulifecycle.simulator.common.ChildProcess;
-import io.npulifecycle.simulator.internal.BenchHost;
+import io.npulifecycle.simulator.host.EmulatedHosts;
 
 /**
- * Runs the node-agent benchmarks of {@code docs/benchmarks.md} (its items 1, 2, 3 and 5) against a built
+ * Runs the node-agent benchmarks of {@code docs/benchmarks.md} (its sections 1, 2, 3 and 5) against a built
  * installation and prints their Markdown sections: node-agent footprint against a bare Felix framework, probe cost
  * against a C program on the same DCMI shim, reaction latency, Jolokia latency against the health endpoint of the same
  * server. Every figure is the median of several runs made in this run.
@@ -47,7 +47,7 @@ public final class BenchMain {
     private final Path install;
     private final Path work;
     private final boolean quick;
-    /** The sections, by their item number in docs/benchmarks.md (1, 2, 3, 5), assembled in that order. */
+    /** The sections, by their number in {@code docs/benchmarks.md} (1, 2, 3, 5), assembled in that order. */
     private final Map<Integer, StringBuilder> sections = new java.util.TreeMap<>();
     private StringBuilder md = new StringBuilder();
     private EmbeddedCluster cluster;
@@ -418,7 +418,7 @@ public final class BenchMain {
         List<Double> ratios = new ArrayList<>();
         for (int[] shape : new int[][] {{8, 1}, {8, 2}}) {
             int chips = shape[0] * shape[1];
-            Path host = BenchHost.create(work.resolve("host-" + chips), shape[1] == 1 ? "910b" : "310p", shape[0],
+            Path host = EmulatedHosts.create(work.resolve("host-" + chips), shape[1] == 1 ? "910b" : "310p", shape[0],
                     shape[1]);
             List<Double> c = new ArrayList<>();
             List<Double> j = new ArrayList<>();

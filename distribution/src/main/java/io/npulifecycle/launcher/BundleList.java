@@ -15,7 +15,9 @@ import java.util.Set;
  * launcher installs itself, or {@code deploy} for the product's implementation bundles, which the launcher places in
  * the home's {@code deploy/} folder so that FileInstall manages them and they can be hot-updated by replacing the
  * file. {@code roles} is a comma list of {@code node}, {@code control-plane}, {@code shell} (only with the Gogo
- * shell), or {@code all}. {@code #} starts a comment.
+ * shell), {@code simulator} (only in a node runtime whose home configures the simulator,
+ * {@link RuntimeHome#simulatorConfigured()}: test tooling never runs in a production node), or {@code all}.
+ * {@code #} starts a comment.
  */
 public final class BundleList {
 
@@ -56,16 +58,23 @@ public final class BundleList {
         /**
          * @param role {@code node} or {@code control-plane}
          * @param shell whether the Gogo shell runs
+         * @param simulator whether the runtime home configures the simulator
+         *        ({@link RuntimeHome#simulatorConfigured()})
          * @return whether this bundle is part of that runtime
          */
-        public boolean appliesTo(String role, boolean shell) {
+        public boolean appliesTo(String role, boolean shell, boolean simulator) {
             if (roles.contains("shell") && !shell) {
                 return false;
+            }
+            if (roles.contains(SIMULATOR)) {
+                return simulator && LaunchOptions.Role.NODE.id().equals(role);
             }
             return roles.contains("all") || roles.contains(role) || roles.equals(Set.of("shell"));
         }
     }
 
+    /** The roles value of bundles that only a node runtime with a simulator configuration installs. */
+    public static final String SIMULATOR = "simulator";
     /** Start level of the bundles delivered through {@code deploy/}. */
     public static final int DEPLOY_START_LEVEL = 5;
     /** The framework's beginning start level. */

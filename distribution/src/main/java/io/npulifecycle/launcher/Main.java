@@ -142,10 +142,14 @@ public final class Main {
                 install.resolve("bundles"));
         boolean shell = !o.noShell() && System.console() != null;
         String role = o.role().id();
+        boolean simulator = home.simulatorConfigured();
         checkPortFree(settings);
+        if (simulator && o.role() == LaunchOptions.Role.NODE) {
+            LOG.info("A simulator configuration is in " + home.etc() + ": this node runtime emulates its NPUs");
+        }
 
         for (BundleList.Entry e : entries) {
-            if (e.deploy() && e.appliesTo(role, shell) && home.placeInDeploy(e.file())) {
+            if (e.deploy() && e.appliesTo(role, shell, simulator) && home.placeInDeploy(e.file())) {
                 LOG.info("Placed " + e.file().getFileName() + " in " + home.deploy());
             } else if (!e.deploy() && home.removeFromDeploy(e.file())) {
                 LOG.info("Removed " + e.file().getFileName().toString().replaceAll("-[0-9].*", ".jar") + " from "
@@ -161,7 +165,7 @@ public final class Main {
             BundleContext ctx = fw.getBundleContext();
             List<Bundle> installed = new ArrayList<>();
             for (BundleList.Entry e : entries) {
-                if (e.deploy() || !e.appliesTo(role, shell)) {
+                if (e.deploy() || !e.appliesTo(role, shell, simulator)) {
                     continue;
                 }
                 Bundle b = ctx.installBundle(e.file().toUri().toString());

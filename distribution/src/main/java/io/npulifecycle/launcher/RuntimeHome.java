@@ -20,6 +20,12 @@ public final class RuntimeHome {
     public static final String MARKER = ".npu-lifecycle-home";
     /** Lock file held while a runtime uses the home. */
     public static final String LOCK = ".lock";
+    /**
+     * The files in {@code etc/} that configure the simulator (PID {@code io.npulifecycle.simulator}, in either of
+     * the two formats FileInstall reads).
+     */
+    public static final java.util.List<String> SIMULATOR_CONFIGURATIONS = java.util.List.of(
+            "io.npulifecycle.simulator.cfg", "io.npulifecycle.simulator.config");
 
     private final Path root;
     private java.nio.channels.FileChannel lockChannel;
@@ -252,6 +258,22 @@ public final class RuntimeHome {
         } catch (NumberFormatException e) {
             return 0;
         }
+    }
+
+    /**
+     * Whether this home's node runtime emulates its host: a simulator configuration
+     * ({@link #SIMULATOR_CONFIGURATIONS}) is in {@code etc/}. The launcher reads it at start and installs the
+     * simulator bundle only then; one added while the runtime runs takes effect at the next start.
+     *
+     * @return {@code true} when {@code etc/} holds a simulator configuration file
+     */
+    public boolean simulatorConfigured() {
+        for (String name : SIMULATOR_CONFIGURATIONS) {
+            if (Files.isRegularFile(etc().resolve(name))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** @return the home folder */

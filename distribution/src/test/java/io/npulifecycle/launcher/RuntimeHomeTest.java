@@ -34,6 +34,23 @@ class RuntimeHomeTest {
     }
 
     @Test
+    void aSimulatorConfigurationInEtcIsWhatMakesTheHomeASimulatedNode() throws Exception {
+        RuntimeHome home = new RuntimeHome(tmp.resolve("home"));
+        home.prepare(tmp.resolve("no-defaults"));
+        assertFalse(home.simulatorConfigured(), "a fresh home runs a production node");
+        Files.writeString(home.etc().resolve("io.npulifecycle.simulator.cfg.part"), "npus=8\n");
+        Files.createDirectories(home.etc().resolve("io.npulifecycle.simulator.config"));
+        Files.writeString(home.etc().resolve("io.npulifecycle.probe.cfg"), "interval=1\n");
+        assertFalse(home.simulatorConfigured(), "only a simulator configuration file FileInstall reads counts");
+        Files.writeString(home.etc().resolve("io.npulifecycle.simulator.cfg"), "npus=8\n");
+        assertTrue(home.simulatorConfigured());
+        Files.delete(home.etc().resolve("io.npulifecycle.simulator.cfg"));
+        Files.delete(home.etc().resolve("io.npulifecycle.simulator.config"));
+        Files.writeString(home.etc().resolve("io.npulifecycle.simulator.config"), "npus=I\"8\"\n");
+        assertTrue(home.simulatorConfigured(), "the .config format too");
+    }
+
+    @Test
     void prepareCreatesTheLayoutAndKeepsOperatorEdits() throws Exception {
         Path defaults = Files.createDirectories(tmp.resolve("defaults"));
         Files.writeString(defaults.resolve("runtime.properties"), "http.port=8778\n");

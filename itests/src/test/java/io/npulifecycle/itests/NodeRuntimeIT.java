@@ -49,7 +49,7 @@ public class NodeRuntimeIT extends NodeRuntimeSupport {
     static final Duration TIMEOUT = Duration.ofSeconds(30);
     static final String[] PRODUCT = {"io.npulifecycle.api", "io.npulifecycle.clock", "io.npulifecycle.management",
         "io.npulifecycle.markers", "io.npulifecycle.probe", "io.npulifecycle.kubeclient", "io.npulifecycle.kube",
-        "io.npulifecycle.rebooter", "io.npulifecycle.driver", "io.npulifecycle.simulator"};
+        "io.npulifecycle.rebooter", "io.npulifecycle.driver"};
 
     @Configuration
     public Option[] config() {
@@ -87,6 +87,8 @@ public class NodeRuntimeIT extends NodeRuntimeSupport {
         Bundle probe = findBundle("io.npulifecycle.probe");
         assertTrue("product bundles come from deploy/: " + probe.getLocation(),
                 probe.getLocation().contains("/deploy/io.npulifecycle.probe.jar"));
+        assertNull("no simulator in a node runtime without its configuration",
+                findBundle("io.npulifecycle.simulator"));
     }
 
     @Test

@@ -89,6 +89,8 @@ class LauncherIT {
             RuntimeProcess.Answer read = rt.get(RUNTIME, USER, PASSWORD);
             assertTrue(read.body.contains("\"Role\":\"node\""), read.body);
             assertTrue(read.body.contains("io.npulifecycle.management"), read.body);
+            assertFalse(read.body.contains("\"symbolicName\":\"io.npulifecycle.simulator\""),
+                    "a node runtime without etc/io.npulifecycle.simulator.cfg has no simulator: " + read.body);
             assertEquals(401, rt.get(RUNTIME, null, null).status);
             assertEquals(401, rt.get(RUNTIME, USER, "wrong-password").status);
             assertTrue(rt.output().contains("npu-lifecycle node runtime"), rt.output());

@@ -47,6 +47,9 @@ class SimulatorProcessIT {
                     "/jolokia/read/io.npulifecycle:type=HealthWatch/ExpectedChips", USER, PASSWORD).body
                     .contains("0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0"));
             String bootBefore = rt.get("/jolokia/read/io.npulifecycle:type=Simulator/BootId", USER, PASSWORD).body;
+            String bundles = rt.get("/jolokia/read/io.npulifecycle:type=Runtime/Bundles", USER, PASSWORD).body;
+            assertTrue(bundles.contains("\"symbolicName\":\"io.npulifecycle.simulator\""),
+                    "etc/io.npulifecycle.simulator.cfg makes the launcher install the simulator: " + bundles);
 
             RuntimeProcess.Answer wedged = rt.get(SIM + "wedge/4/0", USER, PASSWORD);
             assertTrue(wedged.body.contains("4:0 wedged"), wedged.body);

@@ -7,7 +7,7 @@ package io.npulifecycle.api.management;
  * example a {@code javax.management.StandardMBean} wrapping an MXBean interface) as an OSGi service with the service
  * property {@value #OBJECT_NAME_PROPERTY} set to its object name. The management bundle's JMX whiteboard registers it
  * in the platform MBeanServer while the service exists, so the MBean disappears when its bundle stops and is
- * re-registered when a new version of the bundle starts.
+ * re-registered when a new version of the bundle starts. {@link MBeanRegistrations#register} does this for an MXBean.
  */
 public final class Mbeans {
 

@@ -1,7 +1,7 @@
 /**
- * Management conventions shared by every bundle: the MBean domain, the object names of the runtime's MBeans and the
+ * Management conventions shared by every bundle: the MBean domain, the object names of the runtime's MBeans, the
  * service property that bridges an MBean registered as an OSGi service into the platform MBeanServer (and so into
- * Jolokia).
+ * Jolokia), and {@link io.npulifecycle.api.management.MBeanRegistrations}, which registers an MXBean that way.
  */
 @Version("1.1.0")
 @Export

@@ -7,14 +7,11 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Dictionary;
-import java.util.Hashtable;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
 
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
@@ -34,7 +31,7 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
-import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.node.NodeWriter;
 import io.npulifecycle.api.reboot.DriverLoader;
@@ -62,39 +59,36 @@ public class DriverComponent implements EventHandler {
     @ObjectClassDefinition(name = "npu-lifecycle driver", description = "Load from a fresh boot, stage for the next boot, validate.")
     public @interface Config {
         /** @return version */
-        @AttributeDefinition(description = "Driver version this pod carries; empty = the DRIVER_VERSION environment variable.")
+        @AttributeDefinition(name = "Driver version", description = "Driver version this pod carries; empty = the DRIVER_VERSION environment variable.")
         String driverVersion() default "";
 
         /** @return proc modules */
-        @AttributeDefinition(description = "Path of the kernel's module list.")
+        @AttributeDefinition(name = "Kernel module list", description = "Path of the kernel's module list.")
         String procModules() default "/proc/modules";
 
         /** @return module names */
-        @AttributeDefinition(description = "Kernel modules that belong to the NPU driver (any one loaded = a driver is loaded).")
+        @AttributeDefinition(name = "Driver modules", description = "Kernel modules that belong to the NPU driver (any one loaded = a driver is loaded).")
         String[] moduleNames() default {"drv_davinci_intf", "drv_devdrv", "drv_pcie_host", "drv_devmm", "drv_hdc_host", "ascend_event_sched"};
 
         /** @return state dir */
-        @AttributeDefinition(description = "Persistent host folder of driver-staged / driver-current.")
+        @AttributeDefinition(name = "State folder", description = "Persistent host folder of driver-staged / driver-current.")
         String stateDir() default "/var/lib/npu-operator/";
 
         /** @return timeout */
-        @AttributeDefinition(description = "Seconds after the first round of a boot before a validation that has not passed is declared failed.", min = "1")
+        @AttributeDefinition(name = "Validation timeout (seconds)", description = "Seconds after the first round of a boot before a validation that has not passed is declared failed.", min = "1")
         int validationTimeoutSeconds() default 600;
 
         /** @return interval */
-        @AttributeDefinition(description = "Seconds between two rounds.", min = "1")
+        @AttributeDefinition(name = "Check interval (seconds)", description = "Seconds between two rounds.", min = "1")
         int checkIntervalSeconds() default 30;
 
         /** @return loader */
-        @AttributeDefinition(description = "Command that loads the modules of a version; {version} is replaced. Empty = no loader from this bundle (the simulator or another bundle may register one).")
+        @AttributeDefinition(name = "Loader command", description = "Command that loads the modules of a version; {version} is replaced. Empty = no loader from this bundle (the simulator or another bundle may register one).")
         String[] loaderCommand() default {};
     }
 
-    @Reference
-    private MarkerStore markers;
-
-    @Reference
-    private TimeSource time;
+    private final MarkerStore markers;
+    private final TimeSource time;
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
     private volatile NodeWriter nodeWriter;
@@ -109,8 +103,19 @@ public class DriverComponent implements EventHandler {
     private DriverEngine engine;
     private Loop loop;
     private BundleContext context;
-    private ServiceRegistration<?> mbean;
+    private MBeanRegistrations.Registration mbean;
     private ServiceRegistration<?> loaderReg;
+
+    /**
+     * @param markers the marker store
+     * @param time the runtime clock
+     */
+    @Activate
+    public DriverComponent(@Reference(name = "markers") MarkerStore markers,
+            @Reference(name = "time") TimeSource time) {
+        this.markers = markers;
+        this.time = time;
+    }
 
     @Activate
     void activate(BundleContext ctx, Config c) {
@@ -125,10 +130,8 @@ public class DriverComponent implements EventHandler {
         Duration interval = Duration.ofSeconds(valid ? c.checkIntervalSeconds() : 30);
         engine = new DriverEngine(markers, () -> nodeWriter, () -> loader, this::healthView, time, s);
         registerLoader(c);
-        Dictionary<String, Object> props = new Hashtable<>();
-        props.put(Mbeans.OBJECT_NAME_PROPERTY, DriverMXBean.OBJECT_NAME);
         try {
-            mbean = ctx.registerService(DynamicMBean.class, new StandardMBean(engine, DriverMXBean.class, true), props);
+            mbean = MBeanRegistrations.register(ctx, DriverMXBean.class, engine, DriverMXBean.OBJECT_NAME);
         } catch (IllegalArgumentException e) {
             LOG.log(Level.ERROR, "cannot register the Driver MBean", e);
         }
@@ -152,13 +155,14 @@ public class DriverComponent implements EventHandler {
     @Deactivate
     void deactivate() {
         loop.stop();
-        for (ServiceRegistration<?> r : new ServiceRegistration<?>[] {mbean, loaderReg}) {
-            if (r != null) {
-                try {
-                    r.unregister();
-                } catch (IllegalStateException ignored) {
-                    // gone
-                }
+        if (mbean != null) {
+            mbean.unregister();
+        }
+        if (loaderReg != null) {
+            try {
+                loaderReg.unregister();
+            } catch (IllegalStateException ignored) {
+                // already unregistered with the bundle
             }
         }
     }

@@ -6,13 +6,8 @@ import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.Dictionary;
-import java.util.Hashtable;
 import java.util.Map;
 import java.util.regex.Pattern;
-
-import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
 
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
@@ -32,7 +27,7 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.node.ApprovalService;
 import io.npulifecycle.api.node.NodeKeys;
@@ -62,34 +57,29 @@ public class NodeSyncComponent {
             description = "Informers on this node's Node and on the NPUOperatorCtl; the node agent's labels, annotations and Events.")
     public @interface Config {
         /** @return the node name */
-        @AttributeDefinition(description = "Name of this node; empty = the NODE_NAME environment variable.")
+        @AttributeDefinition(name = "Node name", description = "Name of this node; empty = the NODE_NAME environment variable.")
         String nodeName() default "";
 
         /** @return CR namespace */
-        @AttributeDefinition(description = "Namespace of the NPUOperatorCtl.")
+        @AttributeDefinition(name = "NPUOperatorCtl namespace", description = "Namespace of the NPUOperatorCtl.")
         String crNamespace() default NpuOperatorCtlType.DEFAULT_NAMESPACE;
 
         /** @return CR name */
-        @AttributeDefinition(description = "Name of the NPUOperatorCtl.")
+        @AttributeDefinition(name = "NPUOperatorCtl name", description = "Name of the NPUOperatorCtl.")
         String crName() default NpuOperatorCtlType.DEFAULT_NAME;
 
         /** @return Event namespace */
-        @AttributeDefinition(description = "Namespace of the Events written about this Node (kubectl describe node shows 'default').")
+        @AttributeDefinition(name = "Event namespace", description = "Namespace of the Events written about this Node (kubectl describe node shows 'default').")
         String eventNamespace() default "default";
 
         /** @return health interval */
-        @AttributeDefinition(description = "Seconds between informer health checks (re-create a stopped or non-watching informer, resync).", min = "1")
+        @AttributeDefinition(name = "Informer health interval (seconds)", description = "Seconds between informer health checks (re-create a stopped or non-watching informer, resync).", min = "1")
         int healthIntervalSeconds() default 30;
     }
 
-    @Reference(policyOption = ReferencePolicyOption.GREEDY)
-    private KubernetesClient client;
-
-    @Reference
-    private TimeSource time;
-
-    @Reference
-    private MarkerStore markers;
+    private final KubernetesClient client;
+    private final TimeSource time;
+    private final MarkerStore markers;
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
     private volatile EventAdmin eventAdmin;
@@ -98,7 +88,21 @@ public class NodeSyncComponent {
     private NodeSync sync;
     private NodeSync.Settings current;
     private ServiceRegistration<?> services;
-    private ServiceRegistration<DynamicMBean> mbean;
+    private MBeanRegistrations.Registration mbean;
+
+    /**
+     * @param client the {@code KubernetesClient} service (greedy: a better-ranked client re-creates this component)
+     * @param time the runtime clock
+     * @param markers the marker store the sync mirrors into the Node
+     */
+    @Activate
+    public NodeSyncComponent(@Reference(name = "client", policyOption = ReferencePolicyOption.GREEDY)
+            KubernetesClient client, @Reference(name = "time") TimeSource time,
+            @Reference(name = "markers") MarkerStore markers) {
+        this.client = client;
+        this.time = time;
+        this.markers = markers;
+    }
 
     @Activate
     void activate(BundleContext ctx, Config config) {
@@ -138,23 +142,22 @@ public class NodeSyncComponent {
         services = context.registerService(new String[] {PolicySource.class.getName(), ApprovalService.class.getName(),
                 NodeWriter.class.getName()}, sync, null);
         try {
-            Dictionary<String, Object> props = new Hashtable<>();
-            props.put(Mbeans.OBJECT_NAME_PROPERTY, NodeSyncMXBean.OBJECT_NAME);
-            mbean = context.registerService(DynamicMBean.class, new StandardMBean(sync, NodeSyncMXBean.class, true), props);
+            mbean = MBeanRegistrations.register(context, NodeSyncMXBean.class, sync, NodeSyncMXBean.OBJECT_NAME);
         } catch (IllegalArgumentException e) {
             LOG.log(Level.ERROR, "cannot register the NodeSync MBean", e);
         }
     }
 
     private void stopSync() {
-        for (ServiceRegistration<?> r : new ServiceRegistration<?>[] {services, mbean}) {
-            if (r != null) {
-                try {
-                    r.unregister();
-                } catch (IllegalStateException ignored) {
-                    // gone with the bundle
-                }
+        if (services != null) {
+            try {
+                services.unregister();
+            } catch (IllegalStateException ignored) {
+                // already unregistered with the bundle
             }
+        }
+        if (mbean != null) {
+            mbean.unregister();
         }
         services = null;
         mbean = null;

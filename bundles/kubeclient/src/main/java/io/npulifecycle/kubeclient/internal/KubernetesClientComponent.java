@@ -12,9 +12,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
-import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
-
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
@@ -29,10 +26,9 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
-
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.VersionInfo;
-import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.time.TimeSource;
 import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
 
@@ -69,29 +65,29 @@ public class KubernetesClientComponent {
             description = "Where the Kubernetes API server is and how the client talks to it.")
     public @interface Config {
         /** @return URL */
-        @AttributeDefinition(required = false, description = "API server URL (http:// or https://). Empty = automatic: "
+        @AttributeDefinition(name = "API server URL", required = false, description = "API server URL (http:// or https://). Empty = automatic: "
                 + "the pod's service account, else $KUBECONFIG or ~/.kube/config. The environment variable "
                 + "NPU_LIFECYCLE_KUBE_MASTER overrides it.")
         String masterUrl() default "";
 
         /** @return path */
-        @AttributeDefinition(required = false, description = "Path of a kubeconfig file (its current context). Empty = none.")
+        @AttributeDefinition(name = "Kubeconfig file", required = false, description = "Path of a kubeconfig file (its current context). Empty = none.")
         String kubeconfig() default "";
 
         /** @return namespace */
-        @AttributeDefinition(description = "Default namespace of the client.")
+        @AttributeDefinition(name = "Namespace", description = "Default namespace of the client.")
         String namespace() default NpuOperatorCtlType.DEFAULT_NAMESPACE;
 
         /** @return seconds */
-        @AttributeDefinition(min = "1", max = "3600", description = "Timeout of one request, in seconds.")
+        @AttributeDefinition(name = "Request timeout (seconds)", min = "1", max = "3600", description = "Timeout of one request, in seconds.")
         int requestTimeoutSeconds() default 10;
 
         /** @return seconds */
-        @AttributeDefinition(min = "1", max = "600", description = "Timeout of establishing a connection, in seconds.")
+        @AttributeDefinition(name = "Connect timeout (seconds)", min = "1", max = "600", description = "Timeout of establishing a connection, in seconds.")
         int connectTimeoutSeconds() default 5;
 
         /** @return ms */
-        @AttributeDefinition(min = "100", max = "600000", description = "Pause before a broken watch reconnects, in milliseconds.")
+        @AttributeDefinition(name = "Watch reconnect pause (milliseconds)", min = "100", max = "600000", description = "Pause before a broken watch reconnects, in milliseconds.")
         long watchReconnectIntervalMs() default 1000;
     }
 
@@ -100,7 +96,7 @@ public class KubernetesClientComponent {
 
     private BundleContext context;
     private ClientStatus status;
-    private ServiceRegistration<DynamicMBean> mbean;
+    private MBeanRegistrations.Registration mbean;
 
     /** The settings of the registered client, or null. */
     private volatile ClientSettings settings;
@@ -125,10 +121,8 @@ public class KubernetesClientComponent {
             return t;
         });
         this.status = new ClientStatus(this::now);
-        Dictionary<String, Object> props = new Hashtable<>();
-        props.put(Mbeans.OBJECT_NAME_PROPERTY, KubernetesClientMXBean.OBJECT_NAME);
-        mbean = ctx.registerService(DynamicMBean.class,
-                new StandardMBean(new View(), KubernetesClientMXBean.class, true), props);
+        mbean = MBeanRegistrations.register(ctx, KubernetesClientMXBean.class, new View(),
+                KubernetesClientMXBean.OBJECT_NAME);
         apply(cfg, true);
     }
 
@@ -152,11 +146,7 @@ public class KubernetesClientComponent {
         }
         dropClient();
         if (mbean != null) {
-            try {
-                mbean.unregister();
-            } catch (IllegalStateException e) {
-                // already gone with the bundle
-            }
+            mbean.unregister();
             mbean = null;
         }
     }

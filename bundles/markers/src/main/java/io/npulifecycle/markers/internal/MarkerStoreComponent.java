@@ -4,17 +4,11 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
-import java.util.Dictionary;
 import java.util.HashMap;
-import java.util.Hashtable;
 import java.util.List;
 import java.util.Map;
 
-import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
-
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -29,7 +23,7 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
-import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.markers.Marker;
 import io.npulifecycle.api.markers.MarkerChange;
 import io.npulifecycle.api.markers.MarkerListener;
@@ -57,23 +51,28 @@ public class MarkerStoreComponent implements MarkerStore {
     @ObjectClassDefinition(name = "npu-lifecycle marker store", description = "Host folder of the driver-ready and reboot-required markers and of the per-boot state files.")
     public @interface Config {
         /** @return the folder */
-        @AttributeDefinition(description = "Host folder of marker and state files (a tmpfs: a reboot clears it).")
+        @AttributeDefinition(name = "Marker folder", description = "Host folder of marker and state files (a tmpfs: a reboot clears it).")
         String folder() default "/run/npu-operator/";
 
         /** @return the boot id path */
-        @AttributeDefinition(description = "File holding the current boot id.")
+        @AttributeDefinition(name = "Boot id file", description = "File holding the current boot id.")
         String bootIdPath() default "/proc/sys/kernel/random/boot_id";
     }
 
-    @Reference
-    private TimeSource time;
+    private final TimeSource time;
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
     private volatile EventAdmin eventAdmin;
 
     private FileMarkerStore store;
-    private ServiceRegistration<DynamicMBean> mbeanRegistration;
+    private MBeanRegistrations.Registration mbeanRegistration;
     private Config current;
+
+    /** @param time the runtime clock (the time of the marker files' changes) */
+    @Activate
+    public MarkerStoreComponent(@Reference(name = "time") TimeSource time) {
+        this.time = time;
+    }
 
     @Activate
     void activate(BundleContext context, Config config) {
@@ -86,10 +85,8 @@ public class MarkerStoreComponent implements MarkerStore {
         current = config;
         LOG.log(Level.INFO, "marker store on " + folder + ", boot id " + store.bootId());
         try {
-            Dictionary<String, Object> props = new Hashtable<>();
-            props.put(Mbeans.OBJECT_NAME_PROPERTY, MarkersMXBean.OBJECT_NAME);
-            mbeanRegistration = context.registerService(DynamicMBean.class,
-                    new StandardMBean(new MarkersMBean(store), MarkersMXBean.class, true), props);
+            mbeanRegistration = MBeanRegistrations.register(context, MarkersMXBean.class, new MarkersMBean(store),
+                    MarkersMXBean.OBJECT_NAME);
         } catch (IllegalArgumentException e) {
             LOG.log(Level.ERROR, "cannot register the Markers MBean", e);
         }
@@ -110,11 +107,7 @@ public class MarkerStoreComponent implements MarkerStore {
     @Deactivate
     void deactivate() {
         if (mbeanRegistration != null) {
-            try {
-                mbeanRegistration.unregister();
-            } catch (IllegalStateException ignored) {
-                // already gone with the bundle
-            }
+            mbeanRegistration.unregister();
         }
     }
 

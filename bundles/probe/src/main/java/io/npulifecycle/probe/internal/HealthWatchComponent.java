@@ -12,9 +12,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
-import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
-
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
@@ -33,6 +30,7 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 import org.osgi.service.metatype.annotations.Option;
 import org.apache.felix.hc.api.HealthCheck;
 
+import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.management.Mbeans;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.probe.ChipId;
@@ -49,7 +47,7 @@ import io.npulifecycle.api.time.TimeSource;
  * activation or {@code @Modified}) is logged with the PID, the configuration file ({@code felix.fileinstall.filename})
  * and the key, and the previous (or, at activation, the default) one is kept. A {@code method} that is neither
  * {@code npu-smi}, {@code dcmi} nor the method of a registered {@link ChipProbe} service is such an invalid
- * configuration (accepted, a typo such as {@code method=npu_smi} would leave every chip unjudged); when a ChipProbe
+ * configuration (a misspelt method such as {@code npu_smi} would otherwise judge no chip at all); when a ChipProbe
  * service with that method registers later, the rejected configuration is applied then.
  *
  * <p>Registers the Felix Health Check {@value HealthWatchCheck#NAME} (tag {@code ready}, {@link HealthWatchCheck}).
@@ -69,73 +67,73 @@ public class HealthWatchComponent {
     @ObjectClassDefinition(name = "npu-lifecycle health-watch", description = "Chip probing, wedge detection and recovery markers.")
     public @interface Config {
         /** @return seconds */
-        @AttributeDefinition(description = "Probe period in seconds.")
+        @AttributeDefinition(name = "Probe interval (seconds)", description = "Probe period in seconds.")
         double interval() default 60;
 
         /** @return seconds */
-        @AttributeDefinition(description = "Hard timeout of one probe in seconds; must be below interval. On expiry the npu-smi process tree is killed.")
+        @AttributeDefinition(name = "Probe timeout (seconds)", description = "Hard timeout of one probe in seconds; must be below interval. On expiry the npu-smi process tree is killed.")
         double timeout() default 20;
 
         /** @return count */
-        @AttributeDefinition(description = "Consecutive failures that make a chip wedged.")
+        @AttributeDefinition(name = "Failure threshold", description = "Consecutive failures that make a chip wedged.")
         int failureThreshold() default 3;
 
         /** @return count */
-        @AttributeDefinition(description = "Probe errors in a row that raise probe-degraded (never a reboot).")
+        @AttributeDefinition(name = "Probe error threshold", description = "Probe errors in a row that raise probe-degraded (never a reboot).")
         int probeErrorThreshold() default 3;
 
         /** @return method */
-        @AttributeDefinition(description = "Probe method: npu-smi or dcmi (or the method of a registered ChipProbe "
+        @AttributeDefinition(name = "Probe method", description = "Probe method: npu-smi or dcmi (or the method of a registered ChipProbe "
                 + "service, e.g. the simulator's). Any other value is rejected and the previous configuration kept.",
                 options = {@Option(label = "npu-smi", value = "npu-smi"), @Option(label = "dcmi", value = "dcmi")})
         String method() default "npu-smi";
 
         /** @return command */
-        @AttributeDefinition(description = "npu-smi command and arguments.")
+        @AttributeDefinition(name = "npu-smi command", description = "npu-smi command and arguments.")
         String[] npuSmiCommand() default {"/var/lib/Ascend/driver/tools/npu-smi", "info"};
 
         /** @return env */
-        @AttributeDefinition(description = "Environment of npu-smi, KEY=VALUE elements.")
+        @AttributeDefinition(name = "npu-smi environment", description = "Environment of npu-smi, KEY=VALUE elements.")
         String[] npuSmiEnvironment() default {"LD_LIBRARY_PATH=/var/lib/Ascend/driver/lib64/driver:/var/lib/Ascend/driver/lib64/common"};
 
         /** @return path */
-        @AttributeDefinition(description = "Path of libdcmi.so for method=dcmi.")
+        @AttributeDefinition(name = "DCMI library", description = "Path of libdcmi.so for method=dcmi.")
         String dcmiLibrary() default "/var/lib/Ascend/driver/lib64/driver/libdcmi.so";
 
         /** @return chips */
-        @AttributeDefinition(description = "Expected chips npu:chip,... ; empty = the chips seen at the first good probe of the boot.")
+        @AttributeDefinition(name = "Expected chips", description = "Expected chips npu:chip,... ; empty = the chips seen at the first good probe of the boot.")
         String expectedChips() default "";
 
         /** @return flag */
-        @AttributeDefinition(description = "Health Alarm/Critical is a failure (strike) instead of degraded.")
+        @AttributeDefinition(name = "Alarm is a failure", description = "Health Alarm/Critical is a failure (strike) instead of degraded.")
         boolean alarmIsFailure() default false;
 
         /**
-         * Default {@code true} on purpose: a wedged driver shows as an npu-smi that hangs, so a hang must strike or a
-         * wedged node would never be recovered. The fixtures README calls a time-out a probe error; set {@code false}
-         * to follow it (a hang then never leads to a reboot).
+         * Default {@code true} on purpose: a wedged driver makes npu-smi hang (the field symptom), and a hang must
+         * be a strike so that such a wedge is recovered. This differs from the fixtures README, which calls a
+         * time-out a probe error. Set {@code false} to follow the README (a hang then never leads to a reboot).
          *
          * @return flag
          */
-        @AttributeDefinition(description = "A probe that times out is a strike for every expected chip (true, the "
-                + "default) or a probe error (false). Default true because a wedged driver makes npu-smi hang: the "
-                + "issue's acceptance criteria require a hang to be a strike, overriding the fixtures README which "
-                + "calls a time-out a probe error.")
+        @AttributeDefinition(name = "Time-out is a failure", description = "A probe that times out is a strike for every expected chip (true, the "
+                + "default) or a probe error (false). Default true because a wedged driver makes npu-smi hang, and a "
+                + "hang that never strikes would leave a wedged node unrecovered; false follows the fixtures README, "
+                + "which calls a time-out a probe error (a hang then never leads to a reboot).")
         boolean timeoutIsFailure() default true;
 
         /** @return bytes */
-        @AttributeDefinition(description = "Largest npu-smi output read, bytes (4096 to 1048576). More is a probe "
+        @AttributeDefinition(name = "Largest npu-smi output (bytes)", description = "Largest npu-smi output read, bytes (4096 to 1048576). More is a probe "
                 + "error 'npu-smi printed more than N bytes' and the process tree is killed at once.", min = "4096", max = "1048576")
         int maxOutputBytes() default 1048576;
 
         /** @return path */
-        @AttributeDefinition(description = "Kernel module list (/proc/modules on a host). When set, the chips are not "
+        @AttributeDefinition(name = "Kernel module list", description = "Kernel module list (/proc/modules on a host). When set, the chips are not "
                 + "judged while none of driverModules is loaded (right after a boot, before the driver bundle loads "
                 + "the driver): the probe is a probe error, never a strike. Empty = no check.")
         String driverModulesFile() default "";
 
         /** @return module names */
-        @AttributeDefinition(description = "NPU driver kernel modules; any one of them loaded = a driver is loaded.")
+        @AttributeDefinition(name = "Driver modules", description = "NPU driver kernel modules; any one of them loaded = a driver is loaded.")
         String[] driverModules() default {"drv_davinci_intf", "drv_devdrv"};
     }
 
@@ -149,11 +147,11 @@ public class HealthWatchComponent {
     private volatile EventAdmin eventAdmin;
 
     private final List<ChipProbe> serviceProbes = new CopyOnWriteArrayList<>();
-    private final Map<ChipId, ServiceRegistration<DynamicMBean>> chipMbeans = new ConcurrentHashMap<>();
+    private final Map<ChipId, MBeanRegistrations.Registration> chipMbeans = new ConcurrentHashMap<>();
     private BundleContext context;
     private ExecutorService executor;
     private volatile HealthWatchEngine engine;
-    private ServiceRegistration<DynamicMBean> watchMbean;
+    private MBeanRegistrations.Registration watchMbean;
     private DcmiProbe dcmi;
     private ServiceRegistration<HealthCheck> healthCheck;
     /** A configuration rejected only for its method, applied when a ChipProbe service with that method registers. */
@@ -194,10 +192,7 @@ public class HealthWatchComponent {
         });
         engine = new HealthWatchEngine(time, markers, executor, this::post, this::syncChipMbeans, cfg, probeFor(cfg));
         engine.driverLoaded(driverCheck(raw));
-        Dictionary<String, Object> mbeanProps = new Hashtable<>();
-        mbeanProps.put(Mbeans.OBJECT_NAME_PROPERTY, HealthWatchMXBean.OBJECT_NAME);
-        watchMbean = ctx.registerService(DynamicMBean.class, new StandardMBean(engine, HealthWatchMXBean.class, true),
-                mbeanProps);
+        watchMbean = MBeanRegistrations.register(ctx, HealthWatchMXBean.class, engine, HealthWatchMXBean.OBJECT_NAME);
         Dictionary<String, Object> hc = new Hashtable<>();
         hc.put(HealthCheck.NAME, HealthWatchCheck.NAME);
         hc.put(HealthCheck.TAGS, HealthWatchCheck.TAGS);
@@ -252,8 +247,8 @@ public class HealthWatchComponent {
             dcmi.close();
         }
         unregister(healthCheck);
-        unregister(watchMbean);
-        chipMbeans.values().forEach(HealthWatchComponent::unregister);
+        watchMbean.unregister();
+        chipMbeans.values().forEach(MBeanRegistrations.Registration::unregister);
         chipMbeans.clear();
     }
 
@@ -361,18 +356,14 @@ public class HealthWatchComponent {
         expected.forEach(s -> want.put(s.id(), s));
         chipMbeans.entrySet().removeIf(e -> {
             if (!want.containsKey(e.getKey())) {
-                unregister(e.getValue());
+                e.getValue().unregister();
                 return true;
             }
             return false;
         });
         for (ChipState s : expected) {
-            chipMbeans.computeIfAbsent(s.id(), id -> {
-                Dictionary<String, Object> props = new Hashtable<>();
-                props.put(Mbeans.OBJECT_NAME_PROPERTY,
-                        Mbeans.objectName("Chip", "npu", String.valueOf(id.npu()), "chip", String.valueOf(id.chip())));
-                return ctx.registerService(DynamicMBean.class, new StandardMBean(s, ChipMXBean.class, true), props);
-            });
+            chipMbeans.computeIfAbsent(s.id(), id -> MBeanRegistrations.register(ctx, ChipMXBean.class, s,
+                    Mbeans.objectName("Chip", "npu", String.valueOf(id.npu()), "chip", String.valueOf(id.chip()))));
         }
     }
 

@@ -43,18 +43,18 @@ public class ExecutorComponent {
     @ObjectClassDefinition(name = "npu-lifecycle reboot executor", description = "How the node is rebooted. none = never (default).")
     public @interface Config {
         /** @return type */
-        @AttributeDefinition(description = "none (never reboot: the default), libc (sync + reboot(RB_AUTOBOOT) via JNA), command.",
+        @AttributeDefinition(name = "Reboot method", description = "none (never reboot: the default), libc (sync + reboot(RB_AUTOBOOT) via JNA), command.",
                 options = {@org.osgi.service.metatype.annotations.Option(value = "none"),
                     @org.osgi.service.metatype.annotations.Option(value = "libc"),
                     @org.osgi.service.metatype.annotations.Option(value = "command")})
         String type() default "none";
 
         /** @return command */
-        @AttributeDefinition(description = "For type=command: the program and its arguments.")
+        @AttributeDefinition(name = "Reboot command", description = "For type=command: the program and its arguments.")
         String[] command() default {"nsenter", "-t", "1", "-m", "-u", "-i", "-n", "-p", "--", "systemctl", "reboot"};
 
         /** @return timeout */
-        @AttributeDefinition(description = "For type=command: seconds to wait for the command to exit.", min = "1")
+        @AttributeDefinition(name = "Command timeout (seconds)", description = "For type=command: seconds to wait for the command to exit.", min = "1")
         int commandTimeoutSeconds() default 60;
     }
 

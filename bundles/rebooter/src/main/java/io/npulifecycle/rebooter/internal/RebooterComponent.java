@@ -6,14 +6,8 @@ import java.lang.System.Logger.Level;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Dictionary;
-import java.util.Hashtable;
-
-import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
 
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -30,7 +24,7 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
-import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.markers.MarkerListener;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.node.ApprovalService;
@@ -61,35 +55,32 @@ public class RebooterComponent implements EventHandler {
     @ObjectClassDefinition(name = "npu-lifecycle rebooter", description = "The node reboot path: policy or approval, re-check, loop protection.")
     public @interface Config {
         /** @return poll interval */
-        @AttributeDefinition(description = "Seconds between two evaluations (the rebooter is also woken at once by marker and node changes).", min = "1")
+        @AttributeDefinition(name = "Poll interval (seconds)", description = "Seconds between two evaluations (the rebooter is also woken at once by marker and node changes).", min = "1")
         int pollIntervalSeconds() default 30;
 
         /** @return state folder */
-        @AttributeDefinition(description = "Persistent host folder of rebooter.state (reboot history, consumed approvals); must outlive a reboot.")
+        @AttributeDefinition(name = "State folder", description = "Persistent host folder of rebooter.state (reboot history, consumed approvals); must outlive a reboot.")
         String stateDir() default "/var/lib/npu-operator/";
 
         /** @return max reboots */
-        @AttributeDefinition(name = "recovery.maxReboots", description = "Most automatic recovery reboots per window (spec.driver.recoveryPolicy.maxReboots overrides).", min = "0")
+        @AttributeDefinition(name = "Recovery reboot limit", description = "Most automatic recovery reboots per window (spec.driver.recoveryPolicy.maxReboots overrides).", min = "0")
         int recovery_maxReboots() default 3;
 
         /** @return window */
-        @AttributeDefinition(name = "recovery.window", description = "Window of the recovery reboot limit, e.g. 24h, 90m (spec.driver.recoveryPolicy.window overrides).")
+        @AttributeDefinition(name = "Recovery window", description = "Window of the recovery reboot limit, e.g. 24h, 90m (spec.driver.recoveryPolicy.window overrides).")
         String recovery_window() default "24h";
 
         /** @return dry run */
-        @AttributeDefinition(description = "Log and record what would be done, never reboot and never consume an approval (first installs).")
+        @AttributeDefinition(name = "Dry run", description = "Log and record what would be done, never reboot and never consume an approval (first installs).")
         boolean dryRun() default false;
 
         /** @return flush timeout */
-        @AttributeDefinition(description = "Seconds to wait for the Node writes (Rebooting Event) before the reboot call.", min = "0")
+        @AttributeDefinition(name = "Flush timeout (seconds)", description = "Seconds to wait for the Node writes (Rebooting Event) before the reboot call.", min = "0")
         int flushTimeoutSeconds() default 5;
     }
 
-    @Reference
-    private MarkerStore markers;
-
-    @Reference
-    private TimeSource time;
+    private final MarkerStore markers;
+    private final TimeSource time;
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
     private volatile PolicySource policySource;
@@ -105,8 +96,19 @@ public class RebooterComponent implements EventHandler {
 
     private RebootEngine engine;
     private Loop loop;
-    private ServiceRegistration<DynamicMBean> mbean;
+    private MBeanRegistrations.Registration mbean;
     private final MarkerListener listener = c -> wake();
+
+    /**
+     * @param markers the marker store (read each round, and a listener wakes the rebooter on a change)
+     * @param time the runtime clock
+     */
+    @Activate
+    public RebooterComponent(@Reference(name = "markers") MarkerStore markers,
+            @Reference(name = "time") TimeSource time) {
+        this.markers = markers;
+        this.time = time;
+    }
 
     private void wake() {
         Loop l = loop;
@@ -130,10 +132,8 @@ public class RebooterComponent implements EventHandler {
                 time, s);
         loop = new Loop("npu-rebooter", time, poll, engine::evaluate);
         markers.addListener(listener);
-        Dictionary<String, Object> props = new Hashtable<>();
-        props.put(Mbeans.OBJECT_NAME_PROPERTY, RebooterMXBean.OBJECT_NAME);
         try {
-            mbean = ctx.registerService(DynamicMBean.class, new StandardMBean(engine, RebooterMXBean.class, true), props);
+            mbean = MBeanRegistrations.register(ctx, RebooterMXBean.class, engine, RebooterMXBean.OBJECT_NAME);
         } catch (IllegalArgumentException e) {
             LOG.log(Level.ERROR, "cannot register the Rebooter MBean", e);
         }
@@ -161,11 +161,7 @@ public class RebooterComponent implements EventHandler {
         markers.removeListener(listener);
         loop.stop();
         if (mbean != null) {
-            try {
-                mbean.unregister();
-            } catch (IllegalStateException ignored) {
-                // gone with the bundle
-            }
+            mbean.unregister();
         }
     }
 

@@ -4,16 +4,10 @@ import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.Dictionary;
-import java.util.Hashtable;
 import java.util.List;
 import java.util.Map;
 
-import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
-
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -25,7 +19,7 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.time.TimeSource;
 import io.npulifecycle.api.upgrade.UpgradeOrchestratorMXBean;
 
@@ -47,69 +41,75 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
     /** Orchestrator configuration. */
     @ObjectClassDefinition(name = "npu-lifecycle upgrade orchestrator", description = "Rolling driver upgrade of the NPU nodes.")
     public @interface Config {
-        @AttributeDefinition(description = "Namespace of the NPUOperatorCtl and of the Lease.")
+        @AttributeDefinition(name = "Namespace", description = "Namespace of the NPUOperatorCtl and of the Lease.")
         String namespace() default NpuOperatorCtlType.DEFAULT_NAMESPACE;
 
-        @AttributeDefinition(description = "Name of the NPUOperatorCtl to reconcile.")
+        @AttributeDefinition(name = "NPUOperatorCtl name", description = "Name of the NPUOperatorCtl to reconcile.")
         String resourceName() default NpuOperatorCtlType.DEFAULT_NAME;
 
-        @AttributeDefinition(description = "Check that every driver image tag exists in the registry before touching a node.")
+        @AttributeDefinition(name = "Registry check", description = "Check that every driver image tag exists in the registry before touching a node.")
         boolean registryCheck() default true;
 
-        @AttributeDefinition(description = "Registry scheme: https or http.")
+        @AttributeDefinition(name = "Registry scheme", description = "Registry scheme: https or http.")
         String registryScheme() default "https";
 
-        @AttributeDefinition(description = "dockerconfigjson pull secret (in namespace) with the registry credentials; empty = anonymous.")
+        @AttributeDefinition(name = "Pull secret", description = "dockerconfigjson pull secret (in namespace) with the registry credentials; empty = anonymous.")
         String pullSecret() default "";
 
-        @AttributeDefinition(description = "Debounce after an informer event, milliseconds.", min = "0", max = "60000")
+        @AttributeDefinition(name = "Reconcile delay (milliseconds)", description = "Debounce after an informer event, milliseconds.", min = "0", max = "60000")
         int reconcileDelayMillis() default 200;
 
-        @AttributeDefinition(description = "Periodic reconcile (deadlines, informer health), seconds.", min = "1", max = "3600")
+        @AttributeDefinition(name = "Resync period (seconds)", description = "Periodic reconcile (deadlines, informer health), seconds.", min = "1", max = "3600")
         int resyncSeconds() default 10;
 
-        @AttributeDefinition(description = "Minimum interval between two status writes, seconds.", min = "0", max = "600")
+        @AttributeDefinition(name = "Status interval (seconds)", description = "Minimum interval between two status writes, seconds.", min = "0", max = "600")
         int statusIntervalSeconds() default 2;
 
-        @AttributeDefinition(description = "Elect a leader through a Lease (false only for a single replica).")
+        @AttributeDefinition(name = "Leader election", description = "Elect a leader through a Lease (false only for a single replica).")
         boolean leaderElection() default true;
 
-        @AttributeDefinition(description = "Lease name.")
+        @AttributeDefinition(name = "Lease name", description = "Lease name.")
         String leaseName() default "npu-lifecycle-upgrade";
 
-        @AttributeDefinition(description = "Lease duration, seconds.", min = "2", max = "600")
+        @AttributeDefinition(name = "Lease duration (seconds)", description = "Lease duration, seconds.", min = "2", max = "600")
         int leaseDurationSeconds() default 15;
 
-        @AttributeDefinition(description = "Renew deadline, seconds (below the lease duration).", min = "1", max = "600")
+        @AttributeDefinition(name = "Renew deadline (seconds)", description = "Renew deadline, seconds (below the lease duration).", min = "1", max = "600")
         int renewDeadlineSeconds() default 10;
 
-        @AttributeDefinition(description = "Retry period, seconds (below the renew deadline).", min = "1", max = "600")
+        @AttributeDefinition(name = "Retry period (seconds)", description = "Retry period, seconds (below the renew deadline).", min = "1", max = "600")
         int retryPeriodSeconds() default 2;
 
-        @AttributeDefinition(description = "Lease holder identity; empty = env POD_NAME, else hostname plus a random suffix.")
+        @AttributeDefinition(name = "Lease holder identity", description = "Lease holder identity; empty = env POD_NAME, else hostname plus a random suffix.")
         String identity() default "";
     }
 
-    @Reference
-    private KubernetesClient client;
-
-    @Reference
-    private TimeSource time;
+    private final KubernetesClient client;
+    private final TimeSource time;
 
     private ControllerConfig cfg;
     private volatile UpgradeController controller;
     private volatile LeaderElection election;
     private volatile String identity = "";
-    private ServiceRegistration<DynamicMBean> mbean;
+    private MBeanRegistrations.Registration mbean;
+
+    /**
+     * @param client the {@code KubernetesClient} service of {@code io.npulifecycle.kubeclient}
+     * @param time the runtime clock
+     */
+    @Activate
+    public UpgradeOrchestratorComponent(@Reference(name = "client") KubernetesClient client,
+            @Reference(name = "time") TimeSource time) {
+        this.client = client;
+        this.time = time;
+    }
 
     @Activate
     void activate(BundleContext ctx, Config raw) {
         ControllerConfig c = validate(raw);
         cfg = c == null ? ControllerConfig.defaults() : c;
         startController();
-        Dictionary<String, Object> props = new Hashtable<>();
-        props.put(Mbeans.OBJECT_NAME_PROPERTY, OBJECT_NAME);
-        mbean = ctx.registerService(DynamicMBean.class, new StandardMBean(this, UpgradeOrchestratorMXBean.class, true), props);
+        mbean = MBeanRegistrations.register(ctx, UpgradeOrchestratorMXBean.class, this, OBJECT_NAME);
     }
 
     @Modified
@@ -127,11 +127,7 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
     @Deactivate
     void deactivate() {
         if (mbean != null) {
-            try {
-                mbean.unregister();
-            } catch (IllegalStateException ignored) {
-                // bundle stopping
-            }
+            mbean.unregister();
         }
         stopController();
     }

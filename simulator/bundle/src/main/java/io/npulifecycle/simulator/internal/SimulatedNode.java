@@ -36,9 +36,10 @@ import io.npulifecycle.api.probe.ChipId;
  * loaded;</li>
  * <li>the boot id file (the markers bundle's {@code bootIdPath}).</li>
  * </ul>
- * Not thread-safe by itself: {@link SimulatorComponent} serialises access.
+ * Not thread-safe by itself: {@link SimulatorComponent} serialises access. Public (constructor and
+ * {@link #open}) only for {@link io.npulifecycle.simulator.host.EmulatedHosts}; the package is not exported.
  */
-final class SimulatedNode {
+public final class SimulatedNode {
 
     /** A recorded violation of the product's rules (e.g. a driver unloaded in a running kernel). */
     static final String NPU_MODULE = "drv_davinci_intf";
@@ -65,7 +66,7 @@ final class SimulatedNode {
      * @param markersFolder the marker folder a reboot clears ({@code /run} is a tmpfs)
      * @param newBootId source of boot ids (random UUIDs in production)
      */
-    SimulatedNode(Path stateDir, Path bootIdFile, Path markersFolder, Supplier<String> newBootId) {
+    public SimulatedNode(Path stateDir, Path bootIdFile, Path markersFolder, Supplier<String> newBootId) {
         this.stateDir = stateDir;
         this.bootIdFile = bootIdFile;
         this.markersFolder = markersFolder;
@@ -80,7 +81,7 @@ final class SimulatedNode {
      * @return {@code null}, or what was wrong with the stored state
      * @throws IOException when the folder cannot be written
      */
-    String open(String chipType, int npus, int chipsPerNpu, String driverVersion) throws IOException {
+    public String open(String chipType, int npus, int chipsPerNpu, String driverVersion) throws IOException {
         Files.createDirectories(stateDir.resolve("bin"));
         Files.createDirectories(stateDir.resolve("lib"));
         Path file = stateDir.resolve("state.properties");

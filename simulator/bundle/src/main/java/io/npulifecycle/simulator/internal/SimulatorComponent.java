@@ -14,10 +14,6 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import javax.management.DynamicMBean;
-import javax.management.NotCompliantMBeanException;
-import javax.management.StandardMBean;
-
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.BundleException;
 import org.osgi.framework.Constants;
@@ -30,6 +26,7 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
+import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.management.Mbeans;
 import io.npulifecycle.api.probe.ChipId;
 import io.npulifecycle.api.reboot.DriverLoader;
@@ -37,8 +34,9 @@ import io.npulifecycle.api.reboot.RebootExecutor;
 
 /**
  * The simulator, deployed into a node-agent runtime instead of real hardware. PID {@code io.npulifecycle.simulator};
- * it only runs when that configuration exists (a production node never emulates by accident), and it refuses to
- * activate on a host with real Ascend devices ({@code /dev/davinci_manager}) unless {@code force=true}.
+ * the launcher installs this bundle only in a node runtime whose {@code etc/} holds that configuration, the component
+ * only runs with it (a production node never emulates by accident), and it refuses to activate on a host with real
+ * Ascend devices ({@code /dev/davinci_manager}) unless {@code force=true}.
  *
  * <p>It emulates the node's chips at the real interfaces (a generated {@code npu-smi}, a {@code libdcmi.so} shim, a
  * {@code /proc/modules} and the boot id file), so the production probes run unchanged, and registers the
@@ -58,32 +56,32 @@ public class SimulatorComponent implements SimulatorMXBean {
     /** Simulator configuration. */
     @ObjectClassDefinition(name = "npu-lifecycle simulator", description = "Emulated Ascend chips for machines without NPUs.")
     public @interface Config {
-        @AttributeDefinition(description = "Folder of the emulated node (state, npu-smi, libdcmi.so, /proc/modules). "
+        @AttributeDefinition(name = "State folder", description = "Folder of the emulated node (state, npu-smi, libdcmi.so, /proc/modules). "
                 + "Empty = <runtime home>/simulator.")
         String stateDir() default "";
 
-        @AttributeDefinition(description = "Chip family: 910b (one chip per NPU id) or 310p (two chips per NPU id).",
+        @AttributeDefinition(name = "Chip type", description = "Chip family: 910b (one chip per NPU id) or 310p (two chips per NPU id).",
                 options = {@org.osgi.service.metatype.annotations.Option(value = "910b"),
                     @org.osgi.service.metatype.annotations.Option(value = "310p")})
         String chipType() default "910b";
 
-        @AttributeDefinition(description = "Number of NPU ids (cards).", min = "1", max = "64")
+        @AttributeDefinition(name = "NPU ids", description = "Number of NPU ids (cards).", min = "1", max = "64")
         int npus() default 8;
 
-        @AttributeDefinition(description = "Chips per NPU id.", min = "1", max = "4")
+        @AttributeDefinition(name = "Chips per NPU id", description = "Chips per NPU id.", min = "1", max = "4")
         int chipsPerNpu() default 1;
 
-        @AttributeDefinition(description = "Driver version loaded when the emulated node is first created.")
+        @AttributeDefinition(name = "Initial driver version", description = "Driver version loaded when the emulated node is first created.")
         String driverVersion() default "25.2.0";
 
-        @AttributeDefinition(description = "Boot id file the emulated node owns (the markers bundle's bootIdPath). "
+        @AttributeDefinition(name = "Boot id file", description = "Boot id file the emulated node owns (the markers bundle's bootIdPath). "
                 + "Empty = <stateDir>/boot_id.")
         String bootIdFile() default "";
 
-        @AttributeDefinition(description = "Marker folder a simulated reboot empties (it is a tmpfs on a real host).")
+        @AttributeDefinition(name = "Marker folder", description = "Marker folder a simulated reboot empties (it is a tmpfs on a real host).")
         String markersFolder() default "/run/npu-operator";
 
-        @AttributeDefinition(description = "What a simulated reboot does to this runtime: 'framework' restarts the "
+        @AttributeDefinition(name = "Restart mode", description = "What a simulated reboot does to this runtime: 'framework' restarts the "
                 + "OSGi framework (the node agent comes back in the same JVM), 'exit' ends the JVM with exit code 75 "
                 + "for a harness to restart it, 'none' leaves it running (tests).",
                 options = {@org.osgi.service.metatype.annotations.Option(value = "framework"),
@@ -91,10 +89,10 @@ public class SimulatorComponent implements SimulatorMXBean {
                     @org.osgi.service.metatype.annotations.Option(value = "none")})
         String restartMode() default "framework";
 
-        @AttributeDefinition(description = "Path whose existence means real Ascend devices are present.")
+        @AttributeDefinition(name = "Real device path", description = "Path whose existence means real Ascend devices are present.")
         String realDevicePath() default "/dev/davinci_manager";
 
-        @AttributeDefinition(description = "Activate even where real Ascend devices are present. Dangerous.")
+        @AttributeDefinition(name = "Force", description = "Activate even where real Ascend devices are present. Dangerous.")
         boolean force() default false;
     }
 
@@ -109,9 +107,10 @@ public class SimulatorComponent implements SimulatorMXBean {
     private String restartMode;
     private Path dcmiLibrary;
     private final List<ServiceRegistration<?>> registrations = new ArrayList<>();
+    private MBeanRegistrations.Registration mbean;
 
     @Activate
-    void activate(BundleContext ctx, Config config) throws IOException, NotCompliantMBeanException {
+    void activate(BundleContext ctx, Config config) throws IOException {
         this.context = ctx;
         this.restartMode = config.restartMode();
         if (Files.exists(Path.of(config.realDevicePath())) && !config.force()) {
@@ -153,11 +152,8 @@ public class SimulatorComponent implements SimulatorMXBean {
         registerMBean();
     }
 
-    private void registerMBean() throws NotCompliantMBeanException {
-        Dictionary<String, Object> props = new Hashtable<>();
-        props.put(Mbeans.OBJECT_NAME_PROPERTY, OBJECT_NAME);
-        registrations.add(context.registerService(DynamicMBean.class,
-                new StandardMBean(this, SimulatorMXBean.class, true), props));
+    private void registerMBean() {
+        mbean = MBeanRegistrations.register(context, SimulatorMXBean.class, this, OBJECT_NAME);
     }
 
     private Path extractDcmiShim(Path libDir) {
@@ -189,6 +185,9 @@ public class SimulatorComponent implements SimulatorMXBean {
             }
         }
         registrations.clear();
+        if (mbean != null) {
+            mbean.unregister();
+        }
     }
 
     // ---- services ----
