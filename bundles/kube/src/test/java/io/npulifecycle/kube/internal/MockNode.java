@@ -1,0 +1,92 @@
+package io.npulifecycle.kube.internal;
+
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.npulifecycle.clock.testing.ManualTimeSource;
+import io.npulifecycle.simulator.cluster.EmbeddedCluster;
+
+/**
+ * The tests' API server: an {@link EmbeddedCluster} (kubernetes-server-mock in CRUD mode: optimistic concurrency
+ * answers 409 on a stale resourceVersion) with one NPU Node, {@value #NODE}; the code under test gets its own client
+ * that does not retry, so an injected fault reaches it; the test reads and edits as "the person" with the cluster's
+ * client.
+ */
+final class MockNode implements AutoCloseable {
+
+    static final String NODE = "node-0";
+    static final String NODE_PATH = "/api/v1/nodes/" + NODE;
+    static final String EVENTS_PATH = "/api/v1/namespaces/default/events";
+
+    final EmbeddedCluster cluster = EmbeddedCluster.start();
+    final KubernetesClient agent = cluster.newClient(c -> c.setRequestRetryBackoffLimit(0));
+    final ManualTimeSource time = new ManualTimeSource(Instant.parse("2026-12-01T10:00:00Z"));
+    final ApiHealth health = new ApiHealth();
+
+    MockNode() {
+        cluster.addNode(EmbeddedCluster.npuNode(NODE));
+        cluster.clearRequests();
+    }
+
+    /** @return a {@link NodeApi} on {@value #NODE} with the agent's client, this clock and {@link #health} */
+    NodeApi api() {
+        return new NodeApi(agent, NODE, time, health);
+    }
+
+    /** @return the Node as the API server has it now */
+    Node node() {
+        return cluster.client().nodes().withName(NODE).get();
+    }
+
+    /** @return an annotation of the Node as the API server has it now, or {@code null} */
+    String annotation(String key) {
+        return NodeApi.annotations(node()).get(key);
+    }
+
+    /** @return a label of the Node as the API server has it now, or {@code null} */
+    String label(String key) {
+        return NodeApi.labels(node()).get(key);
+    }
+
+    /** The person edits the Node: sets an annotation, or removes it with {@code null}. */
+    void annotate(String key, String value) {
+        cluster.client().nodes().withName(NODE).edit(n -> {
+            Map<String, String> a = new HashMap<>(NodeApi.annotations(n));
+            if (value == null) {
+                a.remove(key);
+            } else {
+                a.put(key, value);
+            }
+            n.getMetadata().setAnnotations(a);
+            return n;
+        });
+    }
+
+    /**
+     * @return how many requests with this method went to a path starting with {@code pathPrefix} since the start or
+     *         the last {@code cluster.clearRequests()} (the person's edits count too)
+     */
+    long requests(String method, String pathPrefix) {
+        return cluster.requests().stream().filter(r -> r.startsWith(method + " " + pathPrefix)).count();
+    }
+
+    /**
+     * Answers {@code status} instead of serving the next {@code count} requests with this method whose path starts
+     * with {@code pathPrefix} ({@code count < 0}: all of them).
+     */
+    void fail(String method, String pathPrefix, int status, int count) {
+        AtomicInteger left = new AtomicInteger(count);
+        cluster.injectFault((m, p) -> method.equals(m) && p.startsWith(pathPrefix)
+                && (count < 0 || left.getAndDecrement() > 0) ? status : 0);
+    }
+
+    @Override
+    public void close() {
+        agent.close();
+        cluster.close();
+    }
+}
