@@ -97,8 +97,9 @@ final class NodeApi {
      * {@value #ATTEMPTS} times. Runs on the calling thread; blocks for the API server's answers.
      *
      * @param purpose what the write is for, in messages: e.g. {@code "consume the approval"}
-     * @param change gets the Node just read (a copy it may change and return) and returns the Node to write, or
-     *        {@code null} when nothing is to be written; it may run several times and must not have side effects
+     * @param change gets the Node just read (a copy of its own, which it may change and return) and returns the Node
+     *        to write, or {@code null} when nothing is to be written; it runs once per attempt, so it must have no
+     *        other effect
      * @return what happened
      * @throws KubernetesClientException when a read or a write fails other than with 409 (recorded in the
      *         {@link ApiHealth}, naming the Node and {@code purpose})

@@ -72,39 +72,37 @@ final class NodeApprovals implements ApprovalService {
     @Override
     public ConsumeResult consumeApproval(String bootId) {
         Objects.requireNonNull(bootId, "bootId");
-        Optional<String> previousMark = desired.releaseAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID);
-        NodeApi.Update u;
+        Optional<String> mark = desired.releaseAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID);
         try {
-            u = api.updateNode("consume the approval", n -> approved(n) ? consumed(n, bootId) : null);
+            NodeApi.Update u = api.updateNode("consume the approval", n -> approved(n) ? consumed(n, bootId) : null);
+            switch (u.outcome()) {
+                case WRITTEN:
+                    mark = Optional.of(bootId);
+                    LOG.log(Level.INFO, "approval " + NodeKeys.APPROVE_REBOOT + " consumed on Node " + api.nodeName()
+                            + " (now resourceVersion " + u.node().getMetadata().getResourceVersion()
+                            + ") for a reboot leaving boot " + bootId);
+                    return ConsumeResult.CONSUMED;
+                case ABSENT:
+                    LOG.log(Level.WARNING, "Node " + api.nodeName() + " not found: no approval to consume");
+                    return ConsumeResult.NOT_APPROVED;
+                case UNCHANGED:
+                    // the consumption's mark with no approval next to it: the consuming write happened (it does both)
+                    if (bootId.equals(NodeApi.annotations(u.node()).get(NodeKeys.REBOOTING_FROM_BOOT_ID))) {
+                        LOG.log(Level.INFO, "approval on Node " + api.nodeName() + " was already consumed for boot "
+                                + bootId);
+                        return ConsumeResult.ALREADY_CONSUMED;
+                    }
+                    return ConsumeResult.NOT_APPROVED;
+                default:
+                    return ConsumeResult.CONFLICT;
+            }
         } catch (KubernetesClientException e) {
-            desired.manageAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID, previousMark);
             LOG.log(Level.WARNING, "cannot consume the approval on Node " + api.nodeName() + ": " + e.getMessage()
                     + ": the approval is not used");
             return ConsumeResult.UNREACHABLE;
-        }
-        switch (u.outcome()) {
-            case WRITTEN:
-                desired.manageAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID, Optional.of(bootId));
-                LOG.log(Level.INFO, "approval " + NodeKeys.APPROVE_REBOOT + " consumed on Node " + api.nodeName()
-                        + " (now resourceVersion " + u.node().getMetadata().getResourceVersion()
-                        + ") for a reboot leaving boot " + bootId);
-                return ConsumeResult.CONSUMED;
-            case ABSENT:
-                desired.manageAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID, previousMark);
-                LOG.log(Level.WARNING, "Node " + api.nodeName() + " not found: no approval to consume");
-                return ConsumeResult.NOT_APPROVED;
-            case UNCHANGED:
-                desired.manageAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID, previousMark);
-                // the consumption's mark with no approval next to it: the consuming write happened (it does both)
-                if (bootId.equals(NodeApi.annotations(u.node()).get(NodeKeys.REBOOTING_FROM_BOOT_ID))) {
-                    LOG.log(Level.INFO, "approval on Node " + api.nodeName() + " was already consumed for boot "
-                            + bootId);
-                    return ConsumeResult.ALREADY_CONSUMED;
-                }
-                return ConsumeResult.NOT_APPROVED;
-            default:
-                desired.manageAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID, previousMark);
-                return ConsumeResult.CONFLICT;
+        } finally {
+            // managed again: the new mark after a consumption, what was desired before otherwise
+            desired.manageAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID, mark);
         }
     }
 

@@ -3,6 +3,7 @@ package io.npulifecycle.kube.internal;
 import java.lang.System.Logger.Level;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Node;
@@ -76,51 +77,40 @@ final class NodeInformers {
             return;
         }
         SharedIndexInformer<Node> ni = client.nodes().withName(settings.nodeName()).runnableInformer(0);
-        ni.addEventHandler(new ResourceEventHandler<Node>() {
-            @Override
-            public void onAdd(Node obj) {
-                lastEventAt = time.now();
-                listener.onNode(obj);
-            }
-
-            @Override
-            public void onUpdate(Node oldObj, Node newObj) {
-                lastEventAt = time.now();
-                listener.onNode(newObj);
-            }
-
-            @Override
-            public void onDelete(Node obj, boolean deletedFinalStateUnknown) {
-                lastEventAt = time.now();
-                LOG.log(Level.WARNING, "Node " + settings.nodeName() + " was deleted from the API server");
-                listener.onNodeDeleted();
-            }
-        });
+        ni.addEventHandler(handler(listener::onNode, () -> {
+            LOG.log(Level.WARNING, "Node " + settings.nodeName() + " was deleted from the API server");
+            listener.onNodeDeleted();
+        }));
         SharedIndexInformer<GenericKubernetesResource> ci = client.genericKubernetesResources(CRD)
                 .inNamespace(settings.crNamespace()).withName(settings.crName()).runnableInformer(0);
-        ci.addEventHandler(new ResourceEventHandler<GenericKubernetesResource>() {
-            @Override
-            public void onAdd(GenericKubernetesResource obj) {
-                lastEventAt = time.now();
-                listener.onPolicy(obj);
-            }
-
-            @Override
-            public void onUpdate(GenericKubernetesResource oldObj, GenericKubernetesResource newObj) {
-                lastEventAt = time.now();
-                listener.onPolicy(newObj);
-            }
-
-            @Override
-            public void onDelete(GenericKubernetesResource obj, boolean deletedFinalStateUnknown) {
-                lastEventAt = time.now();
-                listener.onPolicy(null);
-            }
-        });
+        ci.addEventHandler(handler(listener::onPolicy, () -> listener.onPolicy(null)));
         nodeInformer = ni;
         crInformer = ci;
         ni.start().whenComplete((v, e) -> started("Node " + settings.nodeName(), e));
         ci.start().whenComplete((v, e) -> started("NPUOperatorCtl " + policyResource(), e));
+    }
+
+    /** @return a handler that notes the time of each event and passes the object added or changed, or the delete */
+    private <T> ResourceEventHandler<T> handler(Consumer<T> changed, Runnable deleted) {
+        return new ResourceEventHandler<T>() {
+            @Override
+            public void onAdd(T obj) {
+                lastEventAt = time.now();
+                changed.accept(obj);
+            }
+
+            @Override
+            public void onUpdate(T oldObj, T newObj) {
+                lastEventAt = time.now();
+                changed.accept(newObj);
+            }
+
+            @Override
+            public void onDelete(T obj, boolean deletedFinalStateUnknown) {
+                lastEventAt = time.now();
+                deleted.run();
+            }
+        };
     }
 
     private void started(String what, Throwable e) {

@@ -9,26 +9,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Optional;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.npulifecycle.api.node.NodeKeys;
 
 /** The node agent's desired labels and annotations: checked when set, reconciled onto the Node only when it differs. */
 class DesiredNodeStateTest {
 
+    @RegisterExtension
     final MockNode mock = new MockNode();
     final NodeApi api = mock.api();
     final DesiredNodeState desired = new DesiredNodeState();
 
-    @AfterEach
-    void close() {
-        mock.close();
-    }
 
-    void informerSeesTheNode() {
-        api.remember(mock.node());
-    }
 
     @Test
     void keysAndValuesAreCheckedWhenSet() {
@@ -64,7 +58,7 @@ class DesiredNodeStateTest {
         mock.annotate("example.com/person", "kept");
         desired.setLabel(NodeKeys.DRIVER_VERSION, "25.5.0");
         desired.setAnnotation(NodeKeys.DRIVER_VALIDATED, "25.5.0@boot-a");
-        informerSeesTheNode();
+        mock.informerDelivers(api);
 
         desired.reconcile(api);
 
@@ -81,7 +75,7 @@ class DesiredNodeStateTest {
     @Test
     void aKeyDesiredAbsentIsRemoved() {
         desired.setLabel(NodeKeys.REBOOT_REQUIRED, "true");
-        informerSeesTheNode();
+        mock.informerDelivers(api);
         desired.reconcile(api);
         assertEquals("true", mock.label(NodeKeys.REBOOT_REQUIRED));
 
@@ -104,7 +98,7 @@ class DesiredNodeStateTest {
     @Test
     void aStaleCopyIsRefreshedWithoutAWrite() {
         desired.setLabel(NodeKeys.DRIVER_VERSION, "25.5.0");
-        informerSeesTheNode();
+        mock.informerDelivers(api);
         desired.reconcile(api);
         api.remember(new io.fabric8.kubernetes.api.model.NodeBuilder(mock.node()).editMetadata()
                 .removeFromLabels(NodeKeys.DRIVER_VERSION).endMetadata().build()); // an older event arrives late
@@ -121,7 +115,7 @@ class DesiredNodeStateTest {
         Optional<String> previous = desired.releaseAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID);
         assertEquals(Optional.of("boot-a"), previous);
         mock.annotate(NodeKeys.REBOOTING_FROM_BOOT_ID, "boot-other");
-        informerSeesTheNode();
+        mock.informerDelivers(api);
 
         assertFalse(desired.differs(api.cached()));
         desired.manageAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID, previous);

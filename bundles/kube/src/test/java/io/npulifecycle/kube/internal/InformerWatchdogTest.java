@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Node;
@@ -32,6 +33,7 @@ class InformerWatchdogTest {
     /** The mock API server can stall for seconds when a watch closes (its event loop waits for the watch's executor). */
     static final Duration PATIENCE = Duration.ofSeconds(30);
 
+    @RegisterExtension
     final MockNode mock = new MockNode();
     final List<Node> nodes = new CopyOnWriteArrayList<>();
     final List<GenericKubernetesResource> policies = new CopyOnWriteArrayList<>();
@@ -68,15 +70,13 @@ class InformerWatchdogTest {
         informers.start();
         watchdog.start();
         awaitWatching();
-        assertEquals(1, nodes.size());
-        assertEquals(1, policies.size());
+        await("both objects delivered").atMost(PATIENCE).until(() -> nodes.size() == 1 && policies.size() == 1);
     }
 
     @AfterEach
     void stop() {
         watchdog.stop();
         informers.stop();
-        mock.close();
     }
 
     void awaitWatching() {

@@ -5,8 +5,12 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.npulifecycle.clock.testing.ManualTimeSource;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 
@@ -14,9 +18,10 @@ import io.npulifecycle.simulator.cluster.EmbeddedCluster;
  * The tests' API server: an {@link EmbeddedCluster} (kubernetes-server-mock in CRUD mode: optimistic concurrency
  * answers 409 on a stale resourceVersion) with one NPU Node, {@value #NODE}; the code under test gets its own client
  * that does not retry, so an injected fault reaches it; the test reads and edits as "the person" with the cluster's
- * client.
+ * client. Register it as a field with {@code @RegisterExtension}: it is closed after each test (after the test's own
+ * {@code @AfterEach}).
  */
-final class MockNode implements AutoCloseable {
+final class MockNode implements AfterEachCallback {
 
     static final String NODE = "node-0";
     static final String NODE_PATH = "/api/v1/nodes/" + NODE;
@@ -37,6 +42,11 @@ final class MockNode implements AutoCloseable {
         return new NodeApi(agent, NODE, time, health);
     }
 
+    /** What the informer does: {@code api} remembers the Node as the API server has it now. */
+    void informerDelivers(NodeApi api) {
+        api.remember(node());
+    }
+
     /** @return the Node as the API server has it now */
     Node node() {
         return cluster.client().nodes().withName(NODE).get();
@@ -52,18 +62,30 @@ final class MockNode implements AutoCloseable {
         return NodeApi.labels(node()).get(key);
     }
 
-    /** The person edits the Node: sets an annotation, or removes it with {@code null}. */
+    /**
+     * The person edits the Node: sets an annotation, or removes it with {@code null}. Like {@code kubectl annotate}, an
+     * edit that meets a concurrent write of the node agent (409) is made again on a fresh read.
+     */
     void annotate(String key, String value) {
-        cluster.client().nodes().withName(NODE).edit(n -> {
-            Map<String, String> a = new HashMap<>(NodeApi.annotations(n));
-            if (value == null) {
-                a.remove(key);
-            } else {
-                a.put(key, value);
+        for (int attempt = 1; ; attempt++) {
+            try {
+                cluster.client().nodes().withName(NODE).edit(n -> {
+                    Map<String, String> a = new HashMap<>(NodeApi.annotations(n));
+                    if (value == null) {
+                        a.remove(key);
+                    } else {
+                        a.put(key, value);
+                    }
+                    n.getMetadata().setAnnotations(a);
+                    return n;
+                });
+                return;
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 409 || attempt == 10) {
+                    throw e;
+                }
             }
-            n.getMetadata().setAnnotations(a);
-            return n;
-        });
+        }
     }
 
     /**
@@ -85,7 +107,7 @@ final class MockNode implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public void afterEach(ExtensionContext context) {
         agent.close();
         cluster.close();
     }

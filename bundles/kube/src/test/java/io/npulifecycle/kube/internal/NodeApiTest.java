@@ -13,8 +13,8 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -22,13 +22,10 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 /** {@link NodeApi#updateNode}: the one guarded read-modify-write of the Node, its 409 retry and its bound. */
 class NodeApiTest {
 
+    @RegisterExtension
     final MockNode mock = new MockNode();
     final NodeApi api = mock.api();
 
-    @AfterEach
-    void close() {
-        mock.close();
-    }
 
     static Node annotated(Node n, String key, String value) {
         Map<String, String> a = new HashMap<>(NodeApi.annotations(n));

@@ -9,8 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
@@ -23,20 +23,13 @@ import io.npulifecycle.api.node.ConsumeResult;
  */
 class NodeApprovalsTest {
 
+    @RegisterExtension
     final MockNode mock = new MockNode();
     final NodeApi api = mock.api();
     final DesiredNodeState desired = new DesiredNodeState();
     final NodeApprovals approvals = new NodeApprovals(api, desired);
 
-    @AfterEach
-    void close() {
-        mock.close();
-    }
 
-    /** What the informer would do: remember the Node as the API server has it now. */
-    void informerSeesTheNode() {
-        api.remember(mock.node());
-    }
 
     @Test
     void anApprovalIsConsumedExactlyOnce() {
@@ -58,7 +51,7 @@ class NodeApprovalsTest {
         mock.annotate(APPROVE_REBOOT, "true");
         approvals.consumeApproval("boot-a");
         mock.annotate(REBOOTING_FROM_BOOT_ID, null);
-        informerSeesTheNode();
+        mock.informerDelivers(api);
 
         desired.reconcile(api);
 
@@ -103,7 +96,7 @@ class NodeApprovalsTest {
 
         assertEquals("true", mock.annotation(APPROVE_REBOOT));
         assertNull(mock.annotation(REBOOTING_FROM_BOOT_ID));
-        informerSeesTheNode();
+        mock.informerDelivers(api);
         assertFalse(desired.differs(api.cached()), "the mark is no longer asserted");
         assertEquals(ConsumeResult.CONSUMED, approvals.consumeApproval("boot-a"), "usable again");
     }
@@ -129,7 +122,7 @@ class NodeApprovalsTest {
     void anyValueButTrueIsInvalidAndNeverConsumed() {
         for (String value : new String[] {"yes", "TRUE", "", " true"}) {
             mock.annotate(APPROVE_REBOOT, value);
-            informerSeesTheNode();
+            mock.informerDelivers(api);
 
             ApprovalState a = approvals.approval();
             assertTrue(a.invalid(), value);
@@ -145,7 +138,7 @@ class NodeApprovalsTest {
     void theApprovalIsUnknownUntilTheNodeIsSeen() {
         assertFalse(approvals.approval().known());
         mock.annotate(APPROVE_REBOOT, "true");
-        informerSeesTheNode();
+        mock.informerDelivers(api);
         ApprovalState a = approvals.approval();
         assertTrue(a.approved());
         assertEquals(mock.node().getMetadata().getResourceVersion(), a.resourceVersion());
@@ -176,7 +169,7 @@ class NodeApprovalsTest {
         assertEquals(NodeApi.ATTEMPTS, mock.requests("PUT", NODE_PATH));
         assertEquals("true", mock.annotation(APPROVE_REBOOT));
         mock.cluster.clearFaults();
-        informerSeesTheNode();
+        mock.informerDelivers(api);
         desired.reconcile(api);
         assertNull(mock.annotation(REBOOTING_FROM_BOOT_ID), "the failed consumption left no mark to assert");
     }

@@ -13,8 +13,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Node;
@@ -25,6 +25,7 @@ import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 /** The Event queue: created in the order recorded, one Event per key (also across restarts), kept while the API fails. */
 class NodeEventQueueTest {
 
+    @RegisterExtension
     final MockNode mock = new MockNode();
     final AtomicReference<Node> seen = new AtomicReference<>();
     final NodeEventQueue queue = newQueue();
@@ -33,10 +34,6 @@ class NodeEventQueueTest {
         return new NodeEventQueue(mock.agent, NODE, "default", mock.time, mock.health, seen::get);
     }
 
-    @AfterEach
-    void close() {
-        mock.close();
-    }
 
     /** @return the Events on the API server, in the order they were created (the mock's resourceVersions increase) */
     List<Event> events() {

@@ -15,6 +15,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.fabric8.kubernetes.api.model.Event;
@@ -30,6 +31,7 @@ class NodeSyncTest {
 
     @TempDir
     Path markerDir;
+    @RegisterExtension
     final MockNode mock = new MockNode();
     final List<String> changes = new CopyOnWriteArrayList<>();
     FileMarkerStore markers;
@@ -43,13 +45,13 @@ class NodeSyncTest {
                 EmbeddedCluster.NPU_OPERATOR_CTL_NAME, "default", Duration.ofSeconds(30)), mock.time, markers,
                 changes::add);
         sync.start();
-        await("Node and policy seen").atMost(PATIENCE).until(() -> sync.approval().known() && sync.policy().known());
+        await("Node and policy seen and announced").atMost(PATIENCE).until(() -> sync.approval().known()
+                && sync.policy().known() && changes.contains("approval") && changes.contains("policy"));
     }
 
     @AfterEach
     void stop() {
         sync.stop();
-        mock.close();
     }
 
     List<Event> events(String reason) {
@@ -72,7 +74,7 @@ class NodeSyncTest {
         assertEquals(0, sync.getPendingEvents());
         assertEquals(1, sync.getEventsPosted());
         assertTrue(sync.getWrites() >= 1);
-        assertTrue(sync.isConnected());
+        await("connected: the API answered and the Node informer watches").atMost(PATIENCE).until(sync::isConnected);
         assertEquals(NODE, sync.getNodeName());
         assertEquals(EmbeddedCluster.NPU_NAMESPACE + "/" + EmbeddedCluster.NPU_OPERATOR_CTL_NAME,
                 sync.getPolicyResource());
@@ -104,7 +106,7 @@ class NodeSyncTest {
         mock.annotate(NodeKeys.APPROVE_REBOOT, "yes");
 
         await("approval change announced").atMost(PATIENCE).until(() -> changes.contains("approval"));
-        assertTrue(sync.approval().invalid());
+        assertTrue(sync.approval().invalid(), "announced after the Node was remembered");
         assertEquals("invalid value 'yes'", sync.getApproval());
         // what the rebooter does with it: one ApprovalInvalid Warning per value
         for (int i = 0; i < 2; i++) {
