@@ -29,6 +29,7 @@ import io.npulifecycle.api.node.NodeKeys;
 import io.npulifecycle.api.node.NodeWriter;
 import io.npulifecycle.api.reboot.DriverLoader;
 import io.npulifecycle.clock.testing.ManualTimeSource;
+import io.npulifecycle.driver.testing.FakeHealthView;
 import io.npulifecycle.markers.internal.FileMarkerStore;
 
 /**
@@ -48,7 +49,7 @@ class DriverEngineTest {
     Path procModules;
     final ManualTimeSource time = new ManualTimeSource(Instant.parse("2026-12-01T10:00:00Z"));
     final FakeWriter writer = new FakeWriter();
-    final FakeHealth health = new FakeHealth();
+    final FakeHealthView health = new FakeHealthView();
     final FakeLoader loader = new FakeLoader();
     FileMarkerStore markers;
 
@@ -105,33 +106,6 @@ class DriverEngineTest {
         }
     }
 
-    static final class FakeHealth implements HealthView {
-        volatile String verdict = "healthy";
-        volatile String expected = "0:0,1:0";
-        volatile String wedged = "";
-        volatile String version = POD;
-
-        @Override
-        public String verdict() {
-            return verdict;
-        }
-
-        @Override
-        public String expectedChips() {
-            return expected;
-        }
-
-        @Override
-        public String wedgedChips() {
-            return wedged;
-        }
-
-        @Override
-        public String driverVersion() {
-            return version;
-        }
-    }
-
     /** Loads by writing a module line; fails the test when a driver is loaded already (that would need an unload). */
     final class FakeLoader implements DriverLoader {
         final List<String> loads = new ArrayList<>();
@@ -181,6 +155,12 @@ class DriverEngineTest {
                         TIMEOUT));
     }
 
+    /** A kernel without NPU modules and so without a loaded version: a fresh boot. */
+    void freshKernel() throws IOException {
+        Files.writeString(procModules, "");
+        health.version = null;
+    }
+
     String staged() throws IOException {
         Path p = stateDir.resolve(DriverStaging.STAGED);
         return Files.exists(p) ? Files.readString(p) : null;
@@ -190,8 +170,7 @@ class DriverEngineTest {
 
     @Test
     void aFreshBootLoadsThePodsVersionOnce() throws IOException {
-        Files.writeString(procModules, "");
-        health.version = null;
+        freshKernel();
         DriverEngine e = engine(POD);
 
         e.evaluate();
@@ -207,7 +186,7 @@ class DriverEngineTest {
 
     @Test
     void aLoadWithoutEffectIsNotRepeatedInTheSameBoot() throws IOException {
-        Files.writeString(procModules, "");
+        freshKernel();
         loader.takesEffect = false;
         DriverEngine e = engine(POD);
 
@@ -221,7 +200,7 @@ class DriverEngineTest {
 
     @Test
     void aFailedLoadIsReportedOnceAndNotRetriedInTheSameBoot() throws IOException {
-        Files.writeString(procModules, "");
+        freshKernel();
         loader.failure = new IOException("insmod: ERROR: could not insert module");
         DriverEngine e = engine(POD);
 
@@ -239,7 +218,7 @@ class DriverEngineTest {
 
     @Test
     void withoutALoaderNothingIsLoadedAndTheReasonNamesTheSetting() throws IOException {
-        Files.writeString(procModules, "");
+        freshKernel();
         DriverEngine e = engine(POD, procModules, null);
 
         e.evaluate();
@@ -256,8 +235,7 @@ class DriverEngineTest {
         assertTrue(staged().contains("version=" + POD));
 
         markers = boot("boot-b");
-        Files.writeString(procModules, "");
-        health.version = null;
+        freshKernel();
         DriverEngine e = engine(POD);
         e.evaluate();
 
@@ -271,8 +249,7 @@ class DriverEngineTest {
     void aVersionStagedInThisBootIsNotSwitched() throws IOException {
         health.version = "25.2.0";
         engine(POD).evaluate();
-        Files.writeString(procModules, ""); // modules gone, but it is the same boot (the runtime restarted)
-        health.version = null;
+        freshKernel(); // modules gone, but it is the same boot (the runtime restarted)
 
         engine(POD).evaluate();
 
@@ -434,7 +411,7 @@ class DriverEngineTest {
 
     @Test
     void aMalformedPodVersionLoadsAndValidatesNothing() throws IOException {
-        Files.writeString(procModules, "");
+        freshKernel();
         for (String bad : new String[] {null, "", "25", "latest", "v25.5.0", "25.5.0;reboot", "25.5.0\n"}) {
             DriverEngine e = engine(bad);
 
