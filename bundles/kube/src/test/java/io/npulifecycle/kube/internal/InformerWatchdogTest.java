@@ -1,7 +1,7 @@
 package io.npulifecycle.kube.internal;
 
 import static io.npulifecycle.kube.internal.MockNode.NODE;
-import static org.awaitility.Awaitility.await;
+import static io.npulifecycle.testing.support.Waits.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -43,7 +44,7 @@ class InformerWatchdogTest {
 
     @BeforeEach
     void start() {
-        mock.cluster.createNpuOperatorCtl("25.5.0", false, true);
+        mock.fixture.createDriver(Map.of("version", "25.5.0"));
         NodeSync.Settings settings = new NodeSync.Settings(NODE, EmbeddedCluster.NPU_NAMESPACE,
                 EmbeddedCluster.NPU_OPERATOR_CTL_NAME, "default", TICK);
         informers = new NodeInformers(mock.agent, settings, mock.time, mock.health, new NodeInformers.Listener() {

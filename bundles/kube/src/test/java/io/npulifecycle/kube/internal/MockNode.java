@@ -1,8 +1,6 @@
 package io.npulifecycle.kube.internal;
 
 import java.time.Instant;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.extension.AfterEachCallback;
@@ -10,15 +8,15 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.npulifecycle.clock.testing.ManualTimeSource;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
+import io.npulifecycle.testing.support.ClusterFixture;
 
 /**
- * The tests' API server: an {@link EmbeddedCluster} (kubernetes-server-mock in CRUD mode: optimistic concurrency
- * answers 409 on a stale resourceVersion) with one NPU Node, {@value #NODE}; the code under test gets its own client
- * that does not retry, so an injected fault reaches it; the test reads and edits as "the person" with the cluster's
- * client. Register it as a field with {@code @RegisterExtension}: it is closed after each test (after the test's own
+ * The tests' API server: a {@link ClusterFixture} on the embedded mock (CRUD mode: optimistic concurrency answers 409
+ * on a stale resourceVersion) with one NPU Node, {@value #NODE}. The code under test gets its own client that does
+ * not retry, so an injected fault reaches it; the test reads and edits as "the person" through the fixture. Register
+ * it as a field with {@code @RegisterExtension}: it is closed after each test (after the test's own
  * {@code @AfterEach}).
  */
 final class MockNode implements AfterEachCallback {
@@ -27,8 +25,12 @@ final class MockNode implements AfterEachCallback {
     static final String NODE_PATH = "/api/v1/nodes/" + NODE;
     static final String EVENTS_PATH = "/api/v1/namespaces/default/events";
 
-    final EmbeddedCluster cluster = EmbeddedCluster.start();
-    final KubernetesClient agent = cluster.newClient(c -> c.setRequestRetryBackoffLimit(0));
+    final ClusterFixture fixture = ClusterFixture.startEmbedded();
+    final EmbeddedCluster cluster = fixture.embedded();
+    final KubernetesClient agent = fixture.client(c -> {
+        c.setUserAgent("npu-node-agent");
+        c.setRequestRetryBackoffLimit(0);
+    });
     final ManualTimeSource time = new ManualTimeSource(Instant.parse("2026-12-01T10:00:00Z"));
     final ApiHealth health = new ApiHealth();
 
@@ -49,48 +51,27 @@ final class MockNode implements AfterEachCallback {
 
     /** @return the Node as the API server has it now */
     Node node() {
-        return cluster.client().nodes().withName(NODE).get();
+        return fixture.node(NODE);
     }
 
     /** @return an annotation of the Node as the API server has it now, or {@code null} */
     String annotation(String key) {
-        return NodeApi.annotations(node()).get(key);
+        return fixture.annotation(NODE, key);
     }
 
     /** @return a label of the Node as the API server has it now, or {@code null} */
     String label(String key) {
-        return NodeApi.labels(node()).get(key);
+        return fixture.label(NODE, key);
     }
 
-    /**
-     * The person edits the Node: sets an annotation, or removes it with {@code null}. Like {@code kubectl annotate}, an
-     * edit that meets a concurrent write of the node agent (409) is made again on a fresh read.
-     */
+    /** The person edits the Node ({@code kubectl annotate}): sets an annotation, or removes it with {@code null}. */
     void annotate(String key, String value) {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                cluster.client().nodes().withName(NODE).edit(n -> {
-                    Map<String, String> a = new HashMap<>(NodeApi.annotations(n));
-                    if (value == null) {
-                        a.remove(key);
-                    } else {
-                        a.put(key, value);
-                    }
-                    n.getMetadata().setAnnotations(a);
-                    return n;
-                });
-                return;
-            } catch (KubernetesClientException e) {
-                if (e.getCode() != 409 || attempt == 10) {
-                    throw e;
-                }
-            }
-        }
+        fixture.annotate(NODE, key, value);
     }
 
     /**
      * @return how many requests with this method went to a path starting with {@code pathPrefix} since the start or
-     *         the last {@code cluster.clearRequests()} (the person's edits count too)
+     *         the last {@code cluster.clearRequests()} (the person's count too)
      */
     long requests(String method, String pathPrefix) {
         return cluster.requests().stream().filter(r -> r.startsWith(method + " " + pathPrefix)).count();
@@ -108,7 +89,6 @@ final class MockNode implements AfterEachCallback {
 
     @Override
     public void afterEach(ExtensionContext context) {
-        agent.close();
-        cluster.close();
+        fixture.close();
     }
 }

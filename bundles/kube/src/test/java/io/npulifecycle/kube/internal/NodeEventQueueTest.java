@@ -37,7 +37,7 @@ class NodeEventQueueTest {
 
     /** @return the Events on the API server, in the order they were created (the mock's resourceVersions increase) */
     List<Event> events() {
-        return mock.cluster.client().v1().events().inNamespace("default").list().getItems().stream()
+        return mock.fixture.admin().v1().events().inNamespace("default").list().getItems().stream()
                 .sorted(Comparator.comparingLong(e -> Long.parseLong(e.getMetadata().getResourceVersion()))).toList();
     }
 

@@ -1,7 +1,7 @@
 package io.npulifecycle.kube.internal;
 
 import static io.npulifecycle.kube.internal.MockNode.NODE;
-import static org.awaitility.Awaitility.await;
+import static io.npulifecycle.testing.support.Waits.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -39,7 +39,7 @@ class NodeSyncTest {
 
     @BeforeEach
     void start() {
-        mock.cluster.createNpuOperatorCtl("25.5.0", false, true);
+        mock.fixture.createDriver(Map.of("version", "25.5.0", "recoveryPolicy", Map.of("autoRecover", true)));
         markers = new FileMarkerStore(markerDir, "boot-a", mock.time::now, null);
         sync = new NodeSync(mock.agent, new NodeSync.Settings(NODE, EmbeddedCluster.NPU_NAMESPACE,
                 EmbeddedCluster.NPU_OPERATOR_CTL_NAME, "default", Duration.ofSeconds(30)), mock.time, markers,
@@ -55,8 +55,7 @@ class NodeSyncTest {
     }
 
     List<Event> events(String reason) {
-        return mock.cluster.client().v1().events().inNamespace("default").list().getItems().stream()
-                .filter(e -> reason.equals(e.getReason())).toList();
+        return mock.fixture.events("default", reason);
     }
 
     @Test
@@ -124,10 +123,7 @@ class NodeSyncTest {
         assertEquals("version=25.5.0 autoUpgrade=false autoRecover=true maxReboots=null window=null", sync.getPolicy());
         changes.clear();
 
-        mock.cluster.npuOperatorCtls().withName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME).edit(cr -> {
-            cr.setAdditionalProperty("spec", Map.of("driver", Map.of("version", "latest")));
-            return cr;
-        });
+        mock.fixture.setDriver(Map.of("version", "latest"));
 
         await("policy unknown").atMost(PATIENCE).until(() -> !sync.policy().known());
         assertTrue(changes.contains("policy"));
