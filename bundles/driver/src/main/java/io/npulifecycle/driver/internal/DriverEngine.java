@@ -1,16 +1,14 @@
 package io.npulifecycle.driver.internal;
 
-import io.npulifecycle.api.reboot.DriverMXBean;
-
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -24,6 +22,7 @@ import io.npulifecycle.api.markers.Markers;
 import io.npulifecycle.api.node.NodeKeys;
 import io.npulifecycle.api.node.NodeWriter;
 import io.npulifecycle.api.reboot.DriverLoader;
+import io.npulifecycle.api.reboot.DriverMXBean;
 import io.npulifecycle.api.time.TimeSource;
 
 /**
@@ -44,11 +43,19 @@ public final class DriverEngine implements DriverMXBean {
 
     private static final System.Logger LOG = System.getLogger(DriverEngine.class.getName());
     static final String WRITER = "driver";
-    static final String STAGED = "driver-staged";
-    static final String CURRENT = "driver-current";
     private static final Pattern VERSION = Pattern.compile("[0-9]+(\\.[0-9A-Za-z]+){1,4}");
 
-    /** Settings. */
+    /**
+     * Settings (PID {@value DriverComponent#PID}).
+     *
+     * @param podVersion the driver version this pod carries ({@code DRIVER_VERSION}), e.g. {@code 25.5.0}; anything
+     *        that is not a version means nothing is loaded or validated
+     * @param procModules the kernel's module list, {@code /proc/modules}
+     * @param moduleNames the kernel modules of the NPU driver: any one of them loaded means a driver is loaded
+     * @param stateDir the persistent host folder of {@value DriverStaging#STAGED} and {@value DriverStaging#CURRENT}
+     * @param validationTimeout how long after the first round of a boot (TimeSource time) a validation that has not
+     *        passed is declared failed
+     */
     public record Settings(String podVersion, Path procModules, Set<String> moduleNames, Path stateDir,
             Duration validationTimeout) {
     }
@@ -142,11 +149,10 @@ public final class DriverEngine implements DriverMXBean {
             }
             return;
         }
-        Map<String, String> staged = readKv(s.stateDir().resolve(STAGED));
+        DriverStaging staging = new DriverStaging(s.stateDir());
+        Map<String, String> staged = staging.staged();
         if (!staged.isEmpty() && !boot.equals(staged.get("fromBootId"))) {
-            // the atomic switch at the next boot: driver-staged becomes driver-current
-            Files.move(s.stateDir().resolve(STAGED), s.stateDir().resolve(CURRENT), StandardCopyOption.ATOMIC_MOVE,
-                    StandardCopyOption.REPLACE_EXISTING);
+            staging.switchToCurrent();
             LOG.log(Level.INFO, "fresh boot " + boot + ": staged driver " + staged.get("version") + " switched to current");
             if (!pod.equals(staged.get("version"))) {
                 LOG.log(Level.WARNING, "staged driver version " + staged.get("version") + " differs from this pod's "
@@ -171,15 +177,15 @@ public final class DriverEngine implements DriverMXBean {
     }
 
     private void stage(Settings s, String boot, String pod, String loaded) throws IOException {
-        Path stagedFile = s.stateDir().resolve(STAGED);
-        Map<String, String> staged = readKv(stagedFile);
+        DriverStaging staging = new DriverStaging(s.stateDir());
+        Map<String, String> staged = staging.staged();
         if (!pod.equals(staged.get("version")) || !boot.equals(staged.get("fromBootId"))) {
             Map<String, String> kv = new LinkedHashMap<>();
             kv.put("version", pod);
             kv.put("fromBootId", boot);
             kv.put("replaces", loaded);
             kv.put("stagedAt", time.now().toString());
-            writeKv(stagedFile, kv);
+            staging.stage(kv);
             LOG.log(Level.INFO, "driver " + pod + " staged for the next boot (" + loaded
                     + " stays loaded: a loaded driver is never unloaded)");
         }
@@ -286,13 +292,34 @@ public final class DriverEngine implements DriverMXBean {
         report(w -> w.setLabel(NodeKeys.NPU_HEALTH, v));
     }
 
+    /**
+     * @param v a version as the health-watch reports it
+     * @return it as a label value: characters outside {@code [A-Za-z0-9._-]} become {@code _}, at most 63
+     *         characters, alphanumeric at both ends (what Kubernetes accepts; anything else would be refused and the
+     *         loaded version never reported)
+     */
     static String labelValue(String v) {
         String s = v.replaceAll("[^A-Za-z0-9._-]", "_");
-        return s.length() > 63 ? s.substring(0, 63) : s;
+        s = s.length() > 63 ? s.substring(0, 63) : s;
+        return s.replaceAll("^[^A-Za-z0-9]+|[^A-Za-z0-9]+$", "");
     }
 
+    /**
+     * A module list that cannot be read is an error, never "no module loaded": that would load a second driver into a
+     * kernel that has one.
+     */
     private boolean npuModuleLoaded(Settings s) throws IOException {
-        for (String line : Files.readAllLines(s.procModules(), StandardCharsets.UTF_8)) {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(s.procModules(), StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            throw new IOException("the kernel's module list " + s.procModules() + " does not exist (PID "
+                    + DriverComponent.PID + " key procModules): nothing is loaded or staged", e);
+        } catch (IOException e) {
+            throw new IOException("cannot read the kernel's module list " + s.procModules() + " (PID "
+                    + DriverComponent.PID + " key procModules): " + e + ": nothing is loaded or staged", e);
+        }
+        for (String line : lines) {
             int sp = line.indexOf(' ');
             String name = sp < 0 ? line.trim() : line.substring(0, sp);
             if (s.moduleNames().contains(name)) {
@@ -300,37 +327,6 @@ public final class DriverEngine implements DriverMXBean {
             }
         }
         return false;
-    }
-
-    static Map<String, String> readKv(Path p) throws IOException {
-        Map<String, String> kv = new LinkedHashMap<>();
-        if (!Files.exists(p)) {
-            return kv;
-        }
-        for (String line : Files.readAllLines(p, StandardCharsets.UTF_8)) {
-            int eq = line.indexOf('=');
-            if (eq > 0 && !line.startsWith("#")) {
-                kv.put(line.substring(0, eq).trim(), line.substring(eq + 1).trim());
-            }
-        }
-        if (!kv.containsKey("version") || !kv.containsKey("fromBootId")) {
-            LOG.log(Level.WARNING, "staging file " + p + " has no version or fromBootId: ignored");
-            return new LinkedHashMap<>();
-        }
-        return kv;
-    }
-
-    static void writeKv(Path p, Map<String, String> kv) throws IOException {
-        StringBuilder sb = new StringBuilder();
-        kv.forEach((k, v) -> sb.append(k).append('=').append(v).append('\n'));
-        Files.createDirectories(p.getParent());
-        Path tmp = Files.createTempFile(p.getParent(), "." + p.getFileName() + ".tmp-", "");
-        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(tmp,
-                java.nio.file.StandardOpenOption.WRITE)) {
-            ch.write(java.nio.ByteBuffer.wrap(sb.toString().getBytes(StandardCharsets.UTF_8)));
-            ch.force(true);
-        }
-        Files.move(tmp, p, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
     private interface WriterAction {
@@ -386,7 +382,7 @@ public final class DriverEngine implements DriverMXBean {
     @Override
     public String getStaged() {
         try {
-            Map<String, String> kv = readKv(settings.stateDir().resolve(STAGED));
+            Map<String, String> kv = new DriverStaging(settings.stateDir()).staged();
             return kv.isEmpty() ? null : kv.toString();
         } catch (IOException e) {
             return "unreadable: " + e.getMessage();
@@ -404,10 +400,5 @@ public final class DriverEngine implements DriverMXBean {
         LOG.log(Level.INFO, "driver round requested through the Driver MBean");
         evaluate();
         return state + ": " + why;
-    }
-
-    /** @return the time of the last round, for tests */
-    Instant now() {
-        return time.now();
     }
 }

@@ -33,7 +33,7 @@ import io.npulifecycle.api.node.ConsumeResult;
 import io.npulifecycle.api.node.NodeKeys;
 import io.npulifecycle.api.reboot.DriverLoader;
 import io.npulifecycle.api.reboot.RebootExecutor;
-import io.npulifecycle.driver.internal.HealthView;
+import io.npulifecycle.driver.testing.FakeHealthView;
 import io.npulifecycle.simulator.common.TcpProxy;
 import io.npulifecycle.testing.support.ClusterFixture;
 
@@ -53,7 +53,7 @@ class RebootPathTest {
     Path stateDir;
     Path procModules;
     final FakeExecutor executor = new FakeExecutor();
-    final FakeHealth health = new FakeHealth();
+    final FakeHealthView health = new FakeHealthView();
     FakeLoader loader;
     final List<NodeRuntime> runtimes = new ArrayList<>();
 
@@ -68,33 +68,6 @@ class RebootPathTest {
         @Override
         public void reboot(String reason) {
             reboots.add(reason);
-        }
-    }
-
-    static final class FakeHealth implements HealthView {
-        volatile String verdict = "healthy";
-        volatile String expected = "0:0,1:0";
-        volatile String wedged = "";
-        volatile String version = "25.5.0";
-
-        @Override
-        public String verdict() {
-            return verdict;
-        }
-
-        @Override
-        public String expectedChips() {
-            return expected;
-        }
-
-        @Override
-        public String wedgedChips() {
-            return wedged;
-        }
-
-        @Override
-        public String driverVersion() {
-            return version;
         }
     }
 

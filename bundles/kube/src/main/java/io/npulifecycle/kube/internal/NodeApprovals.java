@@ -1,0 +1,159 @@
+package io.npulifecycle.kube.internal;
+
+import java.lang.System.Logger.Level;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.npulifecycle.api.node.ApprovalService;
+import io.npulifecycle.api.node.ApprovalState;
+import io.npulifecycle.api.node.ConsumeResult;
+import io.npulifecycle.api.node.NodeKeys;
+
+/**
+ * The reboot approval ({@value NodeKeys#APPROVE_REBOOT} = {@code true} on the Node) and its exactly-once
+ * consumption, as {@link ApprovalService} describes it.
+ *
+ * <p>The consumption is one {@link NodeApi#updateNode} that removes the approval and sets
+ * {@value NodeKeys#REBOOTING_FROM_BOOT_ID} to the boot being left, in the same write: the mark of this boot with no
+ * approval next to it proves the consumption happened ({@link ConsumeResult#ALREADY_CONSUMED} after a runtime
+ * restart), and only that proof lets {@link #restoreApproval} put an unused approval back. While the consumption or
+ * the restoration writes the mark, {@link DesiredNodeState} does not manage it, so a concurrent reconcile can neither
+ * remove the mark (an unused approval could then not be restored) nor write it without the approval's removal (the
+ * mark alone would read as a consumption). Any value other than exactly {@code true} is not an approval
+ * ({@link ApprovalState#invalid()}) and is never changed. Thread-safe; the rebooter calls one method at a time.
+ */
+final class NodeApprovals implements ApprovalService {
+
+    private static final System.Logger LOG = System.getLogger(NodeApprovals.class.getName());
+
+    private final NodeApi api;
+    private final DesiredNodeState desired;
+
+    /**
+     * @param api the Node
+     * @param desired the node agent's desired state (it keeps {@value NodeKeys#REBOOTING_FROM_BOOT_ID} on the Node
+     *        between the consumption and the reboot)
+     */
+    NodeApprovals(NodeApi api, DesiredNodeState desired) {
+        this.api = Objects.requireNonNull(api, "api");
+        this.desired = Objects.requireNonNull(desired, "desired");
+    }
+
+    @Override
+    public ApprovalState approval() {
+        Node n = api.cached();
+        if (n == null) {
+            return new ApprovalState(false, false, null, null);
+        }
+        Map<String, String> a = NodeApi.annotations(n);
+        return new ApprovalState(true, a.containsKey(NodeKeys.APPROVE_REBOOT), a.get(NodeKeys.APPROVE_REBOOT),
+                n.getMetadata().getResourceVersion());
+    }
+
+    /**
+     * @param before the Node seen before, or {@code null}
+     * @param after the Node seen now
+     * @return whether the approval annotation (its presence or value) differs, or there was no Node before
+     */
+    static boolean approvalChanged(Node before, Node after) {
+        if (before == null) {
+            return true;
+        }
+        Map<String, String> b = NodeApi.annotations(before);
+        Map<String, String> a = NodeApi.annotations(after);
+        return b.containsKey(NodeKeys.APPROVE_REBOOT) != a.containsKey(NodeKeys.APPROVE_REBOOT)
+                || !Objects.equals(b.get(NodeKeys.APPROVE_REBOOT), a.get(NodeKeys.APPROVE_REBOOT));
+    }
+
+    @Override
+    public ConsumeResult consumeApproval(String bootId) {
+        Objects.requireNonNull(bootId, "bootId");
+        Optional<String> mark = desired.releaseAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID);
+        try {
+            NodeApi.Update u = api.updateNode("consume the approval", n -> approved(n) ? consumed(n, bootId) : null);
+            switch (u.outcome()) {
+                case WRITTEN:
+                    mark = Optional.of(bootId);
+                    LOG.log(Level.INFO, "approval " + NodeKeys.APPROVE_REBOOT + " consumed on Node " + api.nodeName()
+                            + " (now resourceVersion " + u.node().getMetadata().getResourceVersion()
+                            + ") for a reboot leaving boot " + bootId);
+                    return ConsumeResult.CONSUMED;
+                case ABSENT:
+                    LOG.log(Level.WARNING, "Node " + api.nodeName() + " not found: no approval to consume");
+                    return ConsumeResult.NOT_APPROVED;
+                case UNCHANGED:
+                    // the consumption's mark with no approval next to it: the consuming write happened (it does both)
+                    if (bootId.equals(NodeApi.annotations(u.node()).get(NodeKeys.REBOOTING_FROM_BOOT_ID))) {
+                        LOG.log(Level.INFO, "approval on Node " + api.nodeName() + " was already consumed for boot "
+                                + bootId);
+                        return ConsumeResult.ALREADY_CONSUMED;
+                    }
+                    return ConsumeResult.NOT_APPROVED;
+                default:
+                    return ConsumeResult.CONFLICT;
+            }
+        } catch (KubernetesClientException e) {
+            LOG.log(Level.WARNING, "cannot consume the approval on Node " + api.nodeName() + ": " + e.getMessage()
+                    + ": the approval is not used");
+            return ConsumeResult.UNREACHABLE;
+        } finally {
+            // managed again: the new mark after a consumption, what was desired before otherwise
+            desired.manageAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID, mark);
+        }
+    }
+
+    private static boolean approved(Node n) {
+        return NodeKeys.APPROVE_VALUE.equals(NodeApi.annotations(n).get(NodeKeys.APPROVE_REBOOT));
+    }
+
+    private static Node consumed(Node n, String bootId) {
+        Map<String, String> a = new HashMap<>(NodeApi.annotations(n));
+        a.remove(NodeKeys.APPROVE_REBOOT);
+        a.put(NodeKeys.REBOOTING_FROM_BOOT_ID, bootId);
+        n.getMetadata().setAnnotations(a);
+        return n;
+    }
+
+    @Override
+    public boolean restoreApproval(String bootId) {
+        Objects.requireNonNull(bootId, "bootId");
+        NodeApi.Update u;
+        try {
+            u = api.updateNode("put the approval back", n -> consumedFor(n, bootId) ? restored(n) : null);
+        } catch (KubernetesClientException e) {
+            LOG.log(Level.WARNING, "cannot put the approval back on Node " + api.nodeName() + ": " + e.getMessage()
+                    + " (tried again later)");
+            return false;
+        }
+        switch (u.outcome()) {
+            case WRITTEN:
+                // only after the write: removing the mark before it would let a reconcile remove the proof it checks
+                desired.manageAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID, Optional.empty());
+                LOG.log(Level.INFO, "approval put back on Node " + api.nodeName()
+                        + ": the reboot it was consumed for (leaving boot " + bootId + ") did not happen");
+                return true;
+            case UNCHANGED:
+                // no consumption for this boot on the Node: nothing to put back, and no mark of this boot to keep
+                desired.manageAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID, Optional.empty());
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    private static boolean consumedFor(Node n, String bootId) {
+        return bootId.equals(NodeApi.annotations(n).get(NodeKeys.REBOOTING_FROM_BOOT_ID));
+    }
+
+    private static Node restored(Node n) {
+        Map<String, String> a = new HashMap<>(NodeApi.annotations(n));
+        a.remove(NodeKeys.REBOOTING_FROM_BOOT_ID);
+        a.putIfAbsent(NodeKeys.APPROVE_REBOOT, NodeKeys.APPROVE_VALUE);
+        n.getMetadata().setAnnotations(a);
+        return n;
+    }
+}
