@@ -326,7 +326,7 @@ public final class UpgradeController implements AutoCloseable {
         Map<String, Reconciler.ImageStatus> imgs = new HashMap<>();
         images.forEach((k, v) -> imgs.put(k, v.status()));
         Reconciler.Inputs in = new Reconciler.Inputs(cr.getMetadata().getGeneration(), spec, paused, lastStatus, nodes,
-                driverPods, Reconciler.workloads(pods), cfg.registryCheck() ? imgs : new AllPresent(), dsImages,
+                driverPods, PodFacts.workloads(pods), cfg.registryCheck() ? imgs : new AllPresent(), dsImages,
                 recentlyDeleted.keySet(), now, stateAges(nodes, now, mono));
         Reconciler.Plan plan = Reconciler.plan(in);
         if (cfg.registryCheck()) {
