@@ -26,7 +26,7 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.npulifecycle.upgrade.testing.MockCluster;
 
 /**
- * Reliability matrix (issue #7), category {@code custom resource}: invalid {@code NPUOperatorCtl} specs reach the real
+ * Reliability matrix, category {@code custom resource}: invalid {@code NPUOperatorCtl} specs reach the real
  * control-plane path (informer, {@link SpecParser}, {@link Reconciler}, status writer) of a leading
  * {@link UpgradeController} over kubernetes-server-mock with two emulated NPU nodes on {@value #OLD}. Each bad spec
  * asks for {@value #NEW} with {@code autoUpgrade: true}, so accepting it would start a rollout at once; instead the

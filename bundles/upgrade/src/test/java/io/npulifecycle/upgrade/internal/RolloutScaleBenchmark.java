@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 import io.npulifecycle.upgrade.testing.MockCluster;
 
 /**
- * Control plane at scale (issue #8, item 4; not in the default test run): 1,000 and 5,000 emulated NPU nodes,
+ * Control plane at scale (not in the default test run): 1,000 and 5,000 emulated NPU nodes,
  * rolled from 24.1.0 to 25.5.0 with {@code maxParallelUpgrades} unlimited (0), 50 and 1, instant emulated reboots.
  *
  * <pre>
