@@ -11,7 +11,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -52,19 +51,16 @@ final class ImagePreflight implements AutoCloseable {
      * @param cfg {@code registryCheck}, {@code registryScheme}, {@code pullSecret}, {@code namespace}
      * @param registry a registry client to use instead of one built from the configuration (tests), or null
      * @param onResult called after each check (it asks for a reconcile)
+     * @param checker the thread the checks run on, one after the other (shut down by {@link #close()})
      */
     ImagePreflight(KubernetesClient client, TimeSource time, ControllerConfig cfg, RegistryClient registry,
-            Runnable onResult) {
+            Runnable onResult, ExecutorService checker) {
         this.client = client;
         this.time = time;
         this.cfg = cfg;
         this.registryOverride = registry;
         this.onResult = onResult;
-        this.checker = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "npu-upgrade-preflight");
-            t.setDaemon(true);
-            return t;
-        });
+        this.checker = checker;
     }
 
     /**

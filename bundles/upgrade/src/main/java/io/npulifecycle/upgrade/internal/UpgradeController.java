@@ -86,10 +86,14 @@ public final class UpgradeController implements AutoCloseable {
         this.client = client;
         this.time = time;
         this.cfg = cfg;
-        this.preflight = new ImagePreflight(client, time, cfg, registry, this::trigger);
+        this.preflight = new ImagePreflight(client, time, cfg, registry, this::trigger, singleThread("npu-upgrade-preflight"));
         this.writer = new PlanWriter(client, time, cfg, leader::get, this::trigger, this::cachedNode, this::cachedDaemonSet);
-        this.worker = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "npu-upgrade-reconcile");
+        this.worker = singleThread("npu-upgrade-reconcile");
+    }
+
+    private static ExecutorService singleThread(String name) {
+        return Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, name);
             t.setDaemon(true);
             return t;
         });

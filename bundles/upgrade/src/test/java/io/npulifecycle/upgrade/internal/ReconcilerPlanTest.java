@@ -57,7 +57,9 @@ class ReconcilerPlanTest {
         return Arguments.of(name, given, expect);
     }
 
-    void check(PlanRows.Given given, PlanRows.Expect expect) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource({"transitions", "deadlines", "slots", "preflight", "status"})
+    void plan(String row, PlanRows.Given given, PlanRows.Expect expect) {
         assertFalse(expect.checks.isEmpty(), "a row expects something");
         Reconciler.Plan plan = Reconciler.plan(given.inputs());
         assertAll(expect.checks.stream().map(c -> () -> assertEquals(c.expected(), c.actual().apply(plan), c.what())));
@@ -164,12 +166,6 @@ class ReconcilerPlanTest {
                         expect().stateLabel("n1", UNCHANGED).progress("n1", progress(UPGRADE_REQUIRED, NOW, ""))));
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("transitions")
-    void transition(String row, PlanRows.Given given, PlanRows.Expect expect) {
-        check(given, expect);
-    }
-
     // ---- deadlines and failures ----
 
     static Stream<Arguments> deadlines() {
@@ -249,12 +245,6 @@ class ReconcilerPlanTest {
                         expect().state("n1", POD_RESTART_REQUIRED).stateLabel("n1", PRR).failure("n1", REMOVED)));
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("deadlines")
-    void deadline(String row, PlanRows.Given given, PlanRows.Expect expect) {
-        check(given, expect);
-    }
-
     // ---- slots ----
 
     static Stream<Arguments> slots() {
@@ -303,12 +293,6 @@ class ReconcilerPlanTest {
                         given(node("n1").on(OLD), node("n2").on(OLD).approved()).maxParallel(1).maxUnavailable("100%")
                                 .autoUpgrade(),
                         expect().state("n1", POD_RESTART_REQUIRED).state("n2", UPGRADE_REQUIRED)));
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("slots")
-    void slot(String row, PlanRows.Given given, PlanRows.Expect expect) {
-        check(given, expect);
     }
 
     // ---- preflight, pause, held nodes, driver pods, DaemonSets ----
@@ -391,12 +375,6 @@ class ReconcilerPlanTest {
                         expect().state("n1", UPGRADE_REQUIRED).progress("n1", progress(UPGRADE_REQUIRED, NOW, "boot-1"))));
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("preflight")
-    void preflightAndPods(String row, PlanRows.Given given, PlanRows.Expect expect) {
-        check(given, expect);
-    }
-
     // ---- status, conditions, CR Events, invalid spec, a new leader ----
 
     static Stream<Arguments> status() {
@@ -465,11 +443,5 @@ class ReconcilerPlanTest {
                 row("a new leader's first sight of pod-restart-required is age 0: time without a leader fails nothing",
                         given(node("n1").on(OLD).in(POD_RESTART_REQUIRED, ago(5 * 3600))).age("n1", Duration.ZERO),
                         expect().state("n1", POD_RESTART_REQUIRED).noPatch("n1").wake(NOW.plusSeconds(900))));
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("status")
-    void statusAndEvents(String row, PlanRows.Given given, PlanRows.Expect expect) {
-        check(given, expect);
     }
 }
