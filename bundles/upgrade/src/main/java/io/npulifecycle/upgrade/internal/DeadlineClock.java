@@ -15,10 +15,10 @@ import java.util.Set;
  * At the first sight of a (node, state, since) the age is the wall-clock age {@code now - since} (never negative: a
  * {@code since} in the future, written by a replica whose clock was ahead, counts from the first sight); from then on
  * it grows with the monotonic clock only. A restarted or new leader has only the wall clock to go by at its first
- * sight, as before (the annotation is the only memory that survives it), except for {@code pod-restart-required}, whose
- * next step is the control plane's own (deleting the driver pod): its deadline starts at the new leader's first sight. Found by the reliability matrix
- * (itests/scenarios/reliability/clock.yaml): the control plane's clock jumping +1 h while a node rebooted failed
- * that node at once ("missed the rebooting deadline of 1800s").
+ * sight (the annotation is the only memory that survives it), except for {@code pod-restart-required}, whose next
+ * step is the control plane's own (deleting the driver pod): its deadline starts at the new leader's first sight.
+ * Why: aged by the wall clock alone, the control plane's clock jumping +1 h while a node reboots would fail that node
+ * at once ("missed the rebooting deadline of 1800s"); scenario itests/scenarios/reliability/clock.yaml.
  * <p>
  * Not thread-safe: used by the controller's single reconcile thread.
  */
@@ -44,8 +44,9 @@ final class DeadlineClock {
             if (wallAge.isNegative() || progress.state() == UpgradeState.POD_RESTART_REQUIRED) {
                 // pod-restart-required waits for the control plane's own step (deleting the driver pod): time in
                 // which no leader ran (both replicas down) is not the node's fault, so a new leader starts this
-                // deadline at its first sight instead of failing the node at once (reliability matrix,
-                // control-plane-replicas.yaml: both replicas killed between the grant and the pod deletion)
+                // deadline at its first sight instead of failing the node at once (scenario
+                // itests/scenarios/reliability/control-plane-replicas.yaml: both replicas killed between the grant
+                // and the pod deletion)
                 wallAge = Duration.ZERO;
             }
             s = new Seen(progress.state(), progress.since(), wallAge, monoNow);
@@ -54,7 +55,7 @@ final class DeadlineClock {
         return s.ageAtFirstSight().plusNanos(Math.max(0, monoNow - s.monoAtFirstSight()));
     }
 
-    /** Forgets the nodes that are gone or no longer carry a progress annotation. @param nodes the ones to keep */
+    /** Forgets the nodes that are gone or carry no progress annotation. @param nodes the ones to keep */
     void retain(Set<String> nodes) {
         seen.keySet().retainAll(nodes);
     }

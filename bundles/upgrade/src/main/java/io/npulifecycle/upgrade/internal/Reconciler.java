@@ -1,8 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
-import io.npulifecycle.api.node.NodeKeys;
-import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
 import io.npulifecycle.api.markers.Markers;
+import io.npulifecycle.api.node.NodeKeys;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -16,13 +15,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.TreeMap;
-import java.util.stream.Collectors;
 
-import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.npulifecycle.api.upgrade.model.NodeIssue;
 import io.npulifecycle.api.upgrade.model.NpuOperatorCtlStatus;
 
 /**
@@ -112,93 +107,121 @@ public final class Reconciler {
             Map<String, String> nodeStates, Instant nextWakeup) {
     }
 
-    private static final class N {
-        Node node;
-        String name;
-        Map<String, String> labels;
-        Map<String, String> ann;
-        Combination combo;
-        String comboError;
-        UpgradeState state;
-        boolean badLabel;
-        Progress progress;
-        UpgradeState next;
-        Progress nextProgress;
-        String failure;
-        String loaded;
-        String bootId;
-        boolean doneForT;
-        boolean unavailable;
-        boolean approved;
-        boolean needsUpgrade;
-        String held;
-        List<EventSpec> events = new ArrayList<>();
+    /**
+     * The registry preflight's verdict on the images the rollout needs.
+     *
+     * @param needed the image of every combination of a node that is not on the target yet, in node order
+     * @param missing the needed images the registry answered 404 for
+     * @param errors the needed images not confirmed: not checked yet, or the check failed (with its detail)
+     */
+    record ImageVerdict(Set<String> needed, List<String> missing, List<String> errors) {
+        /** @return whether every needed image is present: only then is a node without a label touched */
+        boolean ok() {
+            return missing.isEmpty() && errors.isEmpty();
+        }
     }
 
     /**
-     * Computes the plan.
+     * The slot counts after the grants.
+     *
+     * @param inFlight nodes in an in-flight state
+     * @param unavailable nodes in flight, {@code upgrade-failed}, cordoned or not Ready
+     * @param maxUnavailable the limit of {@code unavailable} ({@code maxUnavailable}, a percentage rounded up)
+     * @param wake the earliest {@code pod-restart-required} deadline of a node granted now, or null
+     */
+    record Slots(int inFlight, int unavailable, int maxUnavailable, Instant wake) {
+    }
+
+    /** Start of the held reason of a node with NPU workloads (the condition's reason tells it from bad node info). */
+    static final String HELD_BY_WORKLOADS = "NPU workloads on the node: ";
+
+    /** The image of each combination under one policy, computed once per plan: a few combinations, many nodes. */
+    private static final class Images {
+        private final Policy pol;
+        private final Map<Combination, String> byCombination = new HashMap<>();
+
+        Images(Policy pol) {
+            this.pol = pol;
+        }
+
+        String of(Combination c) {
+            return byCombination.computeIfAbsent(c, pol::image);
+        }
+    }
+
+    /**
+     * Computes the plan, phase by phase over the nodes sorted by name: {@link #classify} (on the target? to
+     * upgrade?), {@link #imagePreflight}, {@link #advance} (each node's state machine, no slot needed),
+     * {@link Deadlines#check} (in-flight nodes past their deadline fail), {@link #hold} (NPU workloads, bad node info),
+     * {@link #grant} (slots under maxParallelUpgrades and maxUnavailable), then the writes ({@link #nodePatches},
+     * {@link #podDeletes}, {@link #daemonSets}) and the status ({@link RolloutStatus}).
      *
      * @param in the observed objects and the time
      * @return the plan; with an invalid spec only a status (condition InvalidSpec) and no write to any node
      */
     public static Plan plan(Inputs in) {
-        Instant now = in.now();
-        List<N> ns = new ArrayList<>();
-        for (Node node : in.nodes()) {
-            ns.add(facts(node));
+        List<PlannedNode> ns = observe(in.nodes());
+        NpuOperatorCtlStatus prev = in.previous() == null ? new NpuOperatorCtlStatus() : in.previous();
+        if (!in.spec().valid()) {
+            RolloutStatus.Result s = RolloutStatus.invalidSpec(in, prev, ns);
+            return new Plan(List.of(), List.of(), List.of(), List.of(), Set.of(), s.status(), s.nodeStates(), null);
+        }
+        Policy pol = in.spec().policy();
+        Images images = new Images(pol);
+        classify(ns, pol.version());
+        ImageVerdict verdict = imagePreflight(ns, images, in.images());
+        for (PlannedNode n : ns) {
+            advance(n, pol.version(), verdict.ok(), in.now());
+        }
+        Instant wake = Deadlines.check(ns, pol, in);
+        hold(ns, in.npuWorkloads());
+        Slots slots = grant(ns, pol, in.paused() || !verdict.ok(), in.now());
+        List<NodePatch> patches = nodePatches(ns, verdict.ok());
+        List<PodDelete> deletes = podDeletes(ns, images, in);
+        List<DaemonSetApply> dss = daemonSets(ns, images, in.daemonSetImages(), pol.version(), verdict.ok());
+        RolloutStatus.Result s = RolloutStatus.of(in, prev, pol, ns, verdict, slots);
+        return new Plan(patches, deletes, dss, s.crEvents(), verdict.needed(), s.status(), s.nodeStates(),
+                Deadlines.earliest(wake, slots.wake()));
+    }
+
+    /** @return the facts of every node, sorted by name */
+    private static List<PlannedNode> observe(Collection<Node> nodes) {
+        List<PlannedNode> ns = new ArrayList<>();
+        for (Node node : nodes) {
+            ns.add(PlannedNode.observe(node));
         }
         ns.sort(Comparator.comparing(n -> n.name));
-        NpuOperatorCtlStatus prev = in.previous() == null ? new NpuOperatorCtlStatus() : in.previous();
-        NpuOperatorCtlStatus st = new NpuOperatorCtlStatus();
-        st.setObservedGeneration(in.generation());
-        st.setPaused(in.paused());
-        Map<String, String> nodeStates = new TreeMap<>();
-        List<Condition> conds = new ArrayList<>();
+        return ns;
+    }
 
-        if (!in.spec().valid()) {
-            st.setTargetVersion(prev.getTargetVersion());
-            Map<String, Integer> counts = emptyCounts();
-            for (N n : ns) {
-                String s = n.state == null ? "" : n.state.label();
-                nodeStates.put(n.name, s);
-                if (n.state != null) {
-                    counts.merge(s, 1, Integer::sum);
-                }
-            }
-            st.setNodeCounts(counts);
-            st.setProgress(prev.getProgress());
-            st.setStartTime(prev.getStartTime());
-            st.setCompletionTime(prev.getCompletionTime());
-            conds.add(cond(prev, "InvalidSpec", "True", "InvalidSpec", String.join("; ", in.spec().problems()), now));
-            conds.add(cond(prev, "Progressing", "False", "InvalidSpec", "nothing is touched until the spec is fixed", now));
-            st.setConditions(conds);
-            return new Plan(List.of(), List.of(), List.of(), List.of(), Set.of(), st, nodeStates, null);
-        }
-
-        Policy pol = in.spec().policy();
-        String t = pol.version();
-        Map<Combination, String> imageOf = new HashMap<>(); // a few combinations, thousands of nodes
-        java.util.function.Function<Combination, String> image = c -> imageOf.computeIfAbsent(c, pol::image);
-        // images the preflight must confirm: every combination of a node that is not on the target yet
-        Map<Combination, String> comboImages = new LinkedHashMap<>();
-        for (N n : ns) {
+    /**
+     * Done = the loaded driver is the target and {@code driver-validated = <target>@<boot-id>}. To upgrade = the
+     * loaded driver is known and not the target, or the node carries a state label and is not done. A node without
+     * {@code driver-version} and without a label is neither ({@code unknown}, not touched).
+     */
+    private static void classify(List<PlannedNode> ns, String t) {
+        for (PlannedNode n : ns) {
             n.doneForT = n.loaded != null && t.equals(n.loaded) && n.bootId != null
                     && (t + "@" + n.bootId).equals(n.ann.get(NodeKeys.DRIVER_VALIDATED));
             n.needsUpgrade = n.loaded != null && !t.equals(n.loaded) || n.state != null && !n.doneForT;
-            if (n.combo != null) {
-                comboImages.put(n.combo, image.apply(n.combo));
-            }
         }
+    }
+
+    /**
+     * @param results the registry's answers by image reference; absent = not checked yet
+     * @return which images the nodes to upgrade need, and which of them are missing or unconfirmed
+     */
+    private static ImageVerdict imagePreflight(List<PlannedNode> ns, Images images, Map<String, ImageStatus> results) {
         Set<String> needed = new LinkedHashSet<>();
-        for (N n : ns) {
+        for (PlannedNode n : ns) {
             if (n.needsUpgrade && n.combo != null) {
-                needed.add(image.apply(n.combo));
+                needed.add(images.of(n.combo));
             }
         }
         List<String> missing = new ArrayList<>();
         List<String> errors = new ArrayList<>();
         for (String img : needed) {
-            ImageStatus s = in.images().get(img);
+            ImageStatus s = results.get(img);
             if (s == null) {
                 errors.add(img + " (not checked yet)");
             } else if (s.missing()) {
@@ -207,92 +230,100 @@ public final class Reconciler {
                 errors.add(img + " (" + s.detail() + ")");
             }
         }
-        boolean imagesOk = missing.isEmpty() && errors.isEmpty();
+        return new ImageVerdict(needed, missing, errors);
+    }
 
-        // 1. transitions that do not need a slot
-        Instant wake = null;
-        for (N n : ns) {
-            n.next = n.state;
-            n.nextProgress = n.progress != null && n.progress.state() == n.state ? n.progress : null;
-            String validated = n.ann.get(NodeKeys.DRIVER_VALIDATED);
-            boolean rebooted = n.progress != null && !n.progress.fromBootId().isEmpty() && n.bootId != null
-                    && !n.bootId.equals(n.progress.fromBootId());
-            boolean validatedOther = n.loaded != null && !t.equals(n.loaded) && validated != null
-                    && validated.equals(n.loaded + "@" + n.bootId);
-            String rebootingFrom = n.ann.get(NodeKeys.REBOOTING_FROM_BOOT_ID);
-            boolean agentRequested = "true".equals(n.labels.get(NodeKeys.REBOOT_REQUIRED))
-                    && Markers.REASON_UPGRADE.equals(n.ann.get(NodeKeys.REBOOT_REASON));
-            if (n.state == null) {
-                if (n.needsUpgrade && imagesOk) {
-                    enter(n, UpgradeState.UPGRADE_REQUIRED, t, "", now);
-                }
-            } else if (n.doneForT) {
-                n.next = null;
-                n.nextProgress = null;
-            } else if (n.state == UpgradeState.UPGRADE_REQUIRED || n.state == UpgradeState.UPGRADE_FAILED) {
-                if (n.nextProgress == null) {
-                    enter(n, n.state, t, n.progress == null ? "" : n.progress.fromBootId(), now);
-                }
-            } else {
-                String from = n.progress == null ? "" : n.progress.fromBootId();
-                if (rebooted) {
-                    enterIfNew(n, validatedOther ? UpgradeState.UPGRADE_REQUIRED : UpgradeState.VALIDATION_REQUIRED, t, from, now);
-                } else if (rebootingFrom != null && rebootingFrom.equals(n.bootId)
-                        && (n.state == UpgradeState.POD_RESTART_REQUIRED || n.state == UpgradeState.REBOOT_REQUIRED)) {
-                    enterIfNew(n, UpgradeState.REBOOTING, t, from, now);
-                } else if (n.state == UpgradeState.POD_RESTART_REQUIRED && agentRequested) {
-                    enterIfNew(n, UpgradeState.REBOOT_REQUIRED, t, from, now);
-                } else if (n.nextProgress == null) {
-                    // a person changed the label, or the annotation is malformed: the deadline starts now
-                    enter(n, n.state, t, n.bootId == null ? "" : n.bootId, now);
-                }
-                if (n.next != null && n.next.inFlight()) {
-                    Duration d = pol.deadlines().getOrDefault(n.next, Duration.ZERO);
-                    if (!d.isZero()) {
-                        // the age as measured by the controller's monotonic clock when the progress is the observed
-                        // one (a wall-clock step changes nothing), else by the wall clock (a state entered now: 0)
-                        Duration measured = n.nextProgress == n.progress ? in.stateAges().get(n.name) : null;
-                        Duration age = measured != null ? measured : Duration.between(n.nextProgress.since(), now);
-                        Instant due = now.plus(d.minus(age));
-                        if (age.compareTo(d) >= 0) {
-                            fail(n, d, why(n, pol, in), now);
-                        } else if (wake == null || due.isBefore(wake)) {
-                            wake = due;
-                        }
-                    }
-                }
+    /**
+     * The transitions that need no slot. A node without a label that needs the upgrade becomes
+     * {@code upgrade-required}, only when the images are confirmed; a done node loses its label; an
+     * {@code upgrade-required} or {@code upgrade-failed} node keeps its state (its progress rewritten when missing
+     * or malformed); an in-flight node follows {@link #advanceInFlight}.
+     */
+    private static void advance(PlannedNode n, String t, boolean imagesOk, Instant now) {
+        n.next = n.state;
+        n.nextProgress = n.progress != null && n.progress.state() == n.state ? n.progress : null;
+        if (n.state == null) {
+            if (n.needsUpgrade && imagesOk) {
+                n.enter(UpgradeState.UPGRADE_REQUIRED, t, "", now);
             }
+        } else if (n.doneForT) {
+            n.next = null;
+            n.nextProgress = null;
+        } else if (n.state == UpgradeState.UPGRADE_REQUIRED || n.state == UpgradeState.UPGRADE_FAILED) {
+            if (n.nextProgress == null) {
+                n.enter(n.state, t, n.progressBootId(), now);
+            }
+        } else {
+            advanceInFlight(n, t, now);
         }
+    }
 
-        // preflight (b) per node: NPU workloads, combination
-        for (N n : ns) {
+    /**
+     * The latest fact the node shows wins: a new boot id (validated another version: back to
+     * {@code upgrade-required}, else {@code validation-required}); the agent's {@code rebooting-from-boot-id} for the
+     * current boot ({@code rebooting}); the agent's upgrade reboot request ({@code reboot-required}). A state
+     * entered before keeps its progress, so its deadline keeps running.
+     */
+    private static void advanceInFlight(PlannedNode n, String t, Instant now) {
+        String validated = n.ann.get(NodeKeys.DRIVER_VALIDATED);
+        boolean rebooted = n.progress != null && !n.progress.fromBootId().isEmpty() && n.bootId != null
+                && !n.bootId.equals(n.progress.fromBootId());
+        boolean validatedOther = n.loaded != null && !t.equals(n.loaded) && validated != null
+                && validated.equals(n.loaded + "@" + n.bootId);
+        String rebootingFrom = n.ann.get(NodeKeys.REBOOTING_FROM_BOOT_ID);
+        boolean agentRequested = "true".equals(n.labels.get(NodeKeys.REBOOT_REQUIRED))
+                && Markers.REASON_UPGRADE.equals(n.ann.get(NodeKeys.REBOOT_REASON));
+        String from = n.progressBootId();
+        if (rebooted) {
+            n.enterIfNew(validatedOther ? UpgradeState.UPGRADE_REQUIRED : UpgradeState.VALIDATION_REQUIRED, t, from, now);
+        } else if (rebootingFrom != null && rebootingFrom.equals(n.bootId)
+                && (n.state == UpgradeState.POD_RESTART_REQUIRED || n.state == UpgradeState.REBOOT_REQUIRED)) {
+            n.enterIfNew(UpgradeState.REBOOTING, t, from, now);
+        } else if (n.state == UpgradeState.POD_RESTART_REQUIRED && agentRequested) {
+            n.enterIfNew(UpgradeState.REBOOT_REQUIRED, t, from, now);
+        } else if (n.nextProgress == null) {
+            // a person changed the label, or the annotation is malformed: the deadline starts now
+            n.enter(n.state, t, n.bootIdOrEmpty(), now);
+        }
+    }
+
+    /** Holds an {@code upgrade-required} node with NPU workloads, or without a combination (bad node info). */
+    private static void hold(List<PlannedNode> ns, Map<String, List<String>> npuWorkloads) {
+        for (PlannedNode n : ns) {
             if (n.next == UpgradeState.UPGRADE_REQUIRED) {
-                List<String> pods = in.npuWorkloads().getOrDefault(n.name, List.of());
+                List<String> pods = npuWorkloads.getOrDefault(n.name, List.of());
                 if (n.combo == null) {
                     n.held = n.comboError;
                 } else if (!pods.isEmpty()) {
-                    n.held = "NPU workloads on the node: " + String.join(", ", pods);
+                    n.held = HELD_BY_WORKLOADS + String.join(", ", pods);
                 }
             }
         }
+    }
 
-        // 2. slots: maxParallelUpgrades and maxUnavailable both hold
-        int total = ns.size();
+    /**
+     * Grants slots ({@code pod-restart-required}) to the {@code upgrade-required} nodes not held, unless
+     * {@code blocked} (paused, images not confirmed). Each grant keeps in-flight &lt; maxParallelUpgrades (0 =
+     * unlimited) and unavailable + 1 &le; maxUnavailable; a node already unavailable costs no unit. Order: approved
+     * first (unless autoUpgrade), then already unavailable, then by name.
+     */
+    private static Slots grant(List<PlannedNode> ns, Policy pol, boolean blocked, Instant now) {
         int inFlight = 0;
         int unavailable = 0;
-        for (N n : ns) {
-            boolean fl = n.next != null && n.next.inFlight();
+        for (PlannedNode n : ns) {
+            boolean fl = n.inFlight();
             inFlight += fl ? 1 : 0;
             unavailable += fl || n.next == UpgradeState.UPGRADE_FAILED || n.unavailable ? 1 : 0;
         }
-        int maxUnav = pol.maxUnavailableOf(total);
-        boolean blocked = in.paused() || !imagesOk;
+        int maxUnav = pol.maxUnavailableOf(ns.size());
+        Instant wake = null;
         if (!blocked) {
-            List<N> cands = ns.stream().filter(n -> n.next == UpgradeState.UPGRADE_REQUIRED && n.held == null)
-                    .sorted(Comparator.comparing((N n) -> pol.autoUpgrade() || !n.approved)
+            List<PlannedNode> cands = ns.stream().filter(n -> n.next == UpgradeState.UPGRADE_REQUIRED && n.held == null)
+                    .sorted(Comparator.comparing((PlannedNode n) -> pol.autoUpgrade() || !n.approved)
                             .thenComparing(n -> !n.unavailable).thenComparing(n -> n.name))
                     .toList();
-            for (N n : cands) {
+            Duration d = pol.deadlines().getOrDefault(UpgradeState.POD_RESTART_REQUIRED, Duration.ZERO);
+            for (PlannedNode n : cands) {
                 if (pol.maxParallelUpgrades() > 0 && inFlight >= pol.maxParallelUpgrades()) {
                     break;
                 }
@@ -302,19 +333,22 @@ public final class Reconciler {
                 }
                 inFlight++;
                 unavailable += add;
-                enter(n, UpgradeState.POD_RESTART_REQUIRED, t, n.bootId == null ? "" : n.bootId, now);
-                Duration d = pol.deadlines().getOrDefault(UpgradeState.POD_RESTART_REQUIRED, Duration.ZERO);
-                if (!d.isZero() && (wake == null || now.plus(d).isBefore(wake))) {
-                    wake = now.plus(d);
+                n.enter(UpgradeState.POD_RESTART_REQUIRED, pol.version(), n.bootIdOrEmpty(), now);
+                if (!d.isZero()) {
+                    wake = Deadlines.earliest(wake, now.plus(d));
                 }
             }
         }
+        return new Slots(inFlight, unavailable, maxUnav, wake);
+    }
 
-        // 3. writes
+    /**
+     * One merge patch per node whose label, progress or failure annotation changes; the {@code driver-combination}
+     * label rides on it, or goes alone only while the images are confirmed ({@code touchNodes}).
+     */
+    private static List<NodePatch> nodePatches(List<PlannedNode> ns, boolean touchNodes) {
         List<NodePatch> patches = new ArrayList<>();
-        List<PodDelete> deletes = new ArrayList<>();
-        boolean touchNodes = imagesOk;
-        for (N n : ns) {
+        for (PlannedNode n : ns) {
             Map<String, String> lab = new LinkedHashMap<>();
             Map<String, String> ann = new LinkedHashMap<>();
             if (n.next != n.state || n.badLabel) {
@@ -338,299 +372,51 @@ public final class Reconciler {
                         (n.state == null ? "none" : n.state.label()) + " -> " + (n.next == null ? "none" : n.next.label()),
                         n.events));
             }
-            if (n.next == UpgradeState.POD_RESTART_REQUIRED && n.combo != null) {
-                Pod p = in.driverPods().get(n.name);
-                String want = image.apply(n.combo);
-                if (p != null && p.getMetadata().getDeletionTimestamp() == null
-                        && !in.recentlyDeletedPods().contains(p.getMetadata().getUid()) && !want.equals(image(p))) {
-                    deletes.add(new PodDelete(p.getMetadata().getNamespace(), p.getMetadata().getName(),
-                            p.getMetadata().getUid(), n.name, "image " + image(p) + " -> " + want));
-                }
-            }
         }
-        List<DaemonSetApply> dss = new ArrayList<>();
-        if (imagesOk) {
-            for (Map.Entry<Combination, String> e : comboImages.entrySet()) {
-                if (!e.getValue().equals(in.daemonSetImages().get(e.getKey().daemonSetName()))) {
-                    dss.add(new DaemonSetApply(e.getKey(), e.getKey().daemonSetName(), e.getValue(), t));
-                }
-            }
-        }
-
-        // 4. status
-        Map<String, Integer> counts = emptyCounts();
-        int upgraded = 0;
-        List<String> awaiting = new ArrayList<>();
-        List<NodeIssue> failed = new ArrayList<>();
-        List<NodeIssue> held = new ArrayList<>();
-        boolean complete = true;
-        for (N n : ns) {
-            String s;
-            if (n.next != null) {
-                s = n.next.label();
-                complete = false;
-            } else if (n.loaded == null) {
-                s = "unknown";
-                complete = false;
-            } else if (n.doneForT) {
-                s = "upgraded";
-                upgraded++;
-            } else if (n.needsUpgrade) {
-                s = "pending";
-                complete = false;
-            } else {
-                s = "unvalidated";
-                complete = false;
-            }
-            counts.merge(s, 1, Integer::sum);
-            nodeStates.put(n.name, s);
-            if (n.next == UpgradeState.REBOOT_REQUIRED && !pol.autoUpgrade() && !n.approved) {
-                awaiting.add(n.name);
-            }
-            if (n.next == UpgradeState.UPGRADE_FAILED) {
-                failed.add(new NodeIssue(n.name, n.failure != null ? n.failure
-                        : Objects.requireNonNullElse(n.ann.get(NodeKeys.DRIVER_UPGRADE_FAILURE), "upgrade-failed")));
-            }
-            if (n.held != null) {
-                held.add(new NodeIssue(n.name, n.held));
-            }
-        }
-        st.setTargetVersion(t);
-        st.setNodeCounts(counts);
-        st.setProgress(upgraded + "/" + total);
-        st.setAwaitingApproval(awaiting);
-        st.setFailedNodes(failed);
-        st.setHeldNodes(held);
-        List<EventSpec> crEvents = new ArrayList<>();
-        boolean sameTarget = t.equals(prev.getTargetVersion());
-        st.setStartTime(sameTarget && prev.getStartTime() != null ? prev.getStartTime() : now.toString());
-        if (!sameTarget || prev.getStartTime() == null) {
-            crEvents.add(new EventSpec(NpuOperatorCtlType.KIND, null, NodeKeys.NORMAL, NpuOperatorCtlType.EVENT_ROLLOUT_STARTED,
-                    "driver rollout to " + t + " started: " + (total - upgraded) + " of " + total + " NPU nodes to upgrade"));
-        }
-        if (complete) {
-            st.setCompletionTime(sameTarget && prev.getCompletionTime() != null ? prev.getCompletionTime() : now.toString());
-            if (!sameTarget || prev.getCompletionTime() == null) {
-                crEvents.add(new EventSpec(NpuOperatorCtlType.KIND, null, NodeKeys.NORMAL, NpuOperatorCtlType.EVENT_ROLLOUT_COMPLETE,
-                        "driver " + t + " validated on all " + total + " NPU nodes"));
-            }
-        }
-        for (N n : ns) {
-            for (EventSpec e : n.events) {
-                if ("Warning".equals(e.type())) {
-                    crEvents.add(new EventSpec(NpuOperatorCtlType.KIND, null, NodeKeys.WARNING, NpuOperatorCtlType.EVENT_NODE_UPGRADE_FAILED,
-                            "node " + n.name + ": " + e.message()));
-                }
-            }
-        }
-        conds.add(cond(prev, "InvalidSpec", "False", "Valid", "spec is valid", now));
-        List<String> pf = new ArrayList<>();
-        String pfReason = "Passed";
-        if (!missing.isEmpty()) {
-            pfReason = "ImageMissing";
-            pf.add("driver images missing from the registry: " + String.join(", ", missing));
-        }
-        if (!errors.isEmpty()) {
-            pfReason = missing.isEmpty() ? "ImageCheckFailed" : pfReason;
-            pf.add("driver images not confirmed: " + String.join(", ", errors));
-        }
-        List<NodeIssue> workloadHeld = held.stream().filter(h -> h.getReason().startsWith("NPU workloads")).toList();
-        if (!held.isEmpty()) {
-            pfReason = pf.isEmpty() ? (workloadHeld.isEmpty() ? "NodeInfoInvalid" : "NpuWorkloadsPresent") : pfReason;
-            pf.add("nodes held: " + held.stream().map(NodeIssue::toString).collect(Collectors.joining("; ")));
-        }
-        conds.add(cond(prev, "PreflightPassed", pf.isEmpty() ? "True" : "False", pfReason,
-                pf.isEmpty() ? "driver images present for every combination; no NPU workloads on nodes to upgrade"
-                        : String.join("; ", pf), now));
-        String progReason;
-        String progMsg;
-        if (complete) {
-            progReason = "Complete";
-            progMsg = "every NPU node runs and validated " + t;
-        } else if (in.paused()) {
-            progReason = "Paused";
-            progMsg = "paused (annotation " + NpuOperatorCtlType.PAUSED_ANNOTATION + "=true); nodes in flight finish their current step";
-        } else if (!imagesOk) {
-            progReason = "PreflightFailed";
-            progMsg = "held: driver images are missing or not confirmed";
-        } else {
-            progReason = "RollingOut";
-            progMsg = upgraded + "/" + total + " upgraded, " + inFlight + " in flight, " + unavailable + "/" + maxUnav
-                    + " unavailable" + (awaiting.isEmpty() ? "" : ", " + awaiting.size() + " awaiting approval");
-        }
-        conds.add(cond(prev, "Progressing", !complete && !in.paused() && imagesOk ? "True" : "False", progReason, progMsg, now));
-        conds.add(cond(prev, "Complete", complete ? "True" : "False", complete ? "Complete" : "InProgress",
-                upgraded + "/" + total + " NPU nodes validated on " + t, now));
-        conds.add(cond(prev, "Degraded", failed.isEmpty() ? "False" : "True", failed.isEmpty() ? "NoFailures" : "NodesFailed",
-                failed.isEmpty() ? "no node failed" : failed.size() + " node(s) upgrade-failed: "
-                        + failed.stream().map(NodeIssue::getName).collect(Collectors.joining(", ")), now));
-        st.setConditions(conds);
-        return new Plan(patches, deletes, dss, crEvents, needed, st, nodeStates, wake);
-    }
-
-    private static Map<String, Integer> emptyCounts() {
-        Map<String, Integer> m = new LinkedHashMap<>();
-        for (UpgradeState s : UpgradeState.values()) {
-            m.put(s.label(), 0);
-        }
-        m.put("pending", 0);
-        m.put("upgraded", 0);
-        m.put("unvalidated", 0);
-        m.put("unknown", 0);
-        return m;
-    }
-
-    private static N facts(Node node) {
-        N n = new N();
-        n.node = node;
-        n.name = node.getMetadata().getName();
-        n.labels = node.getMetadata().getLabels() == null ? Map.of() : node.getMetadata().getLabels();
-        n.ann = node.getMetadata().getAnnotations() == null ? Map.of() : node.getMetadata().getAnnotations();
-        try {
-            n.combo = Combination.of(node);
-        } catch (IllegalArgumentException e) {
-            n.comboError = e.getMessage();
-        }
-        String raw = n.labels.get(NodeKeys.DRIVER_UPGRADE_STATE);
-        n.state = UpgradeState.of(raw);
-        n.badLabel = raw != null && n.state == null;
-        n.progress = Progress.parse(n.ann.get(NodeKeys.DRIVER_UPGRADE_PROGRESS));
-        n.loaded = emptyToNull(n.labels.get(NodeKeys.DRIVER_VERSION));
-        n.bootId = emptyToNull(n.ann.get(NodeKeys.BOOT_ID));
-        n.approved = "true".equals(n.ann.get(NodeKeys.APPROVE_REBOOT));
-        boolean cordoned = node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
-        boolean notReady = node.getStatus() != null && node.getStatus().getConditions() != null
-                && node.getStatus().getConditions().stream()
-                        .anyMatch(c -> "Ready".equals(c.getType()) && !"True".equals(c.getStatus()));
-        n.unavailable = cordoned || notReady;
-        return n;
-    }
-
-    private static String emptyToNull(String s) {
-        return s == null || s.isBlank() ? null : s;
-    }
-
-    private static void enter(N n, UpgradeState s, String target, String fromBootId, Instant now) {
-        n.next = s;
-        n.nextProgress = new Progress(s, now, target, fromBootId);
-    }
-
-    private static void enterIfNew(N n, UpgradeState s, String target, String fromBootId, Instant now) {
-        if (n.progress != null && n.progress.state() == s && s == n.state) {
-            n.next = s;
-            n.nextProgress = n.progress;
-        } else {
-            enter(n, s, target, fromBootId, now);
-        }
-    }
-
-    private static void fail(N n, Duration d, String detail, Instant now) {
-        UpgradeState missed = n.next;
-        String reason = "missed the " + missed.label() + " deadline of " + d.toSeconds() + "s (since "
-                + n.nextProgress.since() + "): " + detail;
-        n.failure = reason.length() > 1000 ? reason.substring(0, 1000) : reason;
-        n.events.add(new EventSpec("Node", n.name, NodeKeys.WARNING, NodeKeys.EVENT_DRIVER_UPGRADE_FAILED, n.failure));
-        n.next = UpgradeState.UPGRADE_FAILED;
-        n.nextProgress = new Progress(UpgradeState.UPGRADE_FAILED, now, n.nextProgress.target(),
-                n.nextProgress.fromBootId());
-    }
-
-    private static String why(N n, Policy pol, Inputs in) {
-        switch (n.next) {
-            case POD_RESTART_REQUIRED: {
-                Pod p = in.driverPods().get(n.name);
-                return p == null ? "no driver pod on the node"
-                        : "driver pod " + p.getMetadata().getNamespace() + "/" + p.getMetadata().getName() + " (image "
-                                + image(p) + ") did not request an upgrade reboot (" + NodeKeys.REBOOT_REQUIRED + ")";
-            }
-            case REBOOT_REQUIRED:
-                return pol.autoUpgrade() ? "autoUpgrade is on but the node agent did not start the reboot"
-                        : n.approved ? "approved but the node agent did not start the reboot"
-                                : "reboot not approved (annotation " + NodeKeys.APPROVE_REBOOT + "=true missing)";
-            case REBOOTING:
-                return "the node did not come back with a new boot id (" + NodeKeys.BOOT_ID + " still " + n.bootId + ")";
-            case VALIDATION_REQUIRED:
-                return "not validated: " + NodeKeys.DRIVER_VALIDATED + " is '" + n.ann.getOrDefault(NodeKeys.DRIVER_VALIDATED, "")
-                        + "' (expected " + pol.version() + "@" + n.bootId + "), loaded driver " + n.loaded
-                        + ", npu-health " + n.labels.getOrDefault(NodeKeys.NPU_HEALTH, "unknown");
-            default:
-                return n.next.label();
-        }
-    }
-
-    /** @return the image of the pod's first container, or "" */
-    static String image(Pod p) {
-        if (p.getSpec() == null || p.getSpec().getContainers() == null || p.getSpec().getContainers().isEmpty()) {
-            return "";
-        }
-        return Objects.requireNonNullElse(p.getSpec().getContainers().get(0).getImage(), "");
-    }
-
-    private static Condition cond(NpuOperatorCtlStatus prev, String type, String status, String reason, String msg,
-            Instant now) {
-        Condition c = new Condition();
-        c.setType(type);
-        c.setStatus(status);
-        c.setReason(reason);
-        c.setMessage(msg.length() > 4000 ? msg.substring(0, 4000) + "..." : msg);
-        c.setLastTransitionTime(now.toString());
-        if (prev.getConditions() != null) {
-            for (Condition p : prev.getConditions()) {
-                if (type.equals(p.getType()) && status.equals(p.getStatus()) && p.getLastTransitionTime() != null) {
-                    c.setLastTransitionTime(p.getLastTransitionTime());
-                }
-            }
-        }
-        return c;
-    }
-
-    /** Helper for callers: NPU workloads (namespace/name) by node. */
-    public static Map<String, List<String>> workloads(Collection<Pod> pods) {
-        Map<String, List<String>> m = new HashMap<>();
-        for (Pod p : pods) {
-            if (isNpuWorkload(p)) {
-                m.computeIfAbsent(p.getSpec().getNodeName(), k -> new ArrayList<>())
-                        .add(p.getMetadata().getNamespace() + "/" + p.getMetadata().getName());
-            }
-        }
-        m.values().forEach(l -> l.sort(null));
-        return m;
+        return patches;
     }
 
     /**
-     * @param p a pod
-     * @return whether it is bound to a node, not finished, not a driver pod, and requests or limits an NPU resource
-     *         ({@code huawei.com/Ascend910*}, {@code huawei.com/Ascend310P*}) in any container or init container
+     * The driver pod of each {@code pod-restart-required} node whose image is not its combination's target image,
+     * unless it is being deleted or this controller deleted it recently.
      */
-    public static boolean isNpuWorkload(Pod p) {
-        if (p.getSpec() == null || p.getSpec().getNodeName() == null) {
-            return false;
-        }
-        String phase = p.getStatus() == null ? null : p.getStatus().getPhase();
-        if ("Succeeded".equals(phase) || "Failed".equals(phase)) {
-            return false;
-        }
-        if (NodeKeys.DRIVER_NAMESPACE.equals(p.getMetadata().getNamespace()) && p.getMetadata().getLabels() != null
-                && NodeKeys.DRIVER_APP.equals(p.getMetadata().getLabels().get(NodeKeys.DRIVER_APP_LABEL))) {
-            return false;
-        }
-        List<io.fabric8.kubernetes.api.model.Container> cs = new ArrayList<>();
-        if (p.getSpec().getContainers() != null) {
-            cs.addAll(p.getSpec().getContainers());
-        }
-        if (p.getSpec().getInitContainers() != null) {
-            cs.addAll(p.getSpec().getInitContainers());
-        }
-        for (var c : cs) {
-            if (c.getResources() == null) {
-                continue;
-            }
-            for (var m : java.util.Arrays.asList(c.getResources().getRequests(), c.getResources().getLimits())) {
-                if (m != null && m.keySet().stream().anyMatch(k -> NodeKeys.NPU_RESOURCE_PREFIXES.stream().anyMatch(k::startsWith))) {
-                    return true;
+    private static List<PodDelete> podDeletes(List<PlannedNode> ns, Images images, Inputs in) {
+        List<PodDelete> deletes = new ArrayList<>();
+        for (PlannedNode n : ns) {
+            if (n.next == UpgradeState.POD_RESTART_REQUIRED && n.combo != null) {
+                Pod p = in.driverPods().get(n.name);
+                String want = images.of(n.combo);
+                if (p != null && p.getMetadata().getDeletionTimestamp() == null
+                        && !in.recentlyDeletedPods().contains(p.getMetadata().getUid()) && !want.equals(PodFacts.image(p))) {
+                    deletes.add(new PodDelete(p.getMetadata().getNamespace(), p.getMetadata().getName(),
+                            p.getMetadata().getUid(), n.name, "image " + PodFacts.image(p) + " -> " + want));
                 }
             }
         }
-        return false;
+        return deletes;
+    }
+
+    /**
+     * The DaemonSet of every combination among the nodes, in order of first appearance, whose image is not the
+     * target's; none while the images are not confirmed.
+     */
+    private static List<DaemonSetApply> daemonSets(List<PlannedNode> ns, Images images, Map<String, String> existing,
+            String t, boolean imagesOk) {
+        List<DaemonSetApply> dss = new ArrayList<>();
+        if (!imagesOk) {
+            return dss;
+        }
+        Map<Combination, String> comboImages = new LinkedHashMap<>();
+        for (PlannedNode n : ns) {
+            if (n.combo != null) {
+                comboImages.putIfAbsent(n.combo, images.of(n.combo));
+            }
+        }
+        for (Map.Entry<Combination, String> e : comboImages.entrySet()) {
+            if (!e.getValue().equals(existing.get(e.getKey().daemonSetName()))) {
+                dss.add(new DaemonSetApply(e.getKey(), e.getKey().daemonSetName(), e.getValue(), t));
+            }
+        }
+        return dss;
     }
 }

@@ -132,7 +132,7 @@ public final class SpecParser {
 
     /**
      * A field the schema does not know is a problem, not silently ignored: a misspelt {@code autoUpgrad: true} would
-     * otherwise mean the default {@code false} without a word (reliability matrix, issue #7). An API server with the
+     * otherwise mean the default {@code false} without a word. An API server with the
      * CRD's structural schema prunes unknown fields before the controller sees them; this catches a CRD installed
      * without its schema.
      */

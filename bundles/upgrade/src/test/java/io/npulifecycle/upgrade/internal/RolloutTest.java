@@ -197,7 +197,7 @@ class RolloutTest {
     }
 
     /**
-     * The control plane's wall clock jumps forward by an hour while a node reboots (reliability matrix,
+     * The control plane's wall clock jumps forward by an hour while a node reboots (the scenario of
      * itests/scenarios/reliability/clock.yaml): the rebooting deadline (1800 s) is measured with the monotonic clock,
      * so the node is not failed; no DriverUpgradeFailed Event, one reboot per node.
      */

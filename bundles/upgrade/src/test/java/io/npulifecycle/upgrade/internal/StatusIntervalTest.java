@@ -35,11 +35,11 @@ class StatusIntervalTest {
     @Test
     void countsOnlyWaitLongerEverythingElseAtOnce() {
         NpuOperatorCtlStatus last = status(3, "RollingOut", List.of());
-        assertEquals(I.multipliedBy(5), UpgradeController.statusWriteInterval(last, status(4, "RollingOut", List.of()), I),
+        assertEquals(I.multipliedBy(5), PlanWriter.statusWriteInterval(last, status(4, "RollingOut", List.of()), I),
                 "counts, progress and the condition message moved: progress-only");
-        assertEquals(I, UpgradeController.statusWriteInterval(last, status(4, "Paused", List.of()), I), "a reason changed");
-        assertEquals(I, UpgradeController.statusWriteInterval(last, status(3, "RollingOut", List.of("n4")), I),
+        assertEquals(I, PlanWriter.statusWriteInterval(last, status(4, "Paused", List.of()), I), "a reason changed");
+        assertEquals(I, PlanWriter.statusWriteInterval(last, status(3, "RollingOut", List.of("n4")), I),
                 "a node awaits approval");
-        assertEquals(I, UpgradeController.statusWriteInterval(null, status(3, "RollingOut", List.of()), I), "first write");
+        assertEquals(I, PlanWriter.statusWriteInterval(null, status(3, "RollingOut", List.of()), I), "first write");
     }
 }

@@ -1,0 +1,148 @@
+package io.npulifecycle.upgrade.internal;
+
+import java.lang.System.Logger.Level;
+import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.npulifecycle.api.time.TimeSource;
+
+/**
+ * The registry preflight of the driver images (docs/upgrade.md "Preflight"): every image the plan names
+ * ({@link Reconciler.Plan#imagesToCheck()}) is checked with a {@code HEAD} of its manifest on a thread of its own,
+ * and the answers are what the next plan goes by, so the rollout holds before any node is touched while an image is
+ * missing or unconfirmed. A present image is checked again after {@link #OK_TTL}, a missing one or an error after
+ * {@link #BAD_TTL}. With {@code registryCheck=false} every image counts as present and nothing is checked.
+ * Credentials come from the pull secret {@code pullSecret} (a dockerconfigjson in the control plane's namespace),
+ * read at each check.
+ */
+final class ImagePreflight implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(ImagePreflight.class.getName());
+    /** How long a present image is taken as present. */
+    static final Duration OK_TTL = Duration.ofMinutes(5);
+    /** How long a missing image, or a failed check, stands before the next check. */
+    static final Duration BAD_TTL = Duration.ofSeconds(30);
+
+    private record Cached(Reconciler.ImageStatus status, long atNanos) {
+    }
+
+    private final KubernetesClient client;
+    private final TimeSource time;
+    private final ControllerConfig cfg;
+    private final RegistryClient registryOverride;
+    private final Runnable onResult;
+    private final ExecutorService checker;
+    private final Map<String, Cached> images = new ConcurrentHashMap<>();
+    private final Set<String> checking = ConcurrentHashMap.newKeySet();
+
+    /**
+     * @param client reads the pull secret
+     * @param time the monotonic clock of the cache
+     * @param cfg {@code registryCheck}, {@code registryScheme}, {@code pullSecret}, {@code namespace}
+     * @param registry a registry client to use instead of one built from the configuration (tests), or null
+     * @param onResult called after each check (it asks for a reconcile)
+     * @param checker the thread the checks run on, one after the other (shut down by {@link #close()})
+     */
+    ImagePreflight(KubernetesClient client, TimeSource time, ControllerConfig cfg, RegistryClient registry,
+            Runnable onResult, ExecutorService checker) {
+        this.client = client;
+        this.time = time;
+        this.cfg = cfg;
+        this.registryOverride = registry;
+        this.onResult = onResult;
+        this.checker = checker;
+    }
+
+    /**
+     * @return the answers so far by image reference (absent = not checked yet); with {@code registryCheck=false} a
+     *         map that answers present for every image
+     */
+    Map<String, Reconciler.ImageStatus> results() {
+        if (!cfg.registryCheck()) {
+            return new AllPresent();
+        }
+        Map<String, Reconciler.ImageStatus> m = new HashMap<>();
+        images.forEach((k, v) -> m.put(k, v.status()));
+        return m;
+    }
+
+    /**
+     * Starts a check of each image not checked yet or whose answer is older than its TTL, unless one is running.
+     *
+     * @param needed the images the plan needs
+     * @param mono the monotonic clock now (TimeSource.monotonicNanos())
+     */
+    void request(Collection<String> needed, long mono) {
+        if (!cfg.registryCheck()) {
+            return;
+        }
+        for (String img : needed) {
+            Cached c = images.get(img);
+            long ttl = (c != null && c.status().present() ? OK_TTL : BAD_TTL).toNanos();
+            if ((c == null || mono - c.atNanos() > ttl) && checking.add(img)) {
+                checker.execute(() -> checkImage(img));
+            }
+        }
+    }
+
+    /** The map used when the registry preflight is disabled: every image is present. */
+    private static final class AllPresent extends HashMap<String, Reconciler.ImageStatus> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Reconciler.ImageStatus get(Object key) {
+            return Reconciler.ImageStatus.PRESENT;
+        }
+    }
+
+    private void checkImage(String img) {
+        try {
+            RegistryClient rc = registryOverride != null ? registryOverride : registryFromSecret();
+            Reconciler.ImageStatus s = rc.check(img);
+            images.put(img, new Cached(s, time.monotonicNanos()));
+            if (!s.present()) {
+                LOG.log(Level.WARNING, "preflight: driver image " + img + " " + (s.missing() ? "is missing" : s.detail()));
+            }
+        } catch (RuntimeException e) {
+            images.put(img, new Cached(new Reconciler.ImageStatus(false, false, e.getMessage()), time.monotonicNanos()));
+        } finally {
+            checking.remove(img);
+            onResult.run();
+        }
+    }
+
+    /**
+     * @return a registry client with the credentials of the pull secret, anonymous when none is configured
+     * @throws IllegalArgumentException when the secret is missing or has no {@code .dockerconfigjson}
+     */
+    private RegistryClient registryFromSecret() {
+        Map<String, String> auth = Map.of();
+        if (!cfg.pullSecret().isBlank()) {
+            Secret s = client.secrets().inNamespace(cfg.namespace()).withName(cfg.pullSecret()).get();
+            if (s == null || s.getData() == null || s.getData().get(".dockerconfigjson") == null) {
+                throw new IllegalArgumentException("pull secret " + cfg.namespace() + "/" + cfg.pullSecret()
+                        + " missing or without .dockerconfigjson");
+            }
+            auth = RegistryClient.parseDockerConfig(new String(Base64.getDecoder().decode(s.getData().get(".dockerconfigjson")),
+                    StandardCharsets.UTF_8));
+        }
+        return new RegistryClient(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(),
+                cfg.registryScheme(), auth, Duration.ofSeconds(10));
+    }
+
+    /** Stops the checks (a running one is interrupted). */
+    @Override
+    public void close() {
+        checker.shutdownNow();
+    }
+}
