@@ -272,6 +272,21 @@ public final class UpgradeController implements AutoCloseable {
     }
 
     /**
+     * Starts the monotonic deadline of every state this plan entered, at the plan's own instant. The controller wrote
+     * {@code since=now} itself, so the age is zero now; waiting for the next reconcile to see the state first would
+     * measure its age against a wall clock that may have stepped meanwhile, and fail a node that missed nothing.
+     */
+    private void startDeadlines(Reconciler.Plan plan, Instant now, long mono) {
+        for (Reconciler.NodePatch patch : plan.nodePatches()) {
+            String value = patch.annotations() == null ? null : patch.annotations().get(NodeKeys.DRIVER_UPGRADE_PROGRESS);
+            Progress p = value == null ? null : Progress.parse(value);
+            if (p != null) {
+                deadlineClock.age(patch.node(), p, now, mono);
+            }
+        }
+    }
+
+    /**
      * One reconcile: the plan from the informers' caches (and our own newer writes), the registry checks it needs,
      * the MBean's view; then, while leader, the plan's writes and a reconcile at its next deadline.
      */
@@ -312,7 +327,9 @@ public final class UpgradeController implements AutoCloseable {
             LOG.log(Level.WARNING, "NPUOperatorCtl " + cfg.namespace() + "/" + cfg.resourceName()
                     + " has an invalid spec, nothing is touched: " + String.join("; ", spec.problems()));
         }
-        if (!writer.apply(plan, cr, mono)) {
+        boolean applied = writer.apply(plan, cr, mono);
+        startDeadlines(plan, now, mono);
+        if (!applied) {
             return;
         }
         if (plan.nextWakeup() != null) {
