@@ -26,7 +26,7 @@ import io.npulifecycle.api.time.TimeSource;
  * before they are handed to the scheduler. With {@code scale = 1} this is exactly the system clock.
  *
  * <p>A configuration change is applied in place ({@code @Modified}), as a real clock change would be: nothing is
- * restarted. {@code wallOffsetMillis} moves {@link #now()} only (a wall-clock jump, issue #7's reliability matrix);
+ * restarted. {@code wallOffsetMillis} moves {@link #now()} only (a wall-clock step, as NTP or an operator makes one);
  * {@link #monotonicNanos()} stays continuous and never goes backwards, and tasks already scheduled keep their delays.
  */
 @Component(service = TimeSource.class, configurationPid = ScaledTimeSource.PID, immediate = true)

@@ -43,8 +43,8 @@ import io.npulifecycle.api.time.TimeSource;
  * <p>It is also a FileInstall {@link ArtifactInstaller} that claims every jar it refuses: FileInstall hands an artifact
  * that a registered installer can handle to that installer instead of installing it as a bundle, so a jar FileInstall
  * could open (e.g. one with signature files that do not match, which the framework would otherwise install and start)
- * is never installed. Valid jars are left to FileInstall. (Reliability matrix, issue #7: before this, a forged
- * "signed" bundle was installed and started; the guard only reported it.)
+ * is never installed: reporting it alone would leave a forged "signed" bundle running. Valid jars are left to
+ * FileInstall.
  */
 @Component(service = {DynamicMBean.class, HealthCheck.class, ArtifactInstaller.class}, property = {
     Mbeans.OBJECT_NAME_PROPERTY + "=" + Mbeans.DOMAIN + ":type=Deploy",
@@ -162,7 +162,7 @@ public class DeployFolderGuard extends StandardMBean implements DeployMXBean, He
     /**
      * A jar that carries signature files ({@code META-INF/*.SF}) must be validly signed: every entry is read (which
      * makes the JDK check the digests and the signature block) and must have a verified signer. A jar with
-     * signature-looking files that do not match is refused (reliability matrix, issue #7: "unsigned-looking" jars).
+     * signature-looking files that do not match is refused, since the framework would install it as if it were signed.
      * A jar without signature files is not checked here (the product's own bundles are not signed).
      *
      * @return {@code null} when the jar has no signature files or is validly signed, else why not

@@ -19,8 +19,8 @@ import jakarta.servlet.http.HttpServletResponse;
 /**
  * Caps request bodies on every servlet context of the runtime's HTTP server (Jolokia included) at
  * {@value #MAX_BODY_BYTES} bytes: a larger {@code Content-Length} gets 413 at once, and a chunked body is cut with an
- * error when it passes the limit. Jolokia reads a POST body whole, so without this one authenticated 40 MB request
- * exhausted the node agent's heap (found by QA). No Jolokia request of this product needs more than a few KiB.
+ * error when it passes the limit. Jolokia reads a POST body whole, so without a cap one authenticated 40 MB request
+ * exhausts the node agent's heap. No Jolokia request of this product needs more than a few KiB.
  */
 @Component(service = Filter.class, property = {
     HttpWhiteboardConstants.HTTP_WHITEBOARD_FILTER_PATTERN + "=/*",

@@ -40,7 +40,7 @@ import org.w3c.dom.NodeList;
  * {@link PolicyRestrictor}. When the policy file (framework property {@value #POLICY_PROPERTY}) is missing or not a
  * valid {@code <restrict>} document, activation fails and no restrictor is registered: every request is denied.
  *
- * <p>Rules (issue #7), each on top of the policy:
+ * <p>Rules, each on top of the policy:
  * <ul>
  * <li>no caller on the thread ({@link AccessFilter} did not run): everything denied;</li>
  * <li>{@code viewer}: types read, list, search, version; reads on {@link #READABLE_DOMAINS};</li>

@@ -14,8 +14,8 @@ import javax.crypto.spec.PBEKeySpec;
  *
  * <p>Text form: {@code pbkdf2-sha256:<iterations>:<salt>:<hash>}, salt and hash in standard Base64 (padding optional):
  * PBKDF2WithHmacSHA256, a random salt of {@value #SALT_BYTES} bytes, a derived key of {@value #HASH_BYTES} bytes,
- * {@value #DEFAULT_ITERATIONS} iterations by default (OWASP Password Storage Cheat Sheet, 2023; issue #7 asks for at
- * least that). Parsing accepts {@value #MIN_ITERATIONS} to {@value #MAX_ITERATIONS} iterations: fewer would be weak,
+ * {@value #DEFAULT_ITERATIONS} iterations by default (the minimum of the OWASP Password Storage Cheat Sheet,
+ * 2023). Parsing accepts {@value #MIN_ITERATIONS} to {@value #MAX_ITERATIONS} iterations: fewer would be weak,
  * more would let one wrong password cost the runtime seconds of CPU. Pure Java, no OSGi: the launcher uses it on its
  * own class path ({@code hash-password}, the operator user from the environment).
  */

@@ -3,7 +3,7 @@ package io.npulifecycle.security.tool;
 import java.util.Locale;
 
 /**
- * The roles of a Jolokia user (issue #7).
+ * The roles of a Jolokia user: {@code viewer} reads, {@code operator} also executes and writes (docs/security.md).
  *
  * <ul>
  * <li>{@link #VIEWER}: {@code read}, {@code list}, {@code search}, {@code version} on every {@code io.npulifecycle}

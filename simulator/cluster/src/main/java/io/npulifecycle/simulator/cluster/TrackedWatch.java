@@ -148,8 +148,8 @@ final class TrackedWatch extends WebSocketListener {
 
     /**
      * The mock's listener waits for its event executor to terminate in onClosed/onFailure; on the server's single
-     * event-loop thread that stalled the whole API server for many seconds whenever a client vanished (found by the
-     * reliability matrix, issue #7: several node agents SIGKILLed at once). The close is handed to another thread.
+     * event-loop thread that would stall the whole API server for many seconds whenever a client vanished (several node
+     * agents SIGKILLed at once). The close is handed to another thread.
      */
     private static final java.util.concurrent.Executor CLOSER = java.util.concurrent.Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "embedded-cluster-watch-closer");
