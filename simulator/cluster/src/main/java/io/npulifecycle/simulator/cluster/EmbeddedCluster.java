@@ -38,9 +38,7 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.dsl.base.CustomResourceDefinitionContext;
-import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
@@ -148,7 +146,7 @@ public final class EmbeddedCluster implements ClusterBackend {
     private volatile long outageEndsNanos;
     private volatile boolean outageTimed;
     private volatile LongSupplier nanoClock = System::nanoTime;
-    private volatile KubernetesClient client;
+    private final BackendClients.Shared shared = new BackendClients.Shared(this::newClient);
     private volatile boolean closed;
 
     /** System property: {@code true} keeps the mock's log line per request (java.util.logging, INFO). */
@@ -215,16 +213,7 @@ public final class EmbeddedCluster implements ClusterBackend {
      */
     @Override
     public KubernetesClient client() {
-        KubernetesClient c = client;
-        if (c == null) {
-            synchronized (this) {
-                if (client == null) {
-                    client = newClient();
-                }
-                c = client;
-            }
-        }
-        return c;
+        return shared.get();
     }
 
     /**
@@ -246,17 +235,7 @@ public final class EmbeddedCluster implements ClusterBackend {
      */
     @Override
     public KubernetesClient newClient(java.util.function.Consumer<Config> customizer) {
-        Config config = Config.empty();
-        config.setMasterUrl(masterUrl());
-        config.setNamespace(NPU_NAMESPACE);
-        config.setRequestTimeout(10_000);
-        config.setConnectionTimeout(5_000);
-        config.setWatchReconnectInterval(200);
-        config.setRequestRetryBackoffLimit(2);
-        config.setRequestRetryBackoffInterval(50);
-        customizer.accept(config);
-        return new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(new JdkHttpClientFactory())
-                .build();
+        return BackendClients.build(masterUrl(), customizer);
     }
 
     /**
@@ -816,10 +795,7 @@ public final class EmbeddedCluster implements ClusterBackend {
             return;
         }
         closed = true;
-        KubernetesClient c = client;
-        if (c != null) {
-            c.close();
-        }
+        shared.close();
         endOutage();
         server.destroy();
     }

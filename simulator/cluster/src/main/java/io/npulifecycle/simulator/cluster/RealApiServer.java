@@ -32,12 +32,10 @@ import io.fabric8.kubernetes.api.model.authentication.TokenRequest;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.MixedOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
-import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import io.npulifecycle.simulator.cluster.internal.ChildProcess;
 import io.npulifecycle.simulator.cluster.internal.KubeBinaries;
 import io.npulifecycle.simulator.cluster.internal.KubeCommandLines;
@@ -90,7 +88,7 @@ public final class RealApiServer implements ClusterBackend {
     private ChildProcess etcd;
     private ChildProcess apiserver;
     private String masterUrl;
-    private volatile KubernetesClient client;
+    private final BackendClients.Shared shared = new BackendClients.Shared(this::newClient);
     private volatile boolean closed;
 
     private RealApiServer(KubeBinaries bin, Duration timeout, LongSupplier nanoClock) throws IOException {
@@ -191,16 +189,7 @@ public final class RealApiServer implements ClusterBackend {
 
     @Override
     public KubernetesClient client() {
-        KubernetesClient c = client;
-        if (c == null) {
-            synchronized (this) {
-                if (client == null) {
-                    client = newClient();
-                }
-                c = client;
-            }
-        }
-        return c;
+        return shared.get();
     }
 
     /**
@@ -232,18 +221,10 @@ public final class RealApiServer implements ClusterBackend {
     }
 
     private KubernetesClient build(Consumer<Config> credentials) {
-        Config config = Config.empty();
-        config.setMasterUrl(masterUrl);
-        config.setCaCertData(KubePki.base64(pki.caCert()));
-        config.setNamespace(EmbeddedCluster.NPU_NAMESPACE);
-        config.setRequestTimeout(10_000);
-        config.setConnectionTimeout(5_000);
-        config.setWatchReconnectInterval(200);
-        config.setRequestRetryBackoffLimit(2);
-        config.setRequestRetryBackoffInterval(50);
-        credentials.accept(config);
-        return new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(new JdkHttpClientFactory())
-                .build();
+        return BackendClients.build(masterUrl, config -> {
+            config.setCaCertData(KubePki.base64(pki.caCert()));
+            credentials.accept(config);
+        });
     }
 
     @Override
@@ -451,10 +432,7 @@ public final class RealApiServer implements ClusterBackend {
             return;
         }
         closed = true;
-        KubernetesClient c = client;
-        if (c != null) {
-            c.close();
-        }
+        shared.close();
         for (ChildProcess p : new ChildProcess[] {apiserver, etcd}) {
             if (p != null) {
                 p.stop(STOP_GRACE);

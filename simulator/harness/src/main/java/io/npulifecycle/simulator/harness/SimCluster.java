@@ -1,5 +1,7 @@
 package io.npulifecycle.simulator.harness;
 
+import io.npulifecycle.simulator.cluster.NodeEdits;
+
 import io.npulifecycle.api.node.NodeKeys;
 
 import java.io.IOException;
@@ -339,16 +341,7 @@ public final class SimCluster implements AutoCloseable {
      * object in between) it runs again with the newer object, up to 10 times.
      */
     static void retryOnConflict(Runnable edit) {
-        for (int attempt = 1;; attempt++) {
-            try {
-                edit.run();
-                return;
-            } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
-                if (e.getCode() != 409 || attempt >= 10) {
-                    throw e;
-                }
-            }
-        }
+        NodeEdits.retryOnConflict(edit);
     }
 
     @SuppressWarnings("unchecked")
@@ -375,17 +368,7 @@ public final class SimCluster implements AutoCloseable {
      * Sets (value non-null) or removes (null) an annotation of a node, like {@code kubectl annotate}.
      */
     public void annotate(String node, String key, String value) {
-        retryOnConflict(() -> cluster.client().nodes().withName(node).edit(n -> {
-            if (n.getMetadata().getAnnotations() == null) {
-                n.getMetadata().setAnnotations(new HashMap<>());
-            }
-            if (value == null) {
-                n.getMetadata().getAnnotations().remove(key);
-            } else {
-                n.getMetadata().getAnnotations().put(key, value);
-            }
-            return n;
-        }));
+        NodeEdits.annotate(cluster.client(), node, key, value);
     }
 
     /** Approves one reboot of {@code node} ({@code npu.openfuyao.com/approve-reboot=true}). */

@@ -1,5 +1,7 @@
 package io.npulifecycle.testing.support;
 
+import io.npulifecycle.simulator.cluster.NodeEdits;
+
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -41,7 +43,7 @@ public final class ClusterFixture implements AutoCloseable {
     /** User-Agent of {@link #admin()}. */
     public static final String ADMIN_USER_AGENT = "npu-test";
     /** How often a write that meets {@code 409 Conflict} is tried. */
-    public static final int CONFLICT_ATTEMPTS = 10;
+    public static final int CONFLICT_ATTEMPTS = NodeEdits.CONFLICT_ATTEMPTS;
 
     private final ClusterBackend backend;
     private final KubernetesClient admin;
@@ -199,17 +201,7 @@ public final class ClusterFixture implements AutoCloseable {
      * @throws KubernetesClientException when the API server refuses the write otherwise
      */
     public void annotate(String node, String key, String value) {
-        retryOnConflict(() -> admin.nodes().withName(node).edit(n -> {
-            if (n.getMetadata().getAnnotations() == null) {
-                n.getMetadata().setAnnotations(new HashMap<>());
-            }
-            if (value == null) {
-                n.getMetadata().getAnnotations().remove(key);
-            } else {
-                n.getMetadata().getAnnotations().put(key, value);
-            }
-            return n;
-        }));
+        NodeEdits.annotate(admin, node, key, value);
     }
 
     /**
@@ -337,16 +329,7 @@ public final class ClusterFixture implements AutoCloseable {
     }
 
     private static void retryOnConflict(Runnable write) {
-        for (int attempt = 1;; attempt++) {
-            try {
-                write.run();
-                return;
-            } catch (KubernetesClientException e) {
-                if (e.getCode() != 409 || attempt >= CONFLICT_ATTEMPTS) {
-                    throw e;
-                }
-            }
-        }
+        NodeEdits.retryOnConflict(write);
     }
 
     /** Closes what the fixture owns (reverse order), then the backend; never throws. */
