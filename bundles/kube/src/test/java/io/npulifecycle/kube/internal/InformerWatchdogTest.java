@@ -23,6 +23,7 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
+import io.npulifecycle.simulator.cluster.EmbeddedFaults;
 
 /**
  * The watchdog over the two informers, against the mock API server: a stopped informer, or one not watching for two
@@ -121,7 +122,7 @@ class InformerWatchdogTest {
 
     @Test
     void anInformerNotWatchingForTwoTicksIsRecreated() {
-        mock.cluster.startOutage(EmbeddedCluster.OutageMode.SERVICE_UNAVAILABLE);
+        mock.cluster.faults().startOutage(EmbeddedFaults.OutageMode.SERVICE_UNAVAILABLE);
         await("watches dropped").atMost(PATIENCE).until(() -> !informers.nodeWatching());
         SharedIndexInformer<Node> first = informers.nodeInformer();
         assertTrue(first.isRunning(), "fabric8 keeps the informer running and retries the watch");
@@ -134,7 +135,7 @@ class InformerWatchdogTest {
         assertEquals(1, watchdog.relists());
         assertNotSame(first, informers.nodeInformer());
 
-        mock.cluster.endOutage();
+        mock.cluster.faults().endOutage();
         long reconnects = watchdog.reconnects();
         await("watching again").atMost(PATIENCE).pollInterval(Duration.ofSeconds(1)).until(() -> {
             tick(); // a start that failed during the outage is retried at the next tick

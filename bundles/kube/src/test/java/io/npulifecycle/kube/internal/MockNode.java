@@ -36,7 +36,7 @@ final class MockNode implements AfterEachCallback {
 
     MockNode() {
         cluster.addNode(EmbeddedCluster.npuNode(NODE));
-        cluster.clearRequests();
+        cluster.requestLog().clearRequests();
     }
 
     /** @return a {@link NodeApi} on {@value #NODE} with the agent's client, this clock and {@link #health} */
@@ -71,10 +71,10 @@ final class MockNode implements AfterEachCallback {
 
     /**
      * @return how many requests with this method went to a path starting with {@code pathPrefix} since the start or
-     *         the last {@code cluster.clearRequests()} (the person's count too)
+     *         the last {@code cluster.requestLog().clearRequests()} (the person's count too)
      */
     long requests(String method, String pathPrefix) {
-        return cluster.requests().stream().filter(r -> r.startsWith(method + " " + pathPrefix)).count();
+        return cluster.requestLog().requests().stream().filter(r -> r.startsWith(method + " " + pathPrefix)).count();
     }
 
     /**
@@ -83,7 +83,7 @@ final class MockNode implements AfterEachCallback {
      */
     void fail(String method, String pathPrefix, int status, int count) {
         AtomicInteger left = new AtomicInteger(count);
-        cluster.injectFault((m, p) -> method.equals(m) && p.startsWith(pathPrefix)
+        cluster.faults().injectFault((m, p) -> method.equals(m) && p.startsWith(pathPrefix)
                 && (count < 0 || left.getAndDecrement() > 0) ? status : 0);
     }
 

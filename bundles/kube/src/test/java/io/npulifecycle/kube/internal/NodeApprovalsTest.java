@@ -149,7 +149,7 @@ class NodeApprovalsTest {
         mock.annotate(APPROVE_REBOOT, "true");
         mock.annotate("example.com/person", "edited");
         mock.fail("PUT", NODE_PATH, 409, 1); // someone wrote between our read and our write
-        mock.cluster.clearRequests();
+        mock.cluster.requestLog().clearRequests();
 
         assertEquals(ConsumeResult.CONSUMED, approvals.consumeApproval("boot-a"));
 
@@ -168,7 +168,7 @@ class NodeApprovalsTest {
 
         assertEquals(NodeApi.ATTEMPTS, mock.requests("PUT", NODE_PATH));
         assertEquals("true", mock.annotation(APPROVE_REBOOT));
-        mock.cluster.clearFaults();
+        mock.cluster.faults().clearFaults();
         mock.informerDelivers(api);
         desired.reconcile(api);
         assertNull(mock.annotation(REBOOTING_FROM_BOOT_ID), "the failed consumption left no mark to assert");

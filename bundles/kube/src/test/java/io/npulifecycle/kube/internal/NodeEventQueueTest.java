@@ -20,7 +20,7 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.npulifecycle.api.node.NodeKeys;
-import io.npulifecycle.simulator.cluster.EmbeddedCluster;
+import io.npulifecycle.simulator.cluster.EmbeddedFaults;
 
 /** The Event queue: created in the order recorded, one Event per key (also across restarts), kept while the API fails. */
 class NodeEventQueueTest {
@@ -70,7 +70,7 @@ class NodeEventQueueTest {
         record("Second");
         record("Third");
         // the first creation goes through, the second is refused
-        mock.cluster.injectFault((m, p) -> "POST".equals(m) && p.startsWith(EVENTS_PATH)
+        mock.cluster.faults().injectFault((m, p) -> "POST".equals(m) && p.startsWith(EVENTS_PATH)
                 && mock.requests("POST", EVENTS_PATH) == 2 ? 500 : 0);
 
         KubernetesClientException e = assertThrows(KubernetesClientException.class, queue::flush);
@@ -82,7 +82,7 @@ class NodeEventQueueTest {
         assertTrue(mock.health.lastError().startsWith("cannot create Event Second (" + NODE + "."),
                 mock.health.lastError());
 
-        mock.cluster.clearFaults();
+        mock.cluster.faults().clearFaults();
         queue.flush();
 
         assertEquals(List.of("First", "Second", "Third"), reasons());
@@ -92,13 +92,13 @@ class NodeEventQueueTest {
 
     @Test
     void eventsWaitOutAnOutage() {
-        mock.cluster.startOutage(EmbeddedCluster.OutageMode.SERVICE_UNAVAILABLE);
+        mock.cluster.faults().startOutage(EmbeddedFaults.OutageMode.SERVICE_UNAVAILABLE);
         record("First");
         assertThrows(KubernetesClientException.class, queue::flush);
         assertThrows(KubernetesClientException.class, queue::flush);
         assertEquals(1, queue.pending());
 
-        mock.cluster.endOutage();
+        mock.cluster.faults().endOutage();
         queue.flush();
 
         assertEquals(List.of("First"), reasons());

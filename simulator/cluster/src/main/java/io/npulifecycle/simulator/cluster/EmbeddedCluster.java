@@ -11,21 +11,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Queue;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.LongSupplier;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
@@ -44,8 +37,6 @@ import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.fabric8.mockwebserver.ServerRequest;
 import io.fabric8.mockwebserver.ServerResponse;
-import io.fabric8.mockwebserver.http.MockResponse;
-import io.fabric8.mockwebserver.http.WebSocketListener;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -53,7 +44,8 @@ import tools.jackson.databind.node.ObjectNode;
  * {@code kubernetes-server-mock} 8.0.0 in CRUD mode on a loopback port (objects are stored, listed with label
  * selectors, watched over WebSocket, optimistic concurrency answers 409 on a stale resourceVersion), plus
  * {@link KubectlDispatcher}, which makes the real {@code kubectl} work against it (discovery, field selectors,
- * strategic merge patch; DESIGN.md "Known traps"), and fault hooks for reliability tests.
+ * strategic merge patch; DESIGN.md "Known traps"), and, mock only, fault hooks for reliability tests
+ * ({@link #faults()}) and a request log ({@link #requestLog()}).
  *
  * <pre>
  * try (EmbeddedCluster cluster = EmbeddedCluster.start()) {
@@ -96,25 +88,6 @@ public final class EmbeddedCluster implements ClusterBackend {
     /** System property naming the CRD file explicitly. */
     public static final String CRD_FILE_PROPERTY = "npu.crd.file";
 
-    /** How an outage looks to clients. */
-    public enum OutageMode {
-        /** every request is answered {@code 503 ServiceUnavailable} at once */
-        SERVICE_UNAVAILABLE,
-        /** requests get no answer until the outage ends (clients run into their request timeout) */
-        NO_ANSWER
-    }
-
-    /** A fault injected into matching requests (reliability tests). */
-    @FunctionalInterface
-    public interface Fault {
-        /**
-         * @param method HTTP method
-         * @param pathAndQuery e.g. {@code /api/v1/nodes/node-0?fieldManager=x}
-         * @return the HTTP status to answer instead of serving the request (a Kubernetes {@code Status} body), or 0
-         */
-        int statusFor(String method, String pathAndQuery);
-    }
-
     private static final List<ApiResource> BUILT_IN = List.of(
             ApiResource.core("Node", "nodes", false, "no"),
             new ApiResource("", "v1", "Pod", "pods", "pod", true, List.of("po"), List.of("status", "eviction")),
@@ -136,16 +109,8 @@ public final class EmbeddedCluster implements ClusterBackend {
     private final KubernetesMockServer server;
     private final KubectlDispatcher dispatcher;
     private final List<ApiResource> registered = new CopyOnWriteArrayList<>(BUILT_IN);
-    private final Set<TrackedWatch> openWatches = ConcurrentHashMap.newKeySet();
-    private final ConcurrentLinkedDeque<String> requests = new ConcurrentLinkedDeque<>();
-    private final AtomicInteger requestLogSize = new AtomicInteger();
-    private final List<Fault> faults = new CopyOnWriteArrayList<>();
-    private final List<RequestListener> requestListeners = new CopyOnWriteArrayList<>();
-    private final AtomicInteger goneWatches = new AtomicInteger();
-    private volatile OutageMode outage;
-    private volatile long outageEndsNanos;
-    private volatile boolean outageTimed;
-    private volatile LongSupplier nanoClock = System::nanoTime;
+    private final EmbeddedFaults faults = new EmbeddedFaults();
+    private final RequestLog requestLog = new RequestLog();
     private final BackendClients.Shared shared = new BackendClients.Shared(this::newClient);
     private volatile boolean closed;
 
@@ -576,209 +541,17 @@ public final class EmbeddedCluster implements ClusterBackend {
     }
 
     // ---------------------------------------------------------------------------------------------------------
-    // faults
+    // mock-only hooks
     // ---------------------------------------------------------------------------------------------------------
 
-    /**
-     * Starts an API outage: open watches are dropped and every request fails ({@code 503}, or no answer) until
-     * {@link #endOutage()}.
-     *
-     * @param mode how requests fail
-     */
-    public void startOutage(OutageMode mode) {
-        outageTimed = false;
-        outage = Objects.requireNonNull(mode);
-        dropWatches();
+    /** @return the fault hooks of this cluster: outages, injected faults, watch expiry */
+    public EmbeddedFaults faults() {
+        return faults;
     }
 
-    /**
-     * An outage that ends by itself after {@code duration} (measured with the cluster's clock, {@link
-     * #setClock(LongSupplier)}).
-     *
-     * @param duration how long
-     * @param mode how requests fail
-     */
-    public void outageFor(Duration duration, OutageMode mode) {
-        outageEndsNanos = nanoClock.getAsLong() + duration.toNanos();
-        outageTimed = true;
-        outage = Objects.requireNonNull(mode);
-        dropWatches();
-    }
-
-    /** Ends the outage. */
-    public void endOutage() {
-        outage = null;
-        outageTimed = false;
-    }
-
-    /** @return whether requests are failing now */
-    public boolean inOutage() {
-        return currentOutage() != null;
-    }
-
-    private OutageMode currentOutage() {
-        OutageMode m = outage;
-        if (m != null && outageTimed && nanoClock.getAsLong() - outageEndsNanos >= 0) {
-            outage = null;
-            return null;
-        }
-        return m;
-    }
-
-    /**
-     * The clock of {@link #outageFor(Duration, OutageMode)} (default {@code System::nanoTime}).
-     *
-     * @param nanos monotonic nanoseconds
-     */
-    public void setClock(LongSupplier nanos) {
-        this.nanoClock = Objects.requireNonNull(nanos);
-    }
-
-    /**
-     * Ends every open watch with an ERROR event {@code 410 Expired} ("too old resource version") and closes it, as an
-     * API server does after compacting a watch's resourceVersion. fabric8 informers then list again.
-     *
-     * @return how many watches were ended
-     */
-    public int expireWatches() {
-        List<TrackedWatch> now = new ArrayList<>(openWatches);
-        for (TrackedWatch w : now) {
-            w.fail(410, "Expired", "too old resource version (simulated by EmbeddedCluster)");
-        }
-        return now.size();
-    }
-
-    /**
-     * The next {@code count} watch requests are answered {@code 410 Gone} instead of being opened.
-     *
-     * @param count how many
-     */
-    public void failNextWatches(int count) {
-        goneWatches.addAndGet(count);
-    }
-
-    /** @return watches open now */
-    public int openWatches() {
-        return openWatches.size();
-    }
-
-    /** @return path and query of each open watch */
-    public List<String> openWatchPaths() {
-        List<String> out = new ArrayList<>();
-        openWatches.forEach(w -> out.add(w.path()));
-        return out;
-    }
-
-    /**
-     * Adds a fault: requests for which it answers a status are answered with that status (e.g. 409 on a node's
-     * PATCH, 500 on event creation).
-     *
-     * @param fault the fault
-     */
-    public void injectFault(Fault fault) {
-        faults.add(Objects.requireNonNull(fault));
-    }
-
-    /** Removes every injected fault. */
-    public void clearFaults() {
-        faults.clear();
-    }
-
-    private void dropWatches() {
-        new ArrayList<>(openWatches).forEach(TrackedWatch::drop);
-    }
-
-    MockResponse faultFor(String method, String pathAndQuery) {
-        OutageMode m = currentOutage();
-        if (m != null) {
-            MockResponse r = KubectlDispatcher.status(503, "ServiceUnavailable",
-                    "the API server is unavailable (simulated outage)");
-            if (m == OutageMode.NO_ANSWER) {
-                long remaining = outageTimed ? Math.max(0, outageEndsNanos - nanoClock.getAsLong())
-                        : Duration.ofHours(1).toNanos();
-                r.setBodyDelay(Duration.ofNanos(remaining));
-            }
-            return r;
-        }
-        for (Fault f : faults) {
-            int code = f.statusFor(method, pathAndQuery);
-            if (code != 0) {
-                return KubectlDispatcher.status(code, reason(code), "fault injected by EmbeddedCluster: HTTP " + code
-                        + " for " + method + " " + pathAndQuery);
-            }
-        }
-        return null;
-    }
-
-    private static String reason(int code) {
-        switch (code) {
-            case 409: return "Conflict";
-            case 404: return "NotFound";
-            case 410: return "Gone";
-            case 429: return "TooManyRequests";
-            case 500: return "InternalError";
-            case 503: return "ServiceUnavailable";
-            case 504: return "Timeout";
-            default: return "Failure";
-        }
-    }
-
-    boolean takeGoneWatch() {
-        return goneWatches.getAndUpdate(n -> n > 0 ? n - 1 : 0) > 0;
-    }
-
-    WebSocketListener track(WebSocketListener listener, FieldSelector fields) {
-        return new TrackedWatch(listener, fields, openWatches);
-    }
-
-    // ---------------------------------------------------------------------------------------------------------
-    // request log
-    // ---------------------------------------------------------------------------------------------------------
-
-    private static final int REQUEST_LOG_LIMIT = 20_000;
-
-    /** Sees every request the cluster receives, before faults and outages are applied (mock only). */
-    @FunctionalInterface
-    public interface RequestListener {
-        /**
-         * Called on the server's thread; must return quickly and not throw.
-         *
-         * @param method HTTP method ({@code GET} for watches too)
-         * @param pathAndQuery e.g. {@code /api/v1/nodes?watch=true}
-         * @param userAgent the {@code User-Agent} header, or null
-         */
-        void request(String method, String pathAndQuery, String userAgent);
-    }
-
-    /**
-     * Adds a listener of every request (e.g. counting requests per client by User-Agent).
-     *
-     * @param listener the listener
-     */
-    public void addRequestListener(RequestListener listener) {
-        requestListeners.add(Objects.requireNonNull(listener));
-    }
-
-    void record(String method, String pathAndQuery, String userAgent) {
-        requests.addLast(method + " " + pathAndQuery);
-        if (requestLogSize.incrementAndGet() > REQUEST_LOG_LIMIT) {
-            requests.pollFirst();
-            requestLogSize.decrementAndGet();
-        }
-        for (RequestListener l : requestListeners) {
-            l.request(method, pathAndQuery, userAgent);
-        }
-    }
-
-    /** @return the last requests (at most 20000), oldest first, each {@code "METHOD /path?query"} */
-    public List<String> requests() {
-        return new ArrayList<>(requests);
-    }
-
-    /** Forgets the request log. */
-    public void clearRequests() {
-        requests.clear();
-        requestLogSize.set(0);
+    /** @return the log of the requests this cluster received */
+    public RequestLog requestLog() {
+        return requestLog;
     }
 
     ObjectNode versionJson() {
@@ -796,7 +569,7 @@ public final class EmbeddedCluster implements ClusterBackend {
         }
         closed = true;
         shared.close();
-        endOutage();
+        faults.endOutage();
         server.destroy();
     }
 }

@@ -27,8 +27,9 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * The CRUD mock's dispatcher plus what the real {@code kubectl} (v1.32) and reliability tests need (DESIGN.md "Known
  * traps"): discovery documents, {@code /openapi/*} answering 404, field selectors on any field (lists and watches),
- * strategic merge patch handled as a JSON merge patch, and the {@link EmbeddedCluster}'s fault hooks (outage, 410 on
- * watches, injected status codes). Everything else goes to {@link KubernetesMixedDispatcher} unchanged.
+ * strategic merge patch handled as a JSON merge patch, and the {@link EmbeddedCluster}'s fault hooks ({@link
+ * EmbeddedFaults}: outage, 410 on watches, injected status codes) and request log. Everything else goes to
+ * {@link KubernetesMixedDispatcher} unchanged.
  */
 final class KubectlDispatcher extends KubernetesMixedDispatcher {
 
@@ -49,14 +50,14 @@ final class KubectlDispatcher extends KubernetesMixedDispatcher {
         String path = q < 0 ? full : full.substring(0, q);
         Map<String, String> query = query(q < 0 ? "" : full.substring(q + 1));
         String method = request.getMethod();
-        cluster.record(method, full, request.getHeader("User-Agent"));
+        cluster.requestLog().record(method, full, request.getHeader("User-Agent"));
 
-        MockResponse fault = cluster.faultFor(method, full);
+        MockResponse fault = cluster.faults().faultFor(method, full);
         if (fault != null) {
             return fault;
         }
         boolean watch = "true".equals(query.get("watch")) || "1".equals(query.get("watch"));
-        if (watch && cluster.takeGoneWatch()) {
+        if (watch && cluster.faults().takeGoneWatch()) {
             return status(410, "Expired", "too old resource version (simulated by EmbeddedCluster)");
         }
         if ("GET".equals(method)) {
@@ -83,7 +84,7 @@ final class KubectlDispatcher extends KubernetesMixedDispatcher {
         }
         MockResponse response = super.dispatch(request);
         if (response.getWebSocketListener() != null) {
-            return response.withWebSocketUpgrade(cluster.track(response.getWebSocketListener(), fields));
+            return response.withWebSocketUpgrade(cluster.faults().track(response.getWebSocketListener(), fields));
         }
         if ("GET".equals(method) && response.code() == 200) {
             return shape(response, fields, TableView.wanted(request.getHeader("Accept")), query.get("includeObject"));

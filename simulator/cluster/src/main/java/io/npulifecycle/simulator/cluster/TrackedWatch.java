@@ -13,7 +13,7 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * A watch of the CRUD mock (a WebSocket) wrapped by the {@link EmbeddedCluster}: it is known while open (so an outage
- * can drop it and {@link EmbeddedCluster#expireWatches()} can end it with a {@code 410 Expired} ERROR event, as an
+ * can drop it and {@link EmbeddedFaults#expireWatches()} can end it with a {@code 410 Expired} ERROR event, as an
  * API server does when a watch's resourceVersion is compacted), and its events pass a field selector, which the mock
  * cannot evaluate on non-metadata fields. An object that stops matching is not turned into a DELETED event.
  */

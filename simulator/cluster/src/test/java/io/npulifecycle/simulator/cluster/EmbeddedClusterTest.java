@@ -234,19 +234,20 @@ class EmbeddedClusterTest {
         Seen seen = new Seen();
         try (KubernetesClient client = cluster.newClient(c -> c.setRequestRetryBackoffLimit(0));
                 SharedIndexInformer<Node> inf = client.nodes().inform(nodes(seen), 0)) {
-            await("node-0 seen and the watch open", () -> seen.names.contains("node-0") && cluster.openWatches() == 1,
-                    () -> seen.names + " " + cluster.openWatchPaths());
-            cluster.startOutage(EmbeddedCluster.OutageMode.SERVICE_UNAVAILABLE);
-            assertTrue(cluster.inOutage());
-            assertEquals(0, cluster.openWatches(), "the outage drops the watches");
+            await("node-0 seen and the watch open",
+                    () -> seen.names.contains("node-0") && cluster.faults().openWatches() == 1,
+                    () -> seen.names + " " + cluster.faults().openWatchPaths());
+            cluster.faults().startOutage(EmbeddedFaults.OutageMode.SERVICE_UNAVAILABLE);
+            assertTrue(cluster.faults().inOutage());
+            assertEquals(0, cluster.faults().openWatches(), "the outage drops the watches");
             KubernetesClientException e = assertThrows(KubernetesClientException.class,
                     () -> client.nodes().withName("node-0").get());
             assertEquals(503, e.getCode(), () -> "not the outage's answer: " + e + " caused by " + e.getCause()
-                    + "; requests " + cluster.requests());
-            cluster.endOutage();
+                    + "; requests " + cluster.requestLog().requests());
+            cluster.faults().endOutage();
             cluster.addNode(EmbeddedCluster.npuNode("node-1"));
             await("the informer sees node-1 after the outage", () -> seen.names.contains("node-1"),
-                    () -> seen.names + " watches " + cluster.openWatchPaths());
+                    () -> seen.names + " watches " + cluster.faults().openWatchPaths());
             assertTrue(inf.isRunning());
         }
     }
@@ -254,13 +255,13 @@ class EmbeddedClusterTest {
     @Test
     void aTimedOutageEndsByItselfOnTheClustersClock() {
         AtomicLong nanos = new AtomicLong();
-        cluster.setClock(nanos::get);
-        cluster.outageFor(Duration.ofSeconds(30), EmbeddedCluster.OutageMode.SERVICE_UNAVAILABLE);
-        assertTrue(cluster.inOutage());
+        cluster.faults().setClock(nanos::get);
+        cluster.faults().outageFor(Duration.ofSeconds(30), EmbeddedFaults.OutageMode.SERVICE_UNAVAILABLE);
+        assertTrue(cluster.faults().inOutage());
         nanos.addAndGet(Duration.ofSeconds(29).toNanos());
-        assertTrue(cluster.inOutage());
+        assertTrue(cluster.faults().inOutage());
         nanos.addAndGet(Duration.ofSeconds(1).toNanos());
-        assertFalse(cluster.inOutage());
+        assertFalse(cluster.faults().inOutage());
         assertEquals(0, cluster.client().nodes().list().getItems().size());
     }
 
@@ -270,11 +271,11 @@ class EmbeddedClusterTest {
             c.setRequestTimeout(500);
             c.setRequestRetryBackoffLimit(0);
         })) {
-            cluster.startOutage(EmbeddedCluster.OutageMode.NO_ANSWER);
+            cluster.faults().startOutage(EmbeddedFaults.OutageMode.NO_ANSWER);
             long t0 = System.nanoTime();
             assertThrows(KubernetesClientException.class, () -> client.nodes().list());
             assertTrue(System.nanoTime() - t0 >= Duration.ofMillis(400).toNanos(), "waited for the timeout");
-            cluster.endOutage();
+            cluster.faults().endOutage();
             assertEquals(0, client.nodes().list().getItems().size());
         }
     }
@@ -284,36 +285,40 @@ class EmbeddedClusterTest {
         cluster.addNode(EmbeddedCluster.npuNode("node-0"));
         Seen seen = new Seen();
         try (SharedIndexInformer<Node> inf = cluster.client().nodes().inform(nodes(seen), 0)) {
-            await("the watch open", () -> cluster.openWatches() == 1, () -> cluster.openWatchPaths().toString());
+            await("the watch open", () -> cluster.faults().openWatches() == 1,
+                    () -> cluster.faults().openWatchPaths().toString());
             long listsBefore = lists();
-            cluster.failNextWatches(1);
-            assertEquals(1, cluster.expireWatches());
+            cluster.faults().failNextWatches(1);
+            assertEquals(1, cluster.faults().expireWatches());
             // the ERROR 410 event ends the watch: list again; the next watch gets HTTP 410: list again; then watch
-            await("two new lists and an open watch", () -> lists() >= listsBefore + 2 && cluster.openWatches() == 1,
-                    () -> cluster.requests().toString());
+            await("two new lists and an open watch",
+                    () -> lists() >= listsBefore + 2 && cluster.faults().openWatches() == 1,
+                    () -> cluster.requestLog().requests().toString());
             cluster.addNode(EmbeddedCluster.npuNode("node-1"));
             await("node-1 seen", () -> seen.names.contains("node-1"), seen.names::toString);
-            assertTrue(cluster.requests().stream().anyMatch(r -> r.contains("watch=true")));
+            assertTrue(cluster.requestLog().requests().stream().anyMatch(r -> r.contains("watch=true")));
         }
     }
 
     long lists() {
-        return cluster.requests().stream().filter(r -> (r.equals("GET /api/v1/nodes") || r.startsWith("GET /api/v1/nodes?"))
-                && !r.contains("watch=true"))
+        return cluster.requestLog().requests().stream()
+                .filter(r -> (r.equals("GET /api/v1/nodes") || r.startsWith("GET /api/v1/nodes?"))
+                        && !r.contains("watch=true"))
                 .count();
     }
 
     @Test
     void injectedFaultsAnswerTheirStatusUntilCleared() {
         cluster.addNode(EmbeddedCluster.npuNode("node-0"));
-        cluster.injectFault((method, path) -> "PATCH".equals(method) && path.startsWith("/api/v1/nodes/node-0") ? 409 : 0);
+        cluster.faults().injectFault((method, path) -> "PATCH".equals(method)
+                && path.startsWith("/api/v1/nodes/node-0") ? 409 : 0);
         try (KubernetesClient client = cluster.newClient(c -> c.setRequestRetryBackoffLimit(0))) {
             KubernetesClientException e = assertThrows(KubernetesClientException.class, () -> client.nodes()
                     .withName("node-0").edit(n -> new NodeBuilder(n).editMetadata().addToLabels("x", "y").endMetadata()
                             .build()));
             assertEquals(409, e.getCode());
             assertNotNull(client.nodes().withName("node-0").get(), "other requests are served");
-            cluster.clearFaults();
+            cluster.faults().clearFaults();
             client.nodes().withName("node-0").edit(n -> new NodeBuilder(n).editMetadata().addToLabels("x", "y")
                     .endMetadata().build());
             assertEquals("y", client.nodes().withName("node-0").get().getMetadata().getLabels().get("x"));

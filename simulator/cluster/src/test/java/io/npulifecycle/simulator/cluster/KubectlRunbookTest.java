@@ -226,7 +226,7 @@ class KubectlRunbookTest {
         Run both = ok("get", "events", "-A", "--field-selector", "reason=RebootRequired,involvedObject.name=node-1");
         assertFalse(both.out.contains("RebootRequired"), both.toString());
         if (cluster instanceof EmbeddedCluster embedded) { // a real server has no other way to filter
-            assertTrue(embedded.requests().stream().anyMatch(q -> q.startsWith("GET /api/v1/events")
+            assertTrue(embedded.requestLog().requests().stream().anyMatch(q -> q.startsWith("GET /api/v1/events")
                     && q.contains("fieldSelector=reason%3DRebootRequired")), "the selector reached the server");
         }
     }

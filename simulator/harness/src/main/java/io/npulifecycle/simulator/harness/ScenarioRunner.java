@@ -17,7 +17,7 @@ import java.util.Properties;
 import java.util.Set;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.npulifecycle.simulator.cluster.EmbeddedCluster;
+import io.npulifecycle.simulator.cluster.EmbeddedFaults;
 
 /**
  * {@code npu-lifecycle scenario FILE...}: runs scenario files on a simulated cluster and reports, for an expectation
@@ -306,12 +306,12 @@ public final class ScenarioRunner {
         // the API server compacted its history: every open watch ends with 410 Expired, and the next watch
         // requests are answered 410 Gone, so informers must list again (DESIGN.md, known traps)
         on(Action.ApiGone.class, a -> {
-            sim.cluster().failNextWatches(a.failNext());
-            sim.cluster().expireWatches();
+            sim.cluster().faults().failNextWatches(a.failNext());
+            sim.cluster().faults().expireWatches();
         });
         on(Action.ApiUnreachable.class, a -> sim.unreachableFor(wall(a.duration())));
-        on(Action.ApiOutage.class, a -> sim.cluster().outageFor(wall(a.duration()),
-                EmbeddedCluster.OutageMode.SERVICE_UNAVAILABLE));
+        on(Action.ApiOutage.class, a -> sim.cluster().faults().outageFor(wall(a.duration()),
+                EmbeddedFaults.OutageMode.SERVICE_UNAVAILABLE));
         on(Action.ClockJump.class, a -> {
             if (Action.ClockJump.CONTROL_PLANE.equals(a.node())) {
                 sim.jumpControlPlaneClock(a.by());

@@ -53,7 +53,7 @@ public final class ClusterFixture implements AutoCloseable {
     private ClusterFixture(ClusterBackend backend) {
         this.backend = backend;
         if (backend instanceof EmbeddedCluster e) {
-            e.addRequestListener((method, path, userAgent) -> {
+            e.requestLog().addRequestListener((method, path, userAgent) -> {
                 String who = userAgent != null && userAgent.startsWith("npu-") ? userAgent : "other";
                 requests.computeIfAbsent(who + " " + method, k -> new AtomicLong()).incrementAndGet();
             });
