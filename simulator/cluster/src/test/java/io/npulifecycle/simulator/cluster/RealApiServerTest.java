@@ -243,6 +243,72 @@ class RealApiServerTest {
         }
     }
 
+    /**
+     * The rest of what the node agent's admission policy allows and refuses on its own Node (the pod of
+     * {@link #podBoundTokenCarriesTheNodeNameAndTheAdmissionPolicyHoldsTheAgentToItsNode}): it consumes (removes) and
+     * restores ({@code true}) the approval a person set, never another value; no label outside
+     * {@code npu.openfuyao.com/}; no status write; and a token of the same ServiceAccount that is not bound to a pod
+     * (no node-name claim) may write nothing.
+     */
+    @Test
+    @Order(6)
+    void theNodeAgentConsumesAndRestoresItsApprovalAndNothingElse() {
+        KubernetesClient admin = api.client();
+        NodeEdits.annotate(admin, "node-a", "npu.openfuyao.com/approve-reboot", "true");
+        String token = api.podBoundToken(NS, AGENT_SA, "agent-node-a", Duration.ofHours(1));
+        try (KubernetesClient agent = api.newTokenClient(token, c -> c.setRequestRetryBackoffLimit(0))) {
+            putAnnotation(agent, "node-a", "npu.openfuyao.com/approve-reboot", null);
+            assertNull(admin.nodes().withName("node-a").get().getMetadata().getAnnotations()
+                    .get("npu.openfuyao.com/approve-reboot"), "consumed");
+            putAnnotation(agent, "node-a", "npu.openfuyao.com/approve-reboot", "true");
+            assertEquals("true", admin.nodes().withName("node-a").get().getMetadata().getAnnotations()
+                    .get("npu.openfuyao.com/approve-reboot"), "restored");
+
+            KubernetesClientException other = assertThrows(KubernetesClientException.class,
+                    () -> putAnnotation(agent, "node-a", "npu.openfuyao.com/approve-reboot", "yes"));
+            assertEquals(403, other.getCode(), other.getMessage());
+
+            Node a = agent.nodes().withName("node-a").get();
+            KubernetesClientException label = assertThrows(KubernetesClientException.class, () -> agent.nodes()
+                    .resource(new NodeBuilder(a).editMetadata().addToLabels("team", "ml").endMetadata().build())
+                    .update());
+            assertEquals(403, label.getCode());
+            assertTrue(label.getMessage().contains("may change only its npu.openfuyao.com/* labels"),
+                    label.getMessage());
+
+            KubernetesClientException status = assertThrows(KubernetesClientException.class, () -> agent.nodes()
+                    .resource(new NodeBuilder(a).editStatus().addToCapacity("huawei.com/Ascend910",
+                            new io.fabric8.kubernetes.api.model.Quantity("9")).endStatus().build())
+                    .updateStatus());
+            assertEquals(403, status.getCode(), "no status write: " + status.getMessage());
+        }
+
+        String unbound = admin.serviceAccounts().inNamespace(NS).withName(AGENT_SA)
+                .tokenRequest(new io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder().withNewSpec()
+                        .withExpirationSeconds(3600L).endSpec().build())
+                .getStatus().getToken();
+        try (KubernetesClient noClaim = api.newTokenClient(unbound, c -> c.setRequestRetryBackoffLimit(0))) {
+            KubernetesClientException refused = assertThrows(KubernetesClientException.class,
+                    () -> putAnnotation(noClaim, "node-a", "npu.openfuyao.com/reboot-reason", "recovery"));
+            assertEquals(403, refused.getCode());
+            assertTrue(refused.getMessage().contains("carries no node-name claim"), refused.getMessage());
+        }
+    }
+
+    /** Read, change one annotation, write with PUT (update): the node agent's RBAC has update, not patch. */
+    static void putAnnotation(KubernetesClient client, String node, String key, String value) {
+        Node n = client.nodes().withName(node).get();
+        NodeBuilder b = new NodeBuilder(n);
+        Map<String, String> ann = new java.util.HashMap<>(n.getMetadata().getAnnotations() == null ? Map.of()
+                : n.getMetadata().getAnnotations());
+        if (value == null) {
+            ann.remove(key);
+        } else {
+            ann.put(key, value);
+        }
+        client.nodes().resource(b.editMetadata().withAnnotations(ann).endMetadata().build()).update();
+    }
+
     /** The ClusterBackend methods the embedded mock also has, and the CRD's defaults that only a real server applies. */
     @Test
     @Order(6)
