@@ -384,14 +384,25 @@ public final class EmbeddedCluster implements ClusterBackend {
     }
 
     /**
-     * Creates a node (with its status).
+     * Creates a node (with its status). The shared client retries a request whose answer did not arrive (the mock's
+     * event loop can stall for seconds after watches close), so a create the server already stored may come back as
+     * {@code 409 AlreadyExists}: that node, created by this very call, is used.
      *
      * @param node e.g. {@link #npuNode(String)}
      * @return the stored node
      */
     @Override
     public Node addNode(Node node) {
-        Node created = client().nodes().resource(node).create();
+        Node created;
+        try {
+            created = client().nodes().resource(node).create();
+        } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+            Node existing = e.getCode() == 409 ? client().nodes().withName(node.getMetadata().getName()).get() : null;
+            if (existing == null) {
+                throw e;
+            }
+            created = existing;
+        }
         if (node.getStatus() != null && (created.getStatus() == null || created.getStatus().getNodeInfo() == null)) {
             created.setStatus(node.getStatus());
             created = client().nodes().resource(created).updateStatus();
