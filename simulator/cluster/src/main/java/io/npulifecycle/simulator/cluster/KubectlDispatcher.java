@@ -82,7 +82,14 @@ final class KubectlDispatcher extends KubernetesMixedDispatcher {
             request = new RecordedRequest(request.getHttpVersion(), request.method(), path + toQuery(query),
                     request.getHeaders(), request.getBody());
         }
-        MockResponse response = super.dispatch(request);
+        MockResponse response;
+        try {
+            response = super.dispatch(request);
+        } catch (java.util.concurrent.RejectedExecutionException stopping) {
+            // the mock's watch executor is shut down while the cluster closes: a late request gets a plain 503
+            // instead of a stack trace in the middle of the demo's output
+            return status(503, "ServiceUnavailable", "the embedded API server is stopping");
+        }
         if (response.getWebSocketListener() != null) {
             return response.withWebSocketUpgrade(cluster.faults().track(response.getWebSocketListener(), fields));
         }
