@@ -3,11 +3,13 @@
 package main
 
 import (
+	"io.npulifecycle/simulator/apiserver/internal/parentwatch"
 	"os"
 
 	"go.etcd.io/etcd/server/v3/etcdmain"
 )
 
 func main() {
+	parentwatch.Start() // stop with the JVM that started this server, even after its SIGKILL
 	etcdmain.Main(os.Args)
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"io.npulifecycle/simulator/apiserver/internal/parentwatch"
 	"os"
 	_ "time/tzdata"
 
@@ -14,5 +15,6 @@ import (
 )
 
 func main() {
+	parentwatch.Start() // stop with the JVM that started this server, even after its SIGKILL
 	os.Exit(cli.Run(app.NewAPIServerCommand()))
 }
