@@ -567,8 +567,9 @@ public final class UpgradeController implements AutoCloseable {
                         .resource(daemonSets.render(d.combination(), d.name(), d.image(), d.version())).create();
             } else {
                 // JSON patch (RFC 6902): the whole pod template, rendered from the manifest template with the new
-                // image and DRIVER_VERSION (OnDelete: no pod restarts until the rollout deletes it)
-                client.apps().daemonSets().inNamespace(NodeKeys.DRIVER_NAMESPACE).withName(d.name())
+                // image and DRIVER_VERSION (OnDelete: no pod restarts until the rollout deletes it); on the
+                // informer's object, not withName(..): fabric8 GETs the object first otherwise (RBAC: no get)
+                client.apps().daemonSets().inNamespace(NodeKeys.DRIVER_NAMESPACE).resource(existing)
                         .patch(PatchContext.of(PatchType.JSON), daemonSets.templatePatch(d.combination(), d.image(), d.version()));
             }
             count("daemonset");
@@ -621,7 +622,13 @@ public final class UpgradeController implements AutoCloseable {
      */
     public void setPaused(boolean paused) {
         String json = "{\"metadata\":{\"annotations\":{\"" + NpuOperatorCtlType.PAUSED_ANNOTATION + "\":" + (paused ? "\"true\"" : "null") + "}}}";
-        client.genericKubernetesResources(CTX).inNamespace(cfg.namespace()).withName(cfg.resourceName())
+        // on a stub, not withName(..): fabric8 GETs the object before a patch otherwise (RBAC: no get)
+        GenericKubernetesResource stub = new GenericKubernetesResource();
+        stub.setApiVersion(NpuOperatorCtlType.GROUP + "/" + NpuOperatorCtlType.VERSION);
+        stub.setKind(NpuOperatorCtlType.KIND);
+        stub.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(cfg.resourceName())
+                .withNamespace(cfg.namespace()).build());
+        client.genericKubernetesResources(CTX).inNamespace(cfg.namespace()).resource(stub)
                 .patch(PatchContext.of(PatchType.JSON_MERGE), json);
         count("cr-annotation");
     }
