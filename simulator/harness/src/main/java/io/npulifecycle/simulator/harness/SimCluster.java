@@ -45,6 +45,8 @@ public final class SimCluster implements AutoCloseable {
     private final String api;
     private ClusterBackend cluster;
     private RuntimeCredentials credentials;
+    /** The API server URL the runtimes are given: the forwarder's, with the server's scheme. */
+    private String runtimeMaster;
     private FakeRegistry registry;
     private RuntimeProcess controlPlane;
     private final List<RuntimeProcess> controlPlanes = new ArrayList<>();
@@ -108,7 +110,7 @@ public final class SimCluster implements AutoCloseable {
         // passes through it unchanged
         java.net.URI master = java.net.URI.create(cluster.masterUrl());
         proxy = new TcpProxy(master.getPort(), log);
-        String runtimeMaster = master.getScheme() + "://127.0.0.1:" + proxy.port();
+        runtimeMaster = master.getScheme() + "://127.0.0.1:" + proxy.port();
         credentials.applyManifests(install.resolve("conf/kubernetes"), log);
         cluster.installCrd();
         cluster.ensureNamespace(DaemonSetController.NAMESPACE);
@@ -138,7 +140,6 @@ public final class SimCluster implements AutoCloseable {
             }
             nodes.put(name, node);
         }
-        this.runtimeMaster = runtimeMaster;
         startControlPlane();
         for (int i = 1; i < replicas; i++) {
             startReplica(i);
@@ -173,8 +174,6 @@ public final class SimCluster implements AutoCloseable {
     public void markersOnTmpfs(boolean value) {
         this.markersOnTmpfs = value;
     }
-
-    private String runtimeMaster;
 
     /** Writes the control plane's Kubernetes client configuration: its own ServiceAccount on a real server. */
     private void writeKubeConfiguration(Path home, Path etc) throws IOException {
@@ -479,6 +478,7 @@ public final class SimCluster implements AutoCloseable {
     }
 
     /**
+     * @param fault the scenario action that needs it, for the message
      * @return the embedded API server, for the faults only the mock can make (503 answers, 410 Gone on watches)
      * @throws UnsupportedOperationException on a real API server, naming the fault's need
      */
