@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 
@@ -36,8 +37,37 @@ import org.junit.jupiter.api.TestFactory;
  * build; {@code build: long} ones carry the JUnit tag {@code long} (excluded by default, run with
  * {@code -Dnpu.test.excludedGroups=} or the reliability profile). The marker-folder cases mount a tmpfs, so they need
  * root (CAP_SYS_ADMIN), as the CI container has.
+ *
+ * <p>The API server of each file ({@link #api(String)}): the real kube-apiserver where the file's fault is an API
+ * fault that can be made for real ({@link #ON_REAL}), the embedded mock otherwise ({@link #ON_MOCK} says why), or
+ * every file on the mock when system property {@value SimulatedClusterIT#API_PROPERTY} is {@code embedded}.
  */
 class FaultMatrixReliabilityIT {
+
+    /** Files run on a real API server: the fault is made for real (the harness's forwarder cut off). */
+    static final Set<String> ON_REAL = Set.of("api-unreachable.yaml");
+
+    /** Why the other files run on the embedded mock, by file; a file in neither set runs on the mock too. */
+    static final Map<String, String> ON_MOCK = Map.of(
+            "api-503.yaml", "a real kube-apiserver cannot be made to answer 503 on demand",
+            "api-410.yaml", "410 Gone on watches needs the real server's etcd compacted (RealApiServer has no "
+                    + "compaction yet)",
+            "agent-killed-recovery.yaml", "not an API fault (the API server is covered on real by SimulatedClusterIT)",
+            "agent-killed-upgrade.yaml", "not an API fault",
+            "ci-representative.yaml", "not an API fault",
+            "clock.yaml", "not an API fault",
+            "control-plane-killed.yaml", "not an API fault",
+            "control-plane-replicas.yaml", "not an API fault",
+            "marker-folder.yaml", "not an API fault");
+
+    /**
+     * @param file a file of {@code itests/scenarios/reliability/}
+     * @return {@code real} for a file of {@link #ON_REAL} (unless the build asks for {@code embedded} everywhere),
+     *         {@code embedded} otherwise
+     */
+    static String api(String file) {
+        return ON_REAL.contains(file) && SimulatedClusterIT.api().equals("real") ? "real" : "embedded";
+    }
 
     /** One case as {@code bin/npu-lifecycle scenario --list} prints it. */
     record Case(String file, String id, String build, String category, String name, String outcome) {
@@ -125,9 +155,10 @@ class FaultMatrixReliabilityIT {
             Path out = dir.resolve("output.txt");
             long start = System.nanoTime();
             int rc = RuntimeProcess.runToExit(out, Map.of(), 2400, "scenario", folder().resolve(file).toString(),
-                    "--work", dir.resolve("work").toString());
+                    "--api", api(file), "--work", dir.resolve("work").toString());
             String text = Files.readString(out, StandardCharsets.UTF_8);
-            System.out.printf("%s: exit %d in %.1f s%n", file, rc, (System.nanoTime() - start) / 1e9);
+            System.out.printf("%s (%s API server%s): exit %d in %.1f s%n", file, api(file),
+                    ON_MOCK.containsKey(file) ? ": " + ON_MOCK.get(file) : "", rc, (System.nanoTime() - start) / 1e9);
             return text;
         } catch (Exception e) {
             return "the scenario could not be run: " + e;

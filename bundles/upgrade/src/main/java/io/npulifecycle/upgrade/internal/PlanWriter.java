@@ -312,8 +312,9 @@ final class PlanWriter {
                         .resource(daemonSets.render(d.combination(), d.name(), d.image(), d.version())).create();
             } else {
                 // JSON patch (RFC 6902): the whole pod template, rendered from the manifest template with the new
-                // image and DRIVER_VERSION (OnDelete: no pod restarts until the rollout deletes it)
-                client.apps().daemonSets().inNamespace(NodeKeys.DRIVER_NAMESPACE).withName(d.name())
+                // image and DRIVER_VERSION (OnDelete: no pod restarts until the rollout deletes it); on the
+                // informer's object, not withName(..): fabric8 GETs the object first otherwise (RBAC: no get)
+                client.apps().daemonSets().inNamespace(NodeKeys.DRIVER_NAMESPACE).resource(existing)
                         .patch(PatchContext.of(PatchType.JSON), daemonSets.templatePatch(d.combination(), d.image(), d.version()));
             }
             count("daemonset");

@@ -346,7 +346,13 @@ public final class UpgradeController implements AutoCloseable {
      */
     public void setPaused(boolean paused) {
         String json = "{\"metadata\":{\"annotations\":{\"" + NpuOperatorCtlType.PAUSED_ANNOTATION + "\":" + (paused ? "\"true\"" : "null") + "}}}";
-        client.genericKubernetesResources(CTX).inNamespace(cfg.namespace()).withName(cfg.resourceName())
+        // on a stub, not withName(..): fabric8 GETs the object before a patch otherwise (RBAC: no get)
+        GenericKubernetesResource stub = new GenericKubernetesResource();
+        stub.setApiVersion(NpuOperatorCtlType.GROUP + "/" + NpuOperatorCtlType.VERSION);
+        stub.setKind(NpuOperatorCtlType.KIND);
+        stub.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(cfg.resourceName())
+                .withNamespace(cfg.namespace()).build());
+        client.genericKubernetesResources(CTX).inNamespace(cfg.namespace()).resource(stub)
                 .patch(PatchContext.of(PatchType.JSON_MERGE), json);
         writer.count("cr-annotation");
     }

@@ -297,7 +297,8 @@ public final class RealApiServer implements ClusterBackend {
 
     private void awaitEstablished(String crd) {
         client().apiextensions().v1().customResourceDefinitions().withName(crd).waitUntilCondition(c -> c != null
-                && c.getStatus() != null && c.getStatus().getConditions() != null && c.getStatus().getConditions().stream()
+                && c.getStatus() != null && c.getStatus().getConditions() != null // none yet right after the create
+                && c.getStatus().getConditions().stream()
                         .anyMatch(k -> "Established".equals(k.getType()) && "True".equals(k.getStatus())),
                 60, TimeUnit.SECONDS);
     }

@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -206,7 +205,7 @@ final class ClusterCommand {
                     ? "a real API server (kube-apiserver and etcd)" : "the embedded API server (fabric8 mock)"));
             out.flush();
             try {
-                backend = ClusterBackends.start(options.api(), binaries());
+                backend = ClusterBackends.start(options.api(), KubeBinarySource.of(layout.buildScript()));
             } catch (IllegalStateException e) {
                 err.println(PREFIX + "--api " + options.api() + ": " + e.getMessage()
                         + (ClusterBackend.REAL.equals(options.api()) ? "\n(--api embedded needs no binaries)" : ""));
@@ -246,33 +245,6 @@ final class ClusterCommand {
                 // the hook is running: it returns now that done is counted down
             }
         }
-    }
-
-    /** The binaries of a real server: system property {@value KubeBinaries#BIN_PROPERTY}, else build.sh. */
-    private Supplier<KubeBinaries> binaries() {
-        return () -> {
-            if (System.getProperty(KubeBinaries.BIN_PROPERTY) != null) {
-                return KubeBinaries.fromSystemProperties();
-            }
-            Path properties = null;
-            try {
-                properties = Files.createTempFile("npu-lifecycle-kube-", ".properties");
-                return KubeBinaries.fromBuildScript(layout.buildScript(), properties);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot create a temporary file", e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while " + layout.buildScript() + " ran", e);
-            } finally {
-                if (properties != null) {
-                    try {
-                        Files.deleteIfExists(properties);
-                    } catch (IOException e) {
-                        // a temporary file; the system cleans it up
-                    }
-                }
-            }
-        };
     }
 
     private void populate(ClusterBackend backend, Path kubeconfig) {

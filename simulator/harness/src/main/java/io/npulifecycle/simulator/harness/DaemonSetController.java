@@ -17,10 +17,16 @@ import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 
 /**
- * Plays the DaemonSet controller and the kubelet of the simulated cluster (the embedded API server has no
- * controllers): every DaemonSet in {@code npu-operator} gets one Running pod on each NPU node its node selector
- * matches (recreated when the control plane deletes it: {@code updateStrategy: OnDelete}), and each node's agent is
- * (re)started when its driver pod is new, with {@code DRIVER_VERSION} taken from the pod's image tag.
+ * Plays the DaemonSet controller and the kubelet of the simulated cluster (neither API server runs controllers or
+ * kubelets): every DaemonSet in {@code npu-operator} gets one Running pod on each NPU node its node selector matches
+ * (recreated when the control plane deletes it: {@code updateStrategy: OnDelete}; a pod of the same name still
+ * terminating is waited for), and each node's agent is (re)started when its driver pod is new, with
+ * {@code DRIVER_VERSION} taken from the pod's image tag and, on a real API server, a new token bound to that pod.
+ *
+ * <p>As the kubelet of the emulated nodes, for every pod bound to one of them (any namespace): a pod without the
+ * phase Running gets it through the status subresource (a create does not store a status), and a pod deleted with a
+ * grace period (it keeps a {@code deletionTimestamp}) has its container stopped at once and is deleted with grace 0
+ * once the grace period has passed in simulated time.
  */
 final class DaemonSetController implements Runnable {
 
@@ -32,10 +38,27 @@ final class DaemonSetController implements Runnable {
     private final Map<String, SimNode> nodes;
     private final Consumer<String> log;
     private final Map<String, String> podUidOfNode = new HashMap<>();
+    private final RuntimeCredentials credentials;
+    private final double timeScale;
+    private final java.util.function.LongSupplier nanoClock;
+    /** Terminating pods by uid: when this emulation first saw their deletionTimestamp ({@link #nanoClock}). */
+    private final Map<String, Long> terminatingSince = new HashMap<>();
     private volatile boolean running = true;
     private volatile boolean paused;
 
-    DaemonSetController(KubernetesClient client, Map<String, SimNode> nodes, Consumer<String> log) {
+    /**
+     * @param client the admin client (the harness plays the controllers and the kubelets)
+     * @param nodes the emulated nodes by name
+     * @param credentials writes a node agent's token for each new driver pod
+     * @param timeScale simulated seconds per wall-clock second (grace periods are simulated time)
+     * @param nanoClock monotonic wall-clock nanoseconds
+     * @param log where it reports what it does
+     */
+    DaemonSetController(KubernetesClient client, Map<String, SimNode> nodes, RuntimeCredentials credentials,
+            double timeScale, java.util.function.LongSupplier nanoClock, Consumer<String> log) {
+        this.credentials = credentials;
+        this.timeScale = timeScale;
+        this.nanoClock = nanoClock;
         this.client = client;
         this.nodes = nodes;
         this.log = log;
@@ -70,6 +93,7 @@ final class DaemonSetController implements Runnable {
     }
 
     synchronized void reconcile() {
+        kubelet();
         List<DaemonSet> daemonSets = client.apps().daemonSets().inNamespace(NAMESPACE).list().getItems();
         List<Node> clusterNodes = client.nodes().list().getItems();
         List<Pod> pods = client.pods().inNamespace(NAMESPACE).withLabel(APP_LABEL, APP).list().getItems();
@@ -83,7 +107,9 @@ final class DaemonSetController implements Runnable {
                 }
                 boolean has = pods.stream().anyMatch(p -> name.equals(p.getSpec().getNodeName())
                         && p.getMetadata().getDeletionTimestamp() == null && ownedBy(p, ds));
-                if (!has) {
+                String podName = ds.getMetadata().getName() + "-" + name;
+                boolean nameTaken = pods.stream().anyMatch(p -> podName.equals(p.getMetadata().getName()));
+                if (!has && !nameTaken) {
                     Pod pod = new PodBuilder().withNewMetadata()
                             .withName(ds.getMetadata().getName() + "-" + name)
                             .withNamespace(NAMESPACE)
@@ -96,7 +122,8 @@ final class DaemonSetController implements Runnable {
                             .editSpec().withNodeName(name).endSpec()
                             .withNewStatus().withPhase("Running").endStatus()
                             .build();
-                    client.pods().inNamespace(NAMESPACE).resource(pod).create();
+                    Pod created = client.pods().inNamespace(NAMESPACE).resource(pod).create();
+                    running(created);
                     log.accept("kubelet: pod " + pod.getMetadata().getName() + " created on " + name + " ("
                             + image(pod) + ")");
                 }
@@ -104,8 +131,9 @@ final class DaemonSetController implements Runnable {
         }
         pods = client.pods().inNamespace(NAMESPACE).withLabel(APP_LABEL, APP).list().getItems();
         for (SimNode node : nodes.values()) {
-            Pod pod = pods.stream().filter(p -> node.name().equals(p.getSpec().getNodeName())).findFirst()
-                    .orElse(null);
+            // a terminating pod's container is stopped (SIGTERM) as the kubelet does at the start of the deletion
+            Pod pod = pods.stream().filter(p -> node.name().equals(p.getSpec().getNodeName())
+                    && p.getMetadata().getDeletionTimestamp() == null).findFirst().orElse(null);
             String uid = pod == null ? null : pod.getMetadata().getUid();
             if (Objects.equals(uid, podUidOfNode.get(node.name())) && (pod == null || node.runtime().alive())) {
                 continue;
@@ -118,11 +146,57 @@ final class DaemonSetController implements Runnable {
             }
             String version = versionOf(image(pod));
             try {
+                credentials.writeNodeAgent(node.kubeconfig(), pod);
                 node.startAgent(version);
                 log.accept("kubelet: " + node.name() + ": node agent started from " + image(pod));
             } catch (java.io.IOException e) {
                 log.accept("kubelet: " + node.name() + ": cannot start the node agent: " + e.getMessage());
             }
+        }
+    }
+
+    /** The kubelet's part for the pods of the emulated nodes: the Running phase, and the end of deletions. */
+    private void kubelet() {
+        List<Pod> all = client.pods().inAnyNamespace().list().getItems();
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (Pod p : all) {
+            if (p.getSpec() == null || !nodes.containsKey(p.getSpec().getNodeName())) {
+                continue;
+            }
+            String uid = p.getMetadata().getUid();
+            if (p.getMetadata().getDeletionTimestamp() != null) {
+                seen.add(uid);
+                long since = terminatingSince.computeIfAbsent(uid, k -> nanoClock.getAsLong());
+                Long grace = p.getMetadata().getDeletionGracePeriodSeconds();
+                double wallSeconds = (grace == null ? 0 : grace) / timeScale;
+                if (nanoClock.getAsLong() - since >= (long) (wallSeconds * 1e9)) {
+                    client.pods().inNamespace(p.getMetadata().getNamespace()).withName(p.getMetadata().getName())
+                            .withGracePeriod(0).delete();
+                    log.accept("kubelet: pod " + p.getMetadata().getName() + " terminated after its grace period ("
+                            + grace + " s simulated)");
+                }
+            } else {
+                running(p);
+            }
+        }
+        terminatingSince.keySet().retainAll(seen);
+    }
+
+    /** Sets the phase Running through the status subresource, unless the pod has it (or has finished). */
+    private void running(Pod p) {
+        String phase = p.getStatus() == null ? null : p.getStatus().getPhase();
+        if (phase != null && !"Pending".equals(phase)) {
+            return;
+        }
+        Pod copy = new PodBuilder(p).withNewStatus().withPhase("Running").addNewCondition().withType("Ready")
+                .withStatus("True").endCondition().endStatus().build();
+        try {
+            client.pods().inNamespace(p.getMetadata().getNamespace()).resource(copy).updateStatus();
+        } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+            if (e.getCode() != 409 && e.getCode() != 404) {
+                throw e;
+            }
+            // changed or deleted meanwhile: the next round sees the newer pod
         }
     }
 

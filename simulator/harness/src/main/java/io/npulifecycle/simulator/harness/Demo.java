@@ -51,18 +51,20 @@ public final class Demo {
      * @param chips chips per node (NPU ids, one chip each on 910B)
      * @param work working folder
      * @param install the installation
+     * @param api {@value io.npulifecycle.simulator.cluster.ClusterBackend#EMBEDDED} or
+     *        {@value io.npulifecycle.simulator.cluster.ClusterBackend#REAL}
      * @param out where to print
      * @return 0 when every step passed, 1 otherwise
      */
-    public static int run(int nodes, int chips, double scale, Path work, Path install, PrintStream out) {
+    public static int run(int nodes, int chips, double scale, Path work, Path install, String api, PrintStream out) {
         SimSettings s = new SimSettings(nodes, chips, 1, "910b", FROM, scale, System.currentTimeMillis(),
                 System.getProperty("npu.sim.logLevel", "WARN"));
         List<StepResult> results = new ArrayList<>();
         long start = System.nanoTime();
-        try (SimCluster sim = new SimCluster(s, work, install, line -> out.println("  . " + line))) {
+        try (SimCluster sim = new SimCluster(s, work, install, api, line -> out.println("  . " + line))) {
             Demo demo = new Demo(sim, out);
             out.println("npu-lifecycle demo: " + nodes + " simulated 910B nodes x " + chips + " chips, clock x"
-                    + (int) scale + " (1 s = " + (int) scale + " simulated s), work folder " + work);
+                    + (int) scale + " (1 s = " + (int) scale + " simulated s), " + api + " API server, work folder " + work);
             results.add(demo.step("1 install driver " + FROM, () -> demo.install(sim)));
             if (results.get(0).passed()) {
                 results.add(demo.step("2 preflight", demo::preflight));

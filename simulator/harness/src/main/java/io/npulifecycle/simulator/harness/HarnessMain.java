@@ -11,11 +11,15 @@ import java.util.List;
  * {@code lib/harness/}.
  *
  * <pre>
- * npu-lifecycle demo [--nodes N] [--chips N] [--scale X] [--work DIR]
- * npu-lifecycle scenario FILE... [--work DIR]
+ * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR]
+ * npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR]
  * npu-lifecycle scenario --list FILE...     (validates and prints the reliability cases, runs nothing)
  * npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]   (see {@link ClusterCommand})
  * </pre>
+ *
+ * <p>{@code --api} picks the API server of the simulated cluster (default {@code embedded}, the in-process mock);
+ * {@code real} runs kube-apiserver and etcd (see {@link ClusterCommand} for where their binaries come from), with the
+ * RBAC and admission policy of {@code conf/kubernetes/} and every runtime on its own ServiceAccount.
  */
 public final class HarnessMain {
 
@@ -61,6 +65,7 @@ public final class HarnessMain {
         Path work = null;
         List<Path> files = new ArrayList<>();
         boolean list = false;
+        String api = io.npulifecycle.simulator.cluster.ClusterBackend.EMBEDDED;
         try {
             for (int i = 1; i < args.length; i++) {
                 String a = args[i];
@@ -68,6 +73,9 @@ public final class HarnessMain {
                     case "--nodes": nodes = intArg(args, ++i, a, 1, 16); break;
                     case "--chips": chips = intArg(args, ++i, a, 1, 16); break;
                     case "--scale": scale = intArg(args, ++i, a, 1, 1000); break;
+                    case "--api":
+                        api = apiArg(args, ++i);
+                        break;
                     case "--list":
                         if (!"scenario".equals(args[0])) {
                             throw new IllegalArgumentException("unknown option '" + a + "' for " + args[0]);
@@ -98,7 +106,7 @@ public final class HarnessMain {
         }
         switch (args[0]) {
             case "demo":
-                return Demo.run(nodes, chips, scale, work.toAbsolutePath(), installDir, out);
+                return Demo.run(nodes, chips, scale, work.toAbsolutePath(), installDir, api, out);
             case "scenario":
                 if (files.isEmpty()) {
                     err.println("npu-lifecycle scenario: give at least one scenario file");
@@ -107,11 +115,22 @@ public final class HarnessMain {
                 if (list) {
                     return ScenarioRunner.listFiles(files, out, err);
                 }
-                return ScenarioRunner.runFiles(files, work.toAbsolutePath(), installDir, out, err);
+                return ScenarioRunner.runFiles(files, work.toAbsolutePath(), installDir, api, out, err);
             default:
                 err.println("npu-lifecycle: unknown harness command '" + args[0] + "'");
                 return 2;
         }
+    }
+
+    private static String apiArg(String[] args, int i) {
+        String choices = String.join(" or ", io.npulifecycle.simulator.cluster.ClusterBackends.KINDS);
+        if (i >= args.length || args[i].isBlank()) {
+            throw new IllegalArgumentException("--api needs " + choices);
+        }
+        if (!io.npulifecycle.simulator.cluster.ClusterBackends.KINDS.contains(args[i])) {
+            throw new IllegalArgumentException("--api '" + args[i] + "': expected " + choices);
+        }
+        return args[i];
     }
 
     private static int intArg(String[] args, int i, String option, int min, int max) {

@@ -71,9 +71,19 @@ public final class ScenarioRunner {
     }
 
     /**
-     * @return 0 when every scenario passed, 1 when one failed, 2 when a file is malformed (nothing was run)
+     * The faults only the embedded mock can make on demand: a real kube-apiserver cannot be told to answer 503, or 410
+     * Gone to watches, at a given moment.
      */
-    static int runFiles(List<Path> files, Path work, Path install, PrintStream out, PrintStream err) {
+    static final Map<Class<? extends Action>, String> EMBEDDED_ONLY = Map.of(Action.ApiOutage.class, "apiOutage",
+            Action.ApiGone.class, "apiGone");
+
+    /**
+     * @param api {@value io.npulifecycle.simulator.cluster.ClusterBackend#EMBEDDED} or
+     *        {@value io.npulifecycle.simulator.cluster.ClusterBackend#REAL}: the API server of every scenario
+     * @return 0 when every scenario passed, 1 when one failed, 2 when a file is malformed or needs a fault the API
+     *         server cannot make (nothing was run)
+     */
+    static int runFiles(List<Path> files, Path work, Path install, String api, PrintStream out, PrintStream err) {
         List<Scenario> scenarios = new ArrayList<>();
         boolean bad = false;
         for (Path f : files) {
@@ -87,6 +97,17 @@ public final class ScenarioRunner {
                 bad = true;
             }
         }
+        if (io.npulifecycle.simulator.cluster.ClusterBackend.REAL.equals(api)) {
+            for (Scenario s : scenarios) {
+                for (Map.Entry<Class<? extends Action>, String> e : EMBEDDED_ONLY.entrySet()) {
+                    if (s.uses(e.getKey())) {
+                        err.println(s.file + ": " + e.getValue() + " needs --api embedded (a real API server cannot "
+                                + "be made to answer it on demand)");
+                        bad = true;
+                    }
+                }
+            }
+        }
         if (bad) {
             err.println("npu-lifecycle scenario: nothing was run");
             return 2;
@@ -95,7 +116,7 @@ public final class ScenarioRunner {
         int i = 0;
         for (Scenario s : scenarios) {
             Path dir = work.resolve("scenario-" + i++);
-            boolean ok = run(s, dir, install, out);
+            boolean ok = run(s, dir, install, api, out);
             failed += ok ? 0 : 1;
         }
         out.println((failed == 0 ? "PASS" : "FAIL") + ": " + (scenarios.size() - failed) + " of " + scenarios.size()
@@ -105,13 +126,14 @@ public final class ScenarioRunner {
     }
 
     /** Runs one scenario on a fresh simulated cluster. @return whether every expectation held */
-    static boolean run(Scenario s, Path dir, Path install, PrintStream out) {
+    static boolean run(Scenario s, Path dir, Path install, String api, PrintStream out) {
         int perNpu = s.chipType.equals("310p") ? 2 : 1;
         SimSettings settings = new SimSettings(s.nodes, s.chips / perNpu, perNpu, s.chipType, s.driverVersion,
                 s.timeScale, System.currentTimeMillis(), System.getProperty("npu.sim.logLevel", "WARN"));
-        out.println("== scenario " + s.name + " (" + s.file + "): " + s.nodes + " node(s), clock x" + s.timeScale);
+        out.println("== scenario " + s.name + " (" + s.file + "): " + s.nodes + " node(s), clock x" + s.timeScale
+                + ", " + api + " API server");
         long wall = System.nanoTime();
-        try (SimCluster sim = new SimCluster(settings, dir, install, line -> { })) {
+        try (SimCluster sim = new SimCluster(settings, dir, install, api, line -> { })) {
             sim.controlPlaneReplicas(s.controlPlanes);
             sim.markersOnTmpfs(s.uses(Action.MarkersReadOnly.class) || s.uses(Action.MarkersFull.class));
             ScenarioRunner r = new ScenarioRunner(s, sim, out);
@@ -306,11 +328,11 @@ public final class ScenarioRunner {
         // the API server compacted its history: every open watch ends with 410 Expired, and the next watch
         // requests are answered 410 Gone, so informers must list again (DESIGN.md, known traps)
         on(Action.ApiGone.class, a -> {
-            sim.cluster().faults().failNextWatches(a.failNext());
-            sim.cluster().faults().expireWatches();
+            sim.embedded("apiGone").faults().failNextWatches(a.failNext());
+            sim.embedded("apiGone").faults().expireWatches();
         });
         on(Action.ApiUnreachable.class, a -> sim.unreachableFor(wall(a.duration())));
-        on(Action.ApiOutage.class, a -> sim.cluster().faults().outageFor(wall(a.duration()),
+        on(Action.ApiOutage.class, a -> sim.embedded("apiOutage").faults().outageFor(wall(a.duration()),
                 EmbeddedFaults.OutageMode.SERVICE_UNAVAILABLE));
         on(Action.ClockJump.class, a -> {
             if (Action.ClockJump.CONTROL_PLANE.equals(a.node())) {

@@ -18,14 +18,21 @@ import java.util.function.Consumer;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.npulifecycle.simulator.cluster.ClusterBackend;
+import io.npulifecycle.simulator.cluster.ClusterBackends;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 import io.npulifecycle.simulator.common.TcpProxy;
 
 /**
- * A simulated cluster on this machine, no real cluster needed: the embedded Kubernetes API (with the CRD, the
- * {@code NPUOperatorCtl} and NPU nodes), a cluster registry, a control-plane runtime, one node-agent runtime per node
- * with the simulator, and the kubelet / DaemonSet controller emulation. Every runtime is a real Felix runtime started
- * by {@code bin/npu-lifecycle}; they share a compressed clock.
+ * A simulated cluster on this machine, no real cluster needed: a Kubernetes API server (a {@link ClusterBackend}:
+ * the embedded mock or a real kube-apiserver, with the CRD, the {@code NPUOperatorCtl} and NPU nodes), a cluster
+ * registry, a control-plane runtime, one node-agent runtime per node with the simulator, and the kubelet / DaemonSet
+ * controller emulation. Every runtime is a real Felix runtime started by {@code bin/npu-lifecycle}; they share a
+ * compressed clock.
+ *
+ * <p>On a real API server the manifests of {@code conf/kubernetes/} (ServiceAccounts, RBAC, the node agent's admission
+ * policy) are applied first and every runtime authenticates as its own ServiceAccount ({@link RuntimeCredentials});
+ * only the harness itself (playing the operator, the kubelet and the DaemonSet controller) uses the admin client.
  */
 public final class SimCluster implements AutoCloseable {
 
@@ -37,7 +44,11 @@ public final class SimCluster implements AutoCloseable {
     private final Path install;
     private final Consumer<String> log;
     private final String password;
-    private EmbeddedCluster cluster;
+    private final String api;
+    private ClusterBackend cluster;
+    private RuntimeCredentials credentials;
+    /** The API server URL the runtimes are given: the forwarder's, with the server's scheme. */
+    private String runtimeMaster;
     private FakeRegistry registry;
     private RuntimeProcess controlPlane;
     private final List<RuntimeProcess> controlPlanes = new ArrayList<>();
@@ -57,6 +68,19 @@ public final class SimCluster implements AutoCloseable {
      * @param log where the harness reports what it does
      */
     public SimCluster(SimSettings settings, Path work, Path install, Consumer<String> log) {
+        this(settings, work, install, ClusterBackend.EMBEDDED, log);
+    }
+
+    /**
+     * @param settings cluster size, chips, versions, time scale
+     * @param work a folder for every runtime's home and the emulated hosts
+     * @param install the installation (bin/, bundles/, conf/, kube/)
+     * @param api {@value ClusterBackend#EMBEDDED} or {@value ClusterBackend#REAL}
+     * @param log where the harness reports what it does
+     * @throws IllegalArgumentException when {@code api} is neither (the message names the two choices)
+     */
+    public SimCluster(SimSettings settings, Path work, Path install, String api, Consumer<String> log) {
+        this.api = ClusterBackends.checkKind(api);
         this.settings = settings;
         this.work = work;
         this.install = install;
@@ -82,9 +106,14 @@ public final class SimCluster implements AutoCloseable {
         if (Files.exists(crd)) {
             System.setProperty(EmbeddedCluster.CRD_FILE_PROPERTY, crd.toString());
         }
-        cluster = EmbeddedCluster.start();
-        // the runtimes reach the API server through a forwarder that can make it unreachable (apiUnreachable)
-        proxy = new TcpProxy(cluster.port(), log);
+        cluster = ClusterBackends.start(api, KubeBinarySource.ofInstall(install));
+        credentials = new RuntimeCredentials(cluster);
+        // the runtimes reach the API server through a forwarder that can make it unreachable (apiUnreachable); TLS
+        // passes through it unchanged
+        java.net.URI master = java.net.URI.create(cluster.masterUrl());
+        proxy = new TcpProxy(master.getPort(), log);
+        runtimeMaster = master.getScheme() + "://127.0.0.1:" + proxy.port();
+        credentials.applyManifests(install.resolve("conf/kubernetes"), log);
         cluster.installCrd();
         cluster.ensureNamespace(DaemonSetController.NAMESPACE);
         registry = new FakeRegistry();
@@ -106,8 +135,8 @@ public final class SimCluster implements AutoCloseable {
         log.accept("cluster: kubeconfig " + kubeconfig + "  (export KUBECONFIG=" + kubeconfig + ")");
 
         for (String name : List.copyOf(nodes.keySet())) {
-            SimNode node = new SimNode(name, work.resolve(name), install, freePort(), USER, password, proxy.url(),
-                    settings);
+            SimNode node = new SimNode(name, work.resolve(name), install, freePort(), USER, password, runtimeMaster,
+                    settings, credentials.enabled());
             if (markersOnTmpfs) {
                 node.mountMarkersTmpfs();
             }
@@ -117,7 +146,8 @@ public final class SimCluster implements AutoCloseable {
         for (int i = 1; i < replicas; i++) {
             startReplica(i);
         }
-        daemonSets = new DaemonSetController(cluster.client(), nodes, log);
+        daemonSets = new DaemonSetController(cluster.client(), nodes, credentials, settings.timeScale(),
+                System::nanoTime, log);
         daemonSetThread = new Thread(daemonSets, "sim-daemonset-controller");
         daemonSetThread.setDaemon(true);
         daemonSetThread.start();
@@ -147,9 +177,18 @@ public final class SimCluster implements AutoCloseable {
         this.markersOnTmpfs = value;
     }
 
+    /** Writes the control plane's Kubernetes client configuration: its own ServiceAccount on a real server. */
+    private void writeKubeConfiguration(Path home, Path etc) throws IOException {
+        String cfg = RuntimeCredentials.kubeConfiguration(credentials.writeControlPlane(home.resolve("kubeconfig")));
+        if (cfg != null) {
+            SimNode.write(etc.resolve("io.npulifecycle.kube.cfg"), cfg);
+        }
+    }
+
     private void startReplica(int i) throws IOException {
         Path home = work.resolve("control-plane-" + i + "/home");
         Path etc = Files.createDirectories(home.resolve("etc"));
+        writeKubeConfiguration(home, etc);
         SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + freePort()
                 + "\nlog.level=" + settings.logLevel() + "\n");
         SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
@@ -163,7 +202,7 @@ public final class SimCluster implements AutoCloseable {
         Map<String, String> env = new HashMap<>();
         env.put("NPU_LIFECYCLE_JOLOKIA_USER", USER);
         env.put("NPU_LIFECYCLE_JOLOKIA_PASSWORD", password);
-        env.put("NPU_LIFECYCLE_KUBE_MASTER", proxy.url());
+        env.put("NPU_LIFECYCLE_KUBE_MASTER", runtimeMaster);
         env.put("POD_NAME", "npu-lifecycle-control-plane-" + replica);
         return env;
     }
@@ -285,6 +324,7 @@ public final class SimCluster implements AutoCloseable {
     private void startControlPlane() throws IOException {
         Path home = work.resolve("control-plane/home");
         Path etc = Files.createDirectories(home.resolve("etc"));
+        writeKubeConfiguration(home, etc);
         controlPlanePort = freePort();
         SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + controlPlanePort
                 + "\nlog.level=" + settings.logLevel() + "\n");
@@ -415,9 +455,22 @@ public final class SimCluster implements AutoCloseable {
         return cluster.client();
     }
 
-    /** @return the embedded API server */
-    public EmbeddedCluster cluster() {
+    /** @return the API server */
+    public ClusterBackend cluster() {
         return cluster;
+    }
+
+    /**
+     * @param fault the scenario action that needs it, for the message
+     * @return the embedded API server, for the faults only the mock can make (503 answers, 410 Gone on watches)
+     * @throws UnsupportedOperationException on a real API server, naming the fault's need
+     */
+    public EmbeddedCluster embedded(String fault) {
+        if (cluster instanceof EmbeddedCluster e) {
+            return e;
+        }
+        throw new UnsupportedOperationException(fault + " needs the embedded API server (--api embedded): the real "
+                + "kube-apiserver cannot be made to answer it on demand");
     }
 
     /** @return the cluster registry */

@@ -35,7 +35,7 @@ public final class SimNode {
     private static final java.util.Set<Path> MOUNTS = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     SimNode(String name, Path root, Path install, int port, String user, String password, String masterUrl,
-            SimSettings settings) throws IOException {
+            SimSettings settings, boolean kubeconfig) throws IOException {
         this.name = name;
         this.root = root;
         this.port = port;
@@ -72,6 +72,11 @@ public final class SimNode {
                 + "\nstateDir=" + varLib + "\n");
         write(etc.resolve("io.npulifecycle.rebooter.cfg"), "stateDir=" + varLib + "\n");
         write(etc.resolve("io.npulifecycle.kube.node.cfg"), "nodeName=" + name + "\n");
+        // on a real API server the agent authenticates with its driver pod's token, written before each start
+        String kube = RuntimeCredentials.kubeConfiguration(kubeconfig ? kubeconfig() : null);
+        if (kube != null) {
+            write(etc.resolve("io.npulifecycle.kube.cfg"), kube);
+        }
         Map<String, String> env = new HashMap<>();
         env.put("NPU_LIFECYCLE_JOLOKIA_USER", user);
         env.put("NPU_LIFECYCLE_JOLOKIA_PASSWORD", password);
@@ -91,6 +96,11 @@ public final class SimNode {
         Files.writeString(tmp, content, StandardCharsets.UTF_8);
         Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
                 java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** @return the node agent's kubeconfig on a real API server ({@link RuntimeCredentials#writeNodeAgent}) */
+    public Path kubeconfig() {
+        return root.resolve("home/kubeconfig");
     }
 
     /** @return the emulated {@code /run/npu-operator} */
