@@ -39,6 +39,7 @@ import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import io.npulifecycle.simulator.cluster.internal.ChildProcess;
+import io.npulifecycle.simulator.cluster.internal.EtcdGateway;
 import io.npulifecycle.simulator.cluster.internal.KubeBinaries;
 import io.npulifecycle.simulator.cluster.internal.KubeCommandLines;
 import io.npulifecycle.simulator.cluster.internal.Kubeconfigs;
@@ -86,14 +87,22 @@ public final class RealApiServer implements ClusterBackend {
     private final RunRecords.Record record;
     private final Thread shutdownHook = new Thread(this::close, "npu-real-apiserver-shutdown");
     private final Duration startDuration;
+    private final Duration startTimeout;
+    private final LongSupplier nanoClock;
     private KubePki pki;
     private ChildProcess etcd;
-    private ChildProcess apiserver;
+    private volatile ChildProcess apiserver;
+    private List<String> apiServerCommand;
+    private ServerProbe probe;
+    private EtcdGateway etcdGateway;
     private String masterUrl;
     private volatile KubernetesClient client;
     private volatile boolean closed;
 
-    private RealApiServer(KubeBinaries bin, Duration timeout, LongSupplier nanoClock) throws IOException {
+    private RealApiServer(KubeBinaries bin, Duration timeout, LongSupplier nanoClock, List<String> extraApiServerFlags)
+            throws IOException {
+        this.startTimeout = timeout;
+        this.nanoClock = nanoClock;
         long t0 = nanoClock.getAsLong();
         RunRecords records = RunRecords.standard();
         records.reapLeftovers();
@@ -110,12 +119,15 @@ public final class RealApiServer implements ClusterBackend {
             etcd = ChildProcess.start("etcd", KubeCommandLines.etcd(bin, data.resolve("etcd"), etcdUrl, peerUrl),
                     data.resolve("etcd.log"));
             record.add(etcd);
-            ServerProbe probe = new ServerProbe(pki.caCert(), nanoClock);
+            probe = new ServerProbe(pki.caCert(), nanoClock);
             probe.awaitOk(etcdUrl + "/health", etcd, timeout);
+            etcdGateway = new EtcdGateway(etcdUrl);
             masterUrl = "https://127.0.0.1:" + apiPort;
-            apiserver = ChildProcess.start("kube-apiserver", KubeCommandLines.kubeApiserver(bin, pki,
-                    data.resolve("apiserver-certs"), etcdUrl, apiPort, SERVICE_ACCOUNT_ISSUER),
-                    data.resolve("kube-apiserver.log"));
+            List<String> command = new ArrayList<>(KubeCommandLines.kubeApiserver(bin, pki,
+                    data.resolve("apiserver-certs"), etcdUrl, apiPort, SERVICE_ACCOUNT_ISSUER));
+            command.addAll(extraApiServerFlags);
+            apiServerCommand = List.copyOf(command);
+            apiserver = ChildProcess.start("kube-apiserver", apiServerCommand, data.resolve("kube-apiserver.log"));
             record.add(apiserver);
             long left = timeout.toNanos() - (nanoClock.getAsLong() - t0);
             probe.awaitOk(masterUrl + "/readyz", apiserver, Duration.ofNanos(Math.max(left, 0)));
@@ -146,8 +158,25 @@ public final class RealApiServer implements ClusterBackend {
      * @return the ready server, as {@link #start()}
      */
     public static RealApiServer start(KubeBinaries bin, Duration timeout, LongSupplier nanoClock) {
+        return start(bin, timeout, nanoClock, List.of());
+    }
+
+    /**
+     * As {@link #start(KubeBinaries, Duration, LongSupplier)}, with more kube-apiserver flags after the standard
+     * ones (a later flag wins), e.g. {@code --watch-cache=false}: every watch is then served by etcd itself, so a
+     * watch from a compacted resourceVersion is answered {@code 410 Gone} (with the watch cache, the cache's own
+     * window decides).
+     *
+     * @param bin the binaries
+     * @param timeout how long to wait for readiness
+     * @param nanoClock monotonic nanoseconds, for the deadlines
+     * @param extraApiServerFlags e.g. {@code List.of("--watch-cache=false")}
+     * @return the ready server
+     */
+    public static RealApiServer start(KubeBinaries bin, Duration timeout, LongSupplier nanoClock,
+            List<String> extraApiServerFlags) {
         try {
-            return new RealApiServer(bin, timeout, nanoClock);
+            return new RealApiServer(bin, timeout, nanoClock, extraApiServerFlags);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the data folder of a real API server", e);
         }
@@ -172,6 +201,41 @@ public final class RealApiServer implements ClusterBackend {
     /** @return the CA certificate (PEM) that the serving certificate chains to */
     public Path caCertificate() {
         return pki.caCert();
+    }
+
+    /**
+     * Kills kube-apiserver (SIGKILL: a crash, no graceful shutdown, every watch and connection cut), keeps etcd and
+     * its data, and starts kube-apiserver again with the same command line: the same port, certificates and
+     * service-account keys, so that existing clients and tokens go on working once it is back. Returns when
+     * {@code /readyz} answers 200 again.
+     *
+     * @return how long kube-apiserver was away, from the kill to {@code /readyz} answering 200
+     * @throws IllegalStateException when the server was closed, or kube-apiserver does not get ready within the
+     *         start timeout (the message has the end of its log)
+     */
+    public synchronized Duration restartApiServer() {
+        if (closed) {
+            throw new IllegalStateException("the real API server at " + masterUrl + " is closed");
+        }
+        long t0 = nanoClock.getAsLong();
+        apiserver.kill();
+        apiserver = ChildProcess.start("kube-apiserver", apiServerCommand, apiserver.log());
+        record.add(apiserver);
+        probe.awaitOk(masterUrl + "/readyz", apiserver, startTimeout);
+        return Duration.ofNanos(nanoClock.getAsLong() - t0);
+    }
+
+    /**
+     * Compacts etcd to its current revision (through etcd's gRPC-gateway, {@code POST /v3/kv/compaction}): every
+     * older resourceVersion is gone, so a watch or a list that asks for one is answered {@code 410 Gone} (a watch
+     * directly, when the server was started with {@code --watch-cache=false}; otherwise once the watch cache no
+     * longer holds it).
+     *
+     * @return the revision compacted to (a resourceVersion: every object's is at most this)
+     * @throws IllegalStateException when etcd refuses or does not answer
+     */
+    public long compact() {
+        return etcdGateway.compactToCurrent();
     }
 
     /** @return the pids of etcd and kube-apiserver */
