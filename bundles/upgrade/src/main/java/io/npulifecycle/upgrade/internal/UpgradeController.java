@@ -568,7 +568,12 @@ public final class UpgradeController implements AutoCloseable {
             } else {
                 // JSON patch (RFC 6902): the whole pod template, rendered from the manifest template with the new
                 // image and DRIVER_VERSION (OnDelete: no pod restarts until the rollout deletes it)
-                client.apps().daemonSets().inNamespace(NodeKeys.DRIVER_NAMESPACE).withName(d.name())
+                // on a name-only stub: withName(..).patch(..) GETs the object first, which the control plane's RBAC
+                // does not allow (daemonsets: list, watch, create, patch)
+                io.fabric8.kubernetes.api.model.apps.DaemonSet stub = new io.fabric8.kubernetes.api.model.apps.DaemonSet();
+                stub.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(d.name())
+                        .withNamespace(NodeKeys.DRIVER_NAMESPACE).build());
+                client.apps().daemonSets().inNamespace(NodeKeys.DRIVER_NAMESPACE).resource(stub)
                         .patch(PatchContext.of(PatchType.JSON), daemonSets.templatePatch(d.combination(), d.image(), d.version()));
             }
             count("daemonset");
@@ -621,7 +626,14 @@ public final class UpgradeController implements AutoCloseable {
      */
     public void setPaused(boolean paused) {
         String json = "{\"metadata\":{\"annotations\":{\"" + NpuOperatorCtlType.PAUSED_ANNOTATION + "\":" + (paused ? "\"true\"" : "null") + "}}}";
-        client.genericKubernetesResources(CTX).inNamespace(cfg.namespace()).withName(cfg.resourceName())
+        // on a name-only stub: withName(..).patch(..) GETs the object first, which the control plane's RBAC does
+        // not allow (npuoperatorctls: list, watch, patch)
+        GenericKubernetesResource stub = new GenericKubernetesResource();
+        stub.setApiVersion(NpuOperatorCtlType.GROUP + "/" + NpuOperatorCtlType.VERSION);
+        stub.setKind(NpuOperatorCtlType.KIND);
+        stub.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(cfg.resourceName())
+                .withNamespace(cfg.namespace()).build());
+        client.genericKubernetesResources(CTX).inNamespace(cfg.namespace()).resource(stub)
                 .patch(PatchContext.of(PatchType.JSON_MERGE), json);
         count("cr-annotation");
     }

@@ -289,13 +289,30 @@ public final class RealApiServer implements ClusterBackend {
      *         caller closes it
      */
     public KubernetesClient newTokenClient(String token, Consumer<Config> customizer) {
+        return newTokenClient(token, customizer, h -> { });
+    }
+
+    /**
+     * @param token a bearer token, e.g. from {@link #podBoundToken}
+     * @param customizer changes the configuration before the client is built
+     * @param http changes the HTTP client before it is built, e.g. adds an
+     *        {@link io.fabric8.kubernetes.client.http.Interceptor} that counts the requests of a test
+     * @return a new client as {@link #newTokenClient(String, Consumer)}; the caller closes it
+     */
+    public KubernetesClient newTokenClient(String token, Consumer<Config> customizer,
+            Consumer<io.fabric8.kubernetes.client.http.HttpClient.Builder> http) {
         return build(c -> {
             c.setOauthToken(token);
             customizer.accept(c);
-        });
+        }, http);
     }
 
     private KubernetesClient build(Consumer<Config> credentials) {
+        return build(credentials, h -> { });
+    }
+
+    private KubernetesClient build(Consumer<Config> credentials,
+            Consumer<io.fabric8.kubernetes.client.http.HttpClient.Builder> http) {
         Config config = Config.empty();
         config.setMasterUrl(masterUrl);
         config.setCaCertData(KubePki.base64(pki.caCert()));
@@ -307,7 +324,7 @@ public final class RealApiServer implements ClusterBackend {
         config.setRequestRetryBackoffInterval(50);
         credentials.accept(config);
         return new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(new JdkHttpClientFactory())
-                .build();
+                .withHttpClientBuilderConsumer(http).build();
     }
 
     @Override
@@ -380,7 +397,7 @@ public final class RealApiServer implements ClusterBackend {
 
     private void awaitEstablished(String crd) {
         client().apiextensions().v1().customResourceDefinitions().withName(crd).waitUntilCondition(c -> c != null
-                && c.getStatus() != null && c.getStatus().getConditions().stream()
+                && c.getStatus() != null && c.getStatus().getConditions() != null && c.getStatus().getConditions().stream()
                         .anyMatch(k -> "Established".equals(k.getType()) && "True".equals(k.getStatus())),
                 60, TimeUnit.SECONDS);
     }
