@@ -709,6 +709,57 @@ class RebootPathTest {
         await("watching again", () -> a.sync.isNodeInformerWatching());
     }
 
+    /**
+     * Another client annotates the Node between the node agent's read and its update (hooked into the agent's HTTP
+     * client right before its PUT of the Node), so the update, guarded by the resourceVersion just read, gets a real
+     * {@code 409 Conflict}: the agent reads again and retries; the approval is consumed once, one reboot, and the
+     * other writer's annotation is kept.
+     */
+    @Test
+    void aWriteBetweenTheAgentsReadAndUpdateIsARealConflictTheAgentRetriesNothingLost() throws IOException {
+        assumeReal("the write is hooked into the node agent's token client of the real server");
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicInteger conflicts = new AtomicInteger();
+        String nodePath = "/api/v1/nodes/" + NODE;
+        Interceptor between = new Interceptor() {
+            @Override
+            public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
+                if ("PUT".equals(request.method()) && nodePath.equals(request.uri().getPath())
+                        && armed.compareAndSet(true, false)) {
+                    cluster.annotate(NODE, "example.com/touched", "between");
+                }
+            }
+
+            @Override
+            public void after(HttpRequest request, io.fabric8.kubernetes.client.http.HttpResponse<?> response,
+                    io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<java.nio.ByteBuffer>> consumer) {
+                if ("PUT".equals(request.method()) && nodePath.equals(request.uri().getPath())
+                        && response.code() == 409) {
+                    conflicts.incrementAndGet();
+                }
+            }
+        };
+        KubernetesClient client = cluster.own(cluster.real().newTokenClient(
+                cluster.serviceAccountToken(NodeRuntime.NODE_AGENT_SA, NODE), NodeRuntime.agentConfig(cluster, proxy),
+                h -> h.addOrReplaceInterceptor("write-between", between)));
+        cluster.putDriver(NodeRuntime.policy(false, false, null, null));
+        NodeRuntime a = boot("boot-a", null, false, client);
+        awaitPolicy(a, false);
+        wedge(a);
+        await("label reboot-required", () -> "true".equals(cluster.label(NODE, NodeKeys.REBOOT_REQUIRED)));
+        approve(a, "true");
+
+        armed.set(true);
+        a.rebooter.evaluate();
+        assertFalse(armed.get(), "the other write was made between a read and a PUT of the node agent");
+        assertTrue(conflicts.get() >= 1, "the PUT after the other write was refused with 409");
+        assertEquals(List.of("recovery"), executor.reboots);
+        assertNull(cluster.annotation(NODE, NodeKeys.APPROVE_REBOOT), "approval consumed");
+        assertEquals("boot-a", cluster.annotation(NODE, NodeKeys.REBOOTING_FROM_BOOT_ID));
+        assertEquals("between", cluster.annotation(NODE, "example.com/touched"), "the other writer's annotation kept");
+        assertEquals("true", cluster.label(NODE, NodeKeys.REBOOT_REQUIRED), "the agent's label kept");
+    }
+
     static final class Killed extends Error {
         private static final long serialVersionUID = 1L;
 

@@ -64,9 +64,14 @@ import io.npulifecycle.simulator.cluster.internal.ServerProbe;
  * }
  * </pre>
  *
+ * <p>Faults for watch-recovery tests: {@link #restartApiServer()} (kube-apiserver killed and started again, etcd and
+ * its data kept) and {@link #compact()} (etcd compacted: old resourceVersions answer 410 Gone).
+ *
  * <p>No controller-manager, scheduler or kubelet runs: nothing creates the {@code default} ServiceAccount of a
- * namespace ({@link #ensureNamespace} does), schedules or runs pods, or garbage-collects. Certificates: a fresh CA,
- * the admin client is CN=admin, O=system:masters. {@link #close()} stops both processes and removes the data
+ * namespace ({@link #ensureNamespace} does), schedules or runs pods, or garbage-collects; a deleted pod of a node
+ * stays Terminating until it is deleted again with grace period 0 (the kubelet's part); the status sent with a
+ * create is dropped (write it through the status subresource). Certificates: a fresh CA, the admin client is
+ * CN=admin, O=system:masters. {@link #close()} stops both processes and removes the data
  * folder; so does a JVM shutdown hook, and after a SIGKILL of the JVM the next {@link #start()} of any JVM on the
  * machine ({@link RunRecords}). Thread-safe.
  */
@@ -111,31 +116,57 @@ public final class RealApiServer implements ClusterBackend {
         Runtime.getRuntime().addShutdownHook(shutdownHook);
         try {
             pki = KubePki.generate(bin.pki(), data.resolve("pki"));
-            int etcdPort = ServerProbe.freePort();
-            int peerPort = ServerProbe.freePort();
-            int apiPort = ServerProbe.freePort();
-            String etcdUrl = "http://127.0.0.1:" + etcdPort;
-            String peerUrl = "http://127.0.0.1:" + peerPort;
-            etcd = ChildProcess.start("etcd", KubeCommandLines.etcd(bin, data.resolve("etcd"), etcdUrl, peerUrl),
-                    data.resolve("etcd.log"));
-            record.add(etcd);
             probe = new ServerProbe(pki.caCert(), nanoClock);
-            probe.awaitOk(etcdUrl + "/health", etcd, timeout);
+            String etcdUrl = null;
+            // a port free when probed may be taken before the server binds it (another process, an outgoing
+            // connection's local port): such a start is tried again on other ports
+            for (int attempt = 1; etcdUrl == null; attempt++) {
+                String clientUrl = "http://127.0.0.1:" + ServerProbe.freePort();
+                String peerUrl = "http://127.0.0.1:" + ServerProbe.freePort();
+                RunRecords.deleteTree(data.resolve("etcd"));
+                etcd = ChildProcess.start("etcd", KubeCommandLines.etcd(bin, data.resolve("etcd"), clientUrl,
+                        peerUrl), data.resolve("etcd.log"));
+                record.add(etcd);
+                if (awaitReady(clientUrl + "/health", etcd, timeout, t0, attempt)) {
+                    etcdUrl = clientUrl;
+                }
+            }
             etcdGateway = new EtcdGateway(etcdUrl);
-            masterUrl = "https://127.0.0.1:" + apiPort;
-            List<String> command = new ArrayList<>(KubeCommandLines.kubeApiserver(bin, pki,
-                    data.resolve("apiserver-certs"), etcdUrl, apiPort, SERVICE_ACCOUNT_ISSUER));
-            command.addAll(extraApiServerFlags);
-            apiServerCommand = List.copyOf(command);
-            apiserver = ChildProcess.start("kube-apiserver", apiServerCommand, data.resolve("kube-apiserver.log"));
-            record.add(apiserver);
-            long left = timeout.toNanos() - (nanoClock.getAsLong() - t0);
-            probe.awaitOk(masterUrl + "/readyz", apiserver, Duration.ofNanos(Math.max(left, 0)));
+            for (int attempt = 1; masterUrl == null; attempt++) {
+                int apiPort = ServerProbe.freePort();
+                List<String> command = new ArrayList<>(KubeCommandLines.kubeApiserver(bin, pki,
+                        data.resolve("apiserver-certs"), etcdUrl, apiPort, SERVICE_ACCOUNT_ISSUER));
+                command.addAll(extraApiServerFlags);
+                apiServerCommand = List.copyOf(command);
+                apiserver = ChildProcess.start("kube-apiserver", apiServerCommand, data.resolve("kube-apiserver.log"));
+                record.add(apiserver);
+                if (awaitReady("https://127.0.0.1:" + apiPort + "/readyz", apiserver, timeout, t0, attempt)) {
+                    masterUrl = "https://127.0.0.1:" + apiPort;
+                }
+            }
         } catch (RuntimeException e) {
             close();
             throw e;
         }
         startDuration = Duration.ofNanos(nanoClock.getAsLong() - t0);
+    }
+
+    /**
+     * @return true when {@code url} answered 200; false when the server exited because its port was taken (and
+     *         attempts are left: the caller starts it on other ports)
+     * @throws IllegalStateException on any other failure, or a taken port at the third attempt
+     */
+    private boolean awaitReady(String url, ChildProcess server, Duration timeout, long t0, int attempt) {
+        long left = timeout.toNanos() - (nanoClock.getAsLong() - t0);
+        try {
+            probe.awaitOk(url, server, Duration.ofNanos(Math.max(left, 0)));
+            return true;
+        } catch (IllegalStateException e) {
+            if (attempt < 3 && !server.alive() && server.tail(10).contains("address already in use")) {
+                return false;
+            }
+            throw e;
+        }
     }
 
     /**
