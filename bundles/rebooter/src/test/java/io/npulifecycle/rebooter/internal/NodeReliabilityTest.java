@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.io.TempDir;
 
+import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.api.markers.MarkerRead;
 import io.npulifecycle.api.markers.MarkerStatus;
 import io.npulifecycle.api.markers.Markers;
@@ -87,7 +88,7 @@ class NodeReliabilityTest {
 
     @BeforeAll
     static void startCluster() throws IOException {
-        cluster = NodeRuntime.startCluster();
+        cluster = NodeRuntime.startCluster(ClusterBackend.EMBEDDED);
         MarkerStore proxy = (MarkerStore) java.lang.reflect.Proxy.newProxyInstance(MarkerStore.class.getClassLoader(),
                 new Class<?>[] {MarkerStore.class}, (o, m, args) -> {
                     try {

@@ -63,9 +63,22 @@ final class NodeRuntime implements AutoCloseable {
         sync.stop();
     }
 
-    /** @return a started embedded cluster with the NPU node {@value #NODE} (label {@code openfuyao.com/npu.present}) */
-    static ClusterFixture startCluster() {
-        ClusterFixture cluster = ClusterFixture.startEmbedded();
+    /** The node agent's ServiceAccount (config/kubernetes/10-rbac-node-agent.yaml). */
+    static final String NODE_AGENT_SA = "npu-lifecycle-node-agent";
+
+    /**
+     * @param kind {@code embedded} or {@code real} ({@link ClusterFixture#start(String)})
+     * @return a started cluster with the NPU node {@value #NODE} (label {@code openfuyao.com/npu.present})
+     */
+    static ClusterFixture startCluster(String kind) {
+        return withNode(ClusterFixture.start(kind));
+    }
+
+    /**
+     * @param cluster a started cluster
+     * @return {@code cluster}, with the NPU node {@value #NODE} created
+     */
+    static ClusterFixture withNode(ClusterFixture cluster) {
         cluster.admin().nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE)
                 .addToLabels("openfuyao.com/npu.present", "true").endMetadata().build()).create();
         return cluster;
@@ -84,16 +97,30 @@ final class NodeRuntime implements AutoCloseable {
      * @param cluster the cluster
      * @param proxy its proxy
      * @return a new client for one node-agent runtime, through the proxy (each runtime has its own, as in
-     *         production); it fails fast (10 s request timeout, no retry), as the outage tests need
+     *         production), authenticated as the node agent's ServiceAccount with a token bound to a pod on
+     *         {@value #NODE} (on a real server: RBAC and the admission policy apply); it fails fast (10 s request
+     *         timeout, no retry), as the outage tests need
      */
     static KubernetesClient agentClient(ClusterFixture cluster, TcpProxy proxy) {
-        return cluster.client(c -> {
-            c.setMasterUrl(proxy.url());
+        return cluster.serviceAccountClient(NODE_AGENT_SA, NODE, agentConfig(cluster, proxy));
+    }
+
+    /**
+     * @param cluster the cluster
+     * @param proxy its proxy
+     * @return the configuration of {@link #agentClient}: through the proxy (the backend's scheme), namespace
+     *         {@value #EVENTS_NAMESPACE}, 10 s request timeout, no retry
+     */
+    static java.util.function.Consumer<io.fabric8.kubernetes.client.Config> agentConfig(ClusterFixture cluster,
+            TcpProxy proxy) {
+        String scheme = java.net.URI.create(cluster.masterUrl()).getScheme();
+        return c -> {
+            c.setMasterUrl(scheme + "://127.0.0.1:" + proxy.port());
             c.setNamespace(EVENTS_NAMESPACE);
             c.setRequestTimeout(10_000);
             c.setConnectionTimeout(5_000);
             c.setRequestRetryBackoffLimit(0);
-        });
+        };
     }
 
     /**

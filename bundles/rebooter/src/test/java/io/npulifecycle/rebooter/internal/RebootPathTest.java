@@ -18,12 +18,17 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import io.npulifecycle.api.markers.MarkerStatus;
 import io.npulifecycle.api.markers.Markers;
@@ -34,15 +39,29 @@ import io.npulifecycle.api.node.NodeKeys;
 import io.npulifecycle.api.reboot.DriverLoader;
 import io.npulifecycle.api.reboot.RebootExecutor;
 import io.npulifecycle.driver.testing.FakeHealthView;
+import io.npulifecycle.driver.internal.HealthView;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.http.BasicBuilder;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.Interceptor;
+import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.common.TcpProxy;
 import io.npulifecycle.testing.support.ClusterFixture;
+import io.npulifecycle.testing.support.Waits;
 
 /**
- * The reboot path's scenarios against the embedded API server (kubernetes-server-mock in CRUD mode), with the real
- * marker store, node sync, rebooter and driver logic, a fake reboot executor and a fake driver loader. A "reboot" is simulated by closing the
- * runtime, clearing the marker folder (tmpfs) and starting a runtime with a new boot id on the same state folder.
+ * The reboot path's scenarios against each {@link ClusterBackend} (the embedded mock in CRUD mode, and a real
+ * kube-apiserver with etcd where the node agent authenticates with a pod-bound token of its ServiceAccount, RBAC and
+ * the admission policy of config/kubernetes applied), with the real marker store, node sync, rebooter and driver
+ * logic, a fake reboot executor and a fake driver loader. A "reboot" is simulated by closing the runtime, clearing
+ * the marker folder (tmpfs) and starting a runtime with a new boot id on the same state folder.
  */
+@ParameterizedClass(name = "{0}")
+@ValueSource(strings = {ClusterBackend.EMBEDDED, ClusterBackend.REAL})
 class RebootPathTest {
+
+    @Parameter
+    String kind;
 
     @TempDir
     Path tmp;
@@ -94,7 +113,7 @@ class RebootPathTest {
 
     @BeforeEach
     void setUp() throws IOException {
-        cluster = NodeRuntime.startCluster();
+        cluster = NodeRuntime.startCluster(kind);
         proxy = NodeRuntime.proxy(cluster);
         time = new ManualTimeSource(Instant.parse("2026-12-01T10:00:00Z"));
         markerDir = Files.createDirectories(tmp.resolve("run"));
@@ -115,7 +134,11 @@ class RebootPathTest {
     }
 
     NodeRuntime boot(String bootId, Supplier<ApprovalService> approvals, boolean dryRun) {
-        NodeRuntime r = new NodeRuntime(bootId, markerDir, stateDir, NodeRuntime.agentClient(cluster, proxy), time, approvals, executor, loader,
+        return boot(bootId, approvals, dryRun, NodeRuntime.agentClient(cluster, proxy));
+    }
+
+    NodeRuntime boot(String bootId, Supplier<ApprovalService> approvals, boolean dryRun, KubernetesClient client) {
+        NodeRuntime r = new NodeRuntime(bootId, markerDir, stateDir, client, time, approvals, executor, loader,
                 health, procModules, "25.5.0", dryRun);
         runtimes.add(r);
         await("Node informer synced", () -> r.sync.approval().known(), this::tick);
@@ -573,6 +596,142 @@ class RebootPathTest {
         });
         await("watching again", () -> a.sync.isNodeInformerWatching());
         assertTrue(a.sync.getRelists() + a.sync.getReconnects() > 0);
+    }
+
+    void assumeReal(String why) {
+        Assumptions.assumeTrue(ClusterBackend.REAL.equals(kind), why);
+    }
+
+    /**
+     * kube-apiserver killed and started again (etcd kept) while a recovery waits for its approval: the node agent's
+     * informer recovers (its watch reconnects, or the health tick re-creates it), sees the approval given after the
+     * restart, and the reboot path completes with its Events.
+     */
+    @Test
+    void apiServerRestartedMidRecoveryTheInformerRecoversAndTheRebootPathCompletes() throws IOException {
+        assumeReal("a kube-apiserver restart needs the real server (the mock has no process to restart)");
+        cluster.putDriver(NodeRuntime.policy(false, false, null, null));
+        NodeRuntime a = boot("boot-a");
+        awaitPolicy(a, false);
+        wedge(a);
+        a.rebooter.evaluate();
+        assertEquals("WAITING_FOR_APPROVAL", a.rebooter.getDecision());
+        await("label reboot-required", () -> "true".equals(cluster.label(NODE, NodeKeys.REBOOT_REQUIRED)));
+        await("RebootRequired Event", () -> cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_REBOOT_REQUIRED).size() == 1);
+
+        cluster.real().restartApiServer();
+        cluster.annotate(NODE, NodeKeys.APPROVE_REBOOT, "true"); // only a recovered informer can see this
+        await("approval seen after the restart", () -> "true".equals(a.sync.approval().value()), this::tick);
+        a.rebooter.evaluate();
+        assertEquals(List.of("recovery"), executor.reboots);
+        await("approval consumed", () -> cluster.annotation(NODE, NodeKeys.APPROVE_REBOOT) == null);
+        await("Rebooting Event", () -> cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_REBOOTING).size() == 1);
+
+        health.wedged = "";
+        NodeRuntime b = reboot(a, "boot-b");
+        b.rebooter.evaluate();
+        b.driver.evaluate();
+        await("label removed", () -> cluster.label(NODE, NodeKeys.REBOOT_REQUIRED) == null);
+        await("validated annotation", () -> "25.5.0@boot-b".equals(cluster.annotation(NODE, NodeKeys.DRIVER_VALIDATED)));
+        assertEquals(1, executor.reboots.size());
+    }
+
+    /**
+     * etcd compacted while the node agent is cut off (a server without watch cache, so etcd itself answers the
+     * watch): the informer's watch from its last resourceVersion gets 410 Gone and fabric8 lists again, without the
+     * health tick's re-creation; the approval written meanwhile is not lost.
+     */
+    @Test
+    void etcdCompactedWhileCutOffTheInformerGetsGoneRelistsAndLosesNothing() throws IOException {
+        assumeReal("a compaction needs etcd: the mock has no resourceVersion history");
+        proxy.close();
+        cluster.close();
+        cluster = NodeRuntime.withNode(ClusterFixture.startReal(List.of("--watch-cache=false")));
+        proxy = NodeRuntime.proxy(cluster);
+        AtomicInteger nodeLists = new AtomicInteger();
+        Interceptor countLists = new Interceptor() {
+            @Override
+            public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
+                String q = String.valueOf(request.uri().getQuery());
+                if (request.uri().getPath().equals("/api/v1/nodes") && !q.contains("watch=true")) {
+                    nodeLists.incrementAndGet();
+                }
+            }
+        };
+        KubernetesClient client = cluster.own(cluster.real().newTokenClient(
+                cluster.serviceAccountToken(NodeRuntime.NODE_AGENT_SA, NODE), NodeRuntime.agentConfig(cluster, proxy),
+                h -> h.addOrReplaceInterceptor("count-node-lists", countLists)));
+        cluster.putDriver(NodeRuntime.policy(false, false, null, null));
+        NodeRuntime a = boot("boot-a", null, false, client);
+        awaitPolicy(a, false);
+        int listsBefore = nodeLists.get();
+        long relistsBefore = a.sync.getRelists();
+
+        proxy.cutOff(TcpProxy.Disconnect.CLOSE);
+        cluster.annotate(NODE, NodeKeys.APPROVE_REBOOT, "true");
+        for (int i = 0; i < 3; i++) {
+            cluster.annotate(NODE, "example.com/touched", "n" + i);
+        }
+        long compactedTo = cluster.real().compact();
+        proxy.restore();
+
+        Waits.until("approval written during the cut seen after the relist", NodeRuntime.WAIT,
+                () -> "true".equals(a.sync.approval().value()));
+        assertTrue(nodeLists.get() > listsBefore, "the node informer listed again after the compaction to "
+                + compactedTo + " (" + listsBefore + " lists before, " + nodeLists.get() + " after)");
+        assertEquals(relistsBefore, a.sync.getRelists(), "fabric8's relist on 410, not the health tick's re-creation");
+        await("watching again", () -> a.sync.isNodeInformerWatching());
+    }
+
+    /**
+     * Another client annotates the Node between the node agent's read and its update (hooked into the agent's HTTP
+     * client right before its PUT of the Node), so the update, guarded by the resourceVersion just read, gets a real
+     * {@code 409 Conflict}: the agent reads again and retries; the approval is consumed once, one reboot, and the
+     * other writer's annotation is kept.
+     */
+    @Test
+    void aWriteBetweenTheAgentsReadAndUpdateIsARealConflictTheAgentRetriesNothingLost() throws IOException {
+        assumeReal("the write is hooked into the node agent's token client of the real server");
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicInteger conflicts = new AtomicInteger();
+        String nodePath = "/api/v1/nodes/" + NODE;
+        Interceptor between = new Interceptor() {
+            @Override
+            public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
+                if ("PUT".equals(request.method()) && nodePath.equals(request.uri().getPath())
+                        && armed.compareAndSet(true, false)) {
+                    cluster.annotate(NODE, "example.com/touched", "between");
+                }
+            }
+
+            @Override
+            public void after(HttpRequest request, io.fabric8.kubernetes.client.http.HttpResponse<?> response,
+                    io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<java.nio.ByteBuffer>> consumer) {
+                if ("PUT".equals(request.method()) && nodePath.equals(request.uri().getPath())
+                        && response.code() == 409) {
+                    conflicts.incrementAndGet();
+                }
+            }
+        };
+        KubernetesClient client = cluster.own(cluster.real().newTokenClient(
+                cluster.serviceAccountToken(NodeRuntime.NODE_AGENT_SA, NODE), NodeRuntime.agentConfig(cluster, proxy),
+                h -> h.addOrReplaceInterceptor("write-between", between)));
+        cluster.putDriver(NodeRuntime.policy(false, false, null, null));
+        NodeRuntime a = boot("boot-a", null, false, client);
+        awaitPolicy(a, false);
+        wedge(a);
+        await("label reboot-required", () -> "true".equals(cluster.label(NODE, NodeKeys.REBOOT_REQUIRED)));
+        approve(a, "true");
+
+        armed.set(true);
+        a.rebooter.evaluate();
+        assertFalse(armed.get(), "the other write was made between a read and a PUT of the node agent");
+        assertTrue(conflicts.get() >= 1, "the PUT after the other write was refused with 409");
+        assertEquals(List.of("recovery"), executor.reboots);
+        assertNull(cluster.annotation(NODE, NodeKeys.APPROVE_REBOOT), "approval consumed");
+        assertEquals("boot-a", cluster.annotation(NODE, NodeKeys.REBOOTING_FROM_BOOT_ID));
+        assertEquals("between", cluster.annotation(NODE, "example.com/touched"), "the other writer's annotation kept");
+        assertEquals("true", cluster.label(NODE, NodeKeys.REBOOT_REQUIRED), "the agent's label kept");
     }
 
     static final class Killed extends Error {

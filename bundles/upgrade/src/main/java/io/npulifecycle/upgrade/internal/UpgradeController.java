@@ -294,6 +294,12 @@ public final class UpgradeController implements AutoCloseable {
         if (closed || crInf == null) {
             return;
         }
+        if (!hasSynced()) {
+            // every cache complete first: with the nodes listed but not yet the pods, a node running an NPU
+            // workload would look free and be started (seen on a real API server, whose lists are slower)
+            trigger();
+            return;
+        }
         reconciles.incrementAndGet();
         GenericKubernetesResource cr = crInf.getStore().getByKey(cfg.namespace() + "/" + cfg.resourceName());
         if (cr == null) {

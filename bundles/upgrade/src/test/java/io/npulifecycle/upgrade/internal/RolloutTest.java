@@ -5,6 +5,7 @@ import io.npulifecycle.api.node.NodeKeys;
 import static io.npulifecycle.upgrade.testing.NodeAgentEmulator.driver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
@@ -16,32 +17,46 @@ import java.util.Random;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.testing.support.ClusterFixture;
 import io.npulifecycle.testing.support.ScaledTestClock;
 import io.npulifecycle.testing.support.Waits;
 import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
 
 /**
- * Rollouts against kubernetes-server-mock (CRUD) with node agents emulated at the Kubernetes level. Clock: 200
- * simulated seconds per wall second (a 60 s reboot takes 0.3 s).
+ * Rollouts with node agents emulated at the Kubernetes level, against each {@link ClusterBackend}: the embedded
+ * mock (CRUD) and a real kube-apiserver with etcd, where the controller authenticates with a token of its
+ * ServiceAccount {@value #CONTROL_PLANE_SA} (config/kubernetes RBAC applied) and the emulator, which plays the
+ * DaemonSet controller, the kubelet and the node agents, as admin. Clock: 200 simulated seconds per wall second (a
+ * 60 s reboot takes 0.3 s).
  */
+@ParameterizedClass(name = "{0}")
+@ValueSource(strings = {ClusterBackend.EMBEDDED, ClusterBackend.REAL})
 class RolloutTest {
+
+    static final String CONTROL_PLANE_SA = "npu-lifecycle-control-plane";
 
     static final String OLD = "24.1.0";
     static final String NEW = "25.5.0";
     static final Duration WAIT = Duration.ofSeconds(30);
+    @Parameter
+    String kind;
     ClusterFixture c;
     ScaledTestClock time;
     NodeAgentEmulator emulator;
 
     /** Starts the cluster, the clock (200x) and the node agent emulator. @return the emulator */
     NodeAgentEmulator cluster() {
-        c = ClusterFixture.startEmbedded();
+        c = ClusterFixture.start(kind);
         time = c.own(new ScaledTestClock(200));
         emulator = NodeAgentEmulator.on(c, time);
         return emulator;
@@ -58,7 +73,10 @@ class RolloutTest {
         ControllerConfig d = ControllerConfig.defaults();
         ControllerConfig cfg = new ControllerConfig(d.namespace(), d.resourceName(), false, "http", "", d.reconcileDelay(),
                 d.resync(), d.statusInterval(), false, d.leaseName(), d.leaseDuration(), d.renewDeadline(), d.retryPeriod(), "t");
-        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), time, cfg, null));
+        UpgradeController uc = c.own(new UpgradeController(c.serviceAccountClient(CONTROL_PLANE_SA, null, k -> {
+            k.setUserAgent("npu-controller");
+            k.setRequestRetryBackoffLimit(3);
+        }), time, cfg, null));
         uc.start();
         uc.setLeader(leader);
         return uc;
@@ -75,12 +93,20 @@ class RolloutTest {
     }
 
     void awaitComplete(String version) {
+        until("all nodes on " + version + " with empty driver-upgrade-state and Complete=True",
+                () -> emulator.allDone(version) && c.condition("Complete").startsWith("True"));
+    }
+
+    /** Waits {@link #WAIT} for {@code condition}; a timeout names the status, the nodes' labels and the pods. */
+    void until(String what, java.util.function.BooleanSupplier condition) {
         try {
-            Waits.until("all nodes on " + version + " with empty driver-upgrade-state and Complete=True", WAIT,
-                    () -> emulator.allDone(version) && c.condition("Complete").startsWith("True"));
+            Waits.until(what, WAIT, condition);
         } catch (AssertionError e) {
             throw new AssertionError(e.getMessage() + "; status " + c.status() + "; nodes "
-                    + c.admin().nodes().list().getItems().stream().map(n -> n.getMetadata().getName() + n.getMetadata().getLabels()).toList(), e);
+                    + c.admin().nodes().list().getItems().stream().map(n -> n.getMetadata().getName() + n.getMetadata().getLabels()).toList()
+                    + "; pods " + c.admin().pods().inAnyNamespace().list().getItems().stream().map(p -> p.getMetadata().getNamespace()
+                    + "/" + p.getMetadata().getName() + " on " + p.getSpec().getNodeName() + " " + p.getStatus().getPhase()
+                    + (p.getMetadata().getDeletionTimestamp() != null ? " Terminating" : "")).toList(), e);
         }
     }
 
@@ -241,21 +267,25 @@ class RolloutTest {
     @Test
     void npuWorkloadHoldsItsNodeAndIsNamed() {
         cluster().addNodes(3, OLD);
+        c.backend().ensureNamespace("team-a");
         c.admin().pods().inNamespace("team-a").resource(new PodBuilder().withNewMetadata().withName("train-0").endMetadata()
                 .withNewSpec().withNodeName("n2").addNewContainer().withName("m").withImage("x").withNewResources()
                 .addToLimits("huawei.com/Ascend910B", new Quantity("8")).endResources().endContainer().endSpec()
                 .withNewStatus().withPhase("Running").endStatus().build()).create();
+        NodeAgentEmulator.ensureRunning(c.admin(), c.admin().pods().inNamespace("team-a").withName("train-0").get());
         emulator.start();
         controller(true);
         c.createDriver(driver(NEW, true, 0, "100%", null));
-        Waits.until("n1, n3 done, n2 held", WAIT, () -> c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE) == null && NEW.equals(c.label("n1", NodeKeys.DRIVER_VERSION))
+        until("n1, n3 done, n2 held", () -> c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE) == null && NEW.equals(c.label("n1", NodeKeys.DRIVER_VERSION))
                 && c.label("n3", NodeKeys.DRIVER_UPGRADE_STATE) == null && NEW.equals(c.label("n3", NodeKeys.DRIVER_VERSION))
                 && c.condition("PreflightPassed").contains("team-a/train-0"));
         assertEquals("upgrade-required", c.label("n2", NodeKeys.DRIVER_UPGRADE_STATE));
         assertEquals(OLD, c.label("n2", NodeKeys.DRIVER_VERSION));
         assertTrue(c.condition("PreflightPassed").startsWith("False NpuWorkloadsPresent"), c.condition("PreflightPassed"));
         assertTrue(String.valueOf(c.status().get("heldNodes")).contains("n2"));
-        c.admin().pods().inNamespace("team-a").withName("train-0").delete();
+        // grace period 0, as the kubelet ends it: a real API server keeps a gracefully deleted pod (Terminating)
+        // until the kubelet confirms, and no kubelet runs here
+        c.admin().pods().inNamespace("team-a").withName("train-0").withGracePeriod(0).delete();
         awaitComplete(NEW);
         assertTrue(c.condition("PreflightPassed").startsWith("True"));
     }
@@ -290,15 +320,25 @@ class RolloutTest {
         cluster().addNodes(2, OLD);
         emulator.start();
         controller(true);
-        c.createDriver(driver("abc", true, -1, "200%", null));
-        Waits.until("InvalidSpec=True", WAIT, () -> c.condition("InvalidSpec").startsWith("True"));
-        String m = c.condition("InvalidSpec");
-        assertTrue(m.contains("spec.driver.version: 'abc'") && m.contains("spec.driver.upgradePolicy.maxParallelUpgrades: -1")
-                && m.contains("spec.driver.upgradePolicy.maxUnavailable: '200%'"), m);
+        if (ClusterBackend.REAL.equals(kind)) {
+            // a real API server validates against the CRD's schema: the spec never reaches the controller
+            KubernetesClientException e = assertThrows(KubernetesClientException.class,
+                    () -> c.createDriver(driver("abc", true, -1, "200%", null)));
+            assertEquals(422, e.getCode());
+            assertTrue(e.getMessage().contains("spec.driver.version") && e.getMessage().contains(
+                    "spec.driver.upgradePolicy.maxParallelUpgrades") && e.getMessage().contains(
+                    "spec.driver.upgradePolicy.maxUnavailable"), e.getMessage());
+        } else {
+            c.createDriver(driver("abc", true, -1, "200%", null));
+            Waits.until("InvalidSpec=True", WAIT, () -> c.condition("InvalidSpec").startsWith("True"));
+            String m = c.condition("InvalidSpec");
+            assertTrue(m.contains("spec.driver.version: 'abc'") && m.contains("spec.driver.upgradePolicy.maxParallelUpgrades: -1")
+                    && m.contains("spec.driver.upgradePolicy.maxUnavailable: '200%'"), m);
+        }
         assertNull(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
         assertNull(c.label("n1", NodeKeys.DRIVER_COMBINATION), "nothing touched");
         assertTrue(c.admin().apps().daemonSets().inNamespace(NodeAgentEmulator.NS).list().getItems().isEmpty());
-        c.setDriver(driver(NEW, true, 0, "100%", null));
+        c.putDriver(driver(NEW, true, 0, "100%", null));
         awaitComplete(NEW);
         assertTrue(c.condition("InvalidSpec").startsWith("False"));
     }
@@ -343,7 +383,69 @@ class RolloutTest {
         c.createDriver(driver(NEW, true, 0, "100%", null));
         Waits.until("follower computed the view", WAIT, () -> "25.5.0".equals(follower.snapshot().target()));
         assertNull(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
-        assertEquals(0, c.requestsOf("npu-controller")[1], "no write request from a follower");
         assertTrue(c.status().isEmpty());
+        if (ClusterBackend.EMBEDDED.equals(kind)) {
+            // the mock counts the requests of each client; a real server has no such counter (no audit log here)
+            assertEquals(0, c.requestsOf("npu-controller")[1], "no write request from a follower");
+        }
+    }
+    void assumeReal(String why) {
+        org.junit.jupiter.api.Assumptions.assumeTrue(ClusterBackend.REAL.equals(kind), why);
+    }
+
+    /**
+     * kube-apiserver killed and started again (etcd kept) after the first node upgraded: the controller's and the
+     * emulator's informers recover, nothing is left stuck, every node reboots once and the rollout completes.
+     */
+    @Test
+    void apiServerRestartedMidRolloutTheControllerGoesOnAndTheRolloutCompletes() {
+        assumeReal("a kube-apiserver restart needs the real server (the mock has no process to restart)");
+        cluster().addNodes(4, OLD);
+        emulator.start();
+        controller(true);
+        c.createDriver(driver(NEW, true, 1, "100%", null));
+        Waits.until("first node upgraded", WAIT, () -> NEW.equals(c.label("n1", NodeKeys.DRIVER_VERSION)));
+        c.real().restartApiServer();
+        awaitComplete(NEW);
+        assertEquals(4, emulator.reboots.get(), "one reboot per node");
+        List<String> failed = c.admin().v1().events().inAnyNamespace().list().getItems().stream()
+                .filter(e -> "DriverUpgradeFailed".equals(e.getReason())).map(e -> e.getInvolvedObject().getName()).toList();
+        assertEquals(List.of(), failed);
+    }
+
+    /**
+     * Another client patches every Node all through the rollout, so the controller's writes (merge patches guarded
+     * by the resourceVersion its informer holds) meet real {@code 409 Conflict}s between its read and its write:
+     * it retries from the fresher object, the rollout completes, and the other writer's values are all kept.
+     */
+    @Test
+    void aConcurrentWriterMakesRealConflictsTheControllerRetriesNothingLost() throws Exception {
+        assumeReal("a 409 from a real concurrent writer needs the real server's resourceVersion checks");
+        cluster().addNodes(3, OLD);
+        emulator.start();
+        UpgradeController uc = controller(true);
+        io.fabric8.kubernetes.client.KubernetesClient other = c.client("npu-test-writer");
+        java.util.concurrent.atomic.AtomicInteger round = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.ScheduledExecutorService writer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            writer.scheduleWithFixedDelay(() -> {
+                int r = round.incrementAndGet();
+                for (int i = 1; i <= 3; i++) {
+                    other.nodes().withName("n" + i).patch(PatchContext.of(PatchType.JSON_MERGE),
+                            "{\"metadata\":{\"annotations\":{\"example.com/touched\":\"" + r + "\"}}}");
+                }
+            }, 0, 20, java.util.concurrent.TimeUnit.MILLISECONDS);
+            c.createDriver(driver(NEW, true, 1, "100%", null));
+            awaitComplete(NEW);
+        } finally {
+            writer.shutdown();
+            assertTrue(writer.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS));
+        }
+        assertTrue(uc.writeCounts().get("conflicts(409)") > 0, "real conflicts met: " + uc.writeCounts());
+        String last = String.valueOf(round.get());
+        for (int i = 1; i <= 3; i++) {
+            assertEquals(last, c.annotation("n" + i, "example.com/touched"), "the other writer's last value on n" + i);
+        }
+        assertEquals(3, emulator.reboots.get(), "one reboot per node");
     }
 }

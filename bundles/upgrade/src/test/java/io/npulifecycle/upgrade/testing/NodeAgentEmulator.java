@@ -198,13 +198,20 @@ public final class NodeAgentEmulator implements AutoCloseable {
     public void addNode(String name, String chip, String kernel, String osImage, String loaded, String kernelTag, String osTag) {
         Agent a = new Agent(name, loaded);
         agents.put(name, a);
-        client.nodes().resource(new NodeBuilder().withNewMetadata().withName(name)
+        Node node = new NodeBuilder().withNewMetadata().withName(name)
                 .addToLabels("openfuyao.com/npu.present", "true").addToLabels(P + "chip", chip)
                 .addToLabels(P + "driver-version", loaded).addToLabels(P + "npu-health", "healthy")
                 .addToAnnotations(P + "boot-id", a.bootId).addToAnnotations(P + "driver-validated", loaded + "@" + a.bootId)
                 .endMetadata().withNewSpec().endSpec().withNewStatus().withNewNodeInfo().withKernelVersion(kernel)
                 .withOsImage(osImage).endNodeInfo().addNewCondition().withType("Ready").withStatus("True").endCondition()
-                .endStatus().build()).create();
+                .endStatus().build();
+        Node created = client.nodes().resource(node).create();
+        if (created.getStatus() == null || created.getStatus().getNodeInfo() == null
+                || created.getStatus().getNodeInfo().getKernelVersion() == null) {
+            // a real API server ignores the status of a create (the kubelet writes it through nodes/status)
+            created.setStatus(node.getStatus());
+            client.nodes().resource(created).updateStatus();
+        }
         createPod(name, registry + "/mlops/ascend-driver:" + loaded + "-" + chip + "-" + kernelTag + "-" + osTag,
                 "npu-driver-initial", Map.of("app", "npu-driver-daemonset"));
     }
@@ -308,6 +315,10 @@ public final class NodeAgentEmulator implements AutoCloseable {
         for (Pod p : pods.getIndexer().byIndex(BY_NODE, name)) {
             if (p.getMetadata().getDeletionTimestamp() == null) {
                 pod = p;
+            } else {
+                // the kubelet's part: a real API server keeps a deleted pod of a node (Terminating) until the
+                // kubelet has stopped it and deletes it with grace period 0; the mock removes it at once
+                client.pods().inNamespace(p.getMetadata().getNamespace()).resource(p).withGracePeriod(0).delete();
             }
         }
         if (pod == null) {
@@ -401,10 +412,24 @@ public final class NodeAgentEmulator implements AutoCloseable {
     }
 
     private void createPod(String node, String image, String owner, Map<String, String> labels) {
-        client.pods().inNamespace("npu-operator").resource(new PodBuilder().withNewMetadata()
+        ensureRunning(client, client.pods().inNamespace("npu-operator").resource(new PodBuilder().withNewMetadata()
                 .withName(owner + "-" + node + "-" + UUID.randomUUID().toString().substring(0, 5)).withLabels(labels)
                 .endMetadata().withNewSpec().withNodeName(node).addNewContainer().withName("driver").withImage(image)
-                .endContainer().endSpec().withNewStatus().withPhase("Running").endStatus().build()).create();
+                .endContainer().endSpec().withNewStatus().withPhase("Running").endStatus().build()).create());
+    }
+
+    /**
+     * Sets a created pod's phase to Running, as the kubelet would, when the server did not keep the phase of the
+     * create (a real API server stores a new pod as Pending; the mock keeps what was sent, and is not asked again).
+     *
+     * @param client a client that may write pods/status
+     * @param created the pod as the create returned it
+     */
+    public static void ensureRunning(KubernetesClient client, Pod created) {
+        if (created.getStatus() == null || !"Running".equals(created.getStatus().getPhase())) {
+            created.setStatus(new io.fabric8.kubernetes.api.model.PodStatusBuilder().withPhase("Running").build());
+            client.pods().inNamespace(created.getMetadata().getNamespace()).resource(created).updateStatus();
+        }
     }
 
     private static Map<String, String> nullMap(String k) {

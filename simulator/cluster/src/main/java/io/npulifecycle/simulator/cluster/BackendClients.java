@@ -25,6 +25,17 @@ final class BackendClients {
      * @return a new client; the caller closes it
      */
     static KubernetesClient build(String masterUrl, Consumer<Config> setup) {
+        return build(masterUrl, setup, http -> { });
+    }
+
+    /**
+     * @param masterUrl the backend's URL
+     * @param setup credentials, CA, then the caller's changes, applied after the defaults
+     * @param http changes the HTTP client (e.g. an interceptor a test hooks in)
+     * @return a new client; the caller closes it
+     */
+    static KubernetesClient build(String masterUrl, Consumer<Config> setup,
+            Consumer<io.fabric8.kubernetes.client.http.HttpClient.Builder> http) {
         Config config = Config.empty();
         config.setMasterUrl(masterUrl);
         config.setNamespace(EmbeddedCluster.NPU_NAMESPACE);
@@ -35,7 +46,7 @@ final class BackendClients {
         config.setRequestRetryBackoffInterval(50);
         setup.accept(config);
         return new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(new JdkHttpClientFactory())
-                .build();
+                .withHttpClientBuilderConsumer(http).build();
     }
 
     /** A client built on first use and closed with its backend. Thread-safe. */

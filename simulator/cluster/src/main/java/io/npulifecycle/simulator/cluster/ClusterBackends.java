@@ -36,8 +36,9 @@ public final class ClusterBackends {
     }
 
     /**
-     * Starts a backend; a real one from the binaries of system property {@value KubeBinaries#BIN_PROPERTY} (set by
-     * Maven for the tests of simulator/cluster).
+     * Starts a backend; a real one from the binaries of {@link KubeBinaries#locate()}: system property
+     * {@value KubeBinaries#BIN_PROPERTY} (set by Maven for the tests of simulator/cluster), else the build script
+     * found from the working folder.
      *
      * @param kind {@value ClusterBackend#EMBEDDED} or {@value ClusterBackend#REAL}
      * @return the running backend, ready for requests; the caller closes it
@@ -45,7 +46,7 @@ public final class ClusterBackends {
      * @throws IllegalStateException when a real server cannot start (see {@link RealApiServer#start()})
      */
     public static ClusterBackend start(String kind) {
-        return start(kind, KubeBinaries::fromSystemProperties);
+        return start(kind, KubeBinaries::locate);
     }
 
     /**

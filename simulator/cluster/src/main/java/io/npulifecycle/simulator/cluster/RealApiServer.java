@@ -37,6 +37,7 @@ import io.fabric8.kubernetes.client.dsl.MixedOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.npulifecycle.simulator.cluster.internal.ChildProcess;
+import io.npulifecycle.simulator.cluster.internal.EtcdGateway;
 import io.npulifecycle.simulator.cluster.internal.KubeBinaries;
 import io.npulifecycle.simulator.cluster.internal.KubeCommandLines;
 import io.npulifecycle.simulator.cluster.internal.Kubeconfigs;
@@ -61,9 +62,14 @@ import io.npulifecycle.simulator.cluster.internal.ServerProbe;
  * }
  * </pre>
  *
+ * <p>Faults for watch-recovery tests: {@link #restartApiServer()} (kube-apiserver killed and started again, etcd and
+ * its data kept) and {@link #compact()} (etcd compacted: old resourceVersions answer 410 Gone).
+ *
  * <p>No controller-manager, scheduler or kubelet runs: nothing creates the {@code default} ServiceAccount of a
- * namespace ({@link #ensureNamespace} does), schedules or runs pods, or garbage-collects. Certificates: a fresh CA,
- * the admin client is CN=admin, O=system:masters. {@link #close()} stops both processes and removes the data
+ * namespace ({@link #ensureNamespace} does), schedules or runs pods, or garbage-collects; a deleted pod of a node
+ * stays Terminating until it is deleted again with grace period 0 (the kubelet's part); the status sent with a
+ * create is dropped (write it through the status subresource). Certificates: a fresh CA, the admin client is
+ * CN=admin, O=system:masters. {@link #close()} stops both processes and removes the data
  * folder; so does a JVM shutdown hook, and after a SIGKILL of the JVM the next {@link #start()} of any JVM on the
  * machine ({@link RunRecords}). Thread-safe.
  */
@@ -84,14 +90,22 @@ public final class RealApiServer implements ClusterBackend {
     private final RunRecords.Record record;
     private final Thread shutdownHook = new Thread(this::close, "npu-real-apiserver-shutdown");
     private final Duration startDuration;
+    private final Duration startTimeout;
+    private final LongSupplier nanoClock;
     private KubePki pki;
     private ChildProcess etcd;
-    private ChildProcess apiserver;
+    private volatile ChildProcess apiserver;
+    private List<String> apiServerCommand;
+    private ServerProbe probe;
+    private EtcdGateway etcdGateway;
     private String masterUrl;
     private final BackendClients.Shared shared = new BackendClients.Shared(this::newClient);
     private volatile boolean closed;
 
-    private RealApiServer(KubeBinaries bin, Duration timeout, LongSupplier nanoClock) throws IOException {
+    private RealApiServer(KubeBinaries bin, Duration timeout, LongSupplier nanoClock, List<String> extraApiServerFlags)
+            throws IOException {
+        this.startTimeout = timeout;
+        this.nanoClock = nanoClock;
         long t0 = nanoClock.getAsLong();
         RunRecords records = RunRecords.standard();
         records.reapLeftovers();
@@ -100,28 +114,57 @@ public final class RealApiServer implements ClusterBackend {
         Runtime.getRuntime().addShutdownHook(shutdownHook);
         try {
             pki = KubePki.generate(bin.pki(), data.resolve("pki"));
-            int etcdPort = ServerProbe.freePort();
-            int peerPort = ServerProbe.freePort();
-            int apiPort = ServerProbe.freePort();
-            String etcdUrl = "http://127.0.0.1:" + etcdPort;
-            String peerUrl = "http://127.0.0.1:" + peerPort;
-            etcd = ChildProcess.start("etcd", KubeCommandLines.etcd(bin, data.resolve("etcd"), etcdUrl, peerUrl),
-                    data.resolve("etcd.log"));
-            record.add(etcd);
-            ServerProbe probe = new ServerProbe(pki.caCert(), nanoClock);
-            probe.awaitOk(etcdUrl + "/health", etcd, timeout);
-            masterUrl = "https://127.0.0.1:" + apiPort;
-            apiserver = ChildProcess.start("kube-apiserver", KubeCommandLines.kubeApiserver(bin, pki,
-                    data.resolve("apiserver-certs"), etcdUrl, apiPort, SERVICE_ACCOUNT_ISSUER),
-                    data.resolve("kube-apiserver.log"));
-            record.add(apiserver);
-            long left = timeout.toNanos() - (nanoClock.getAsLong() - t0);
-            probe.awaitOk(masterUrl + "/readyz", apiserver, Duration.ofNanos(Math.max(left, 0)));
+            probe = new ServerProbe(pki.caCert(), nanoClock);
+            String etcdUrl = null;
+            // a port free when probed may be taken before the server binds it (another process, an outgoing
+            // connection's local port): such a start is tried again on other ports
+            for (int attempt = 1; etcdUrl == null; attempt++) {
+                String clientUrl = "http://127.0.0.1:" + ServerProbe.freePort();
+                String peerUrl = "http://127.0.0.1:" + ServerProbe.freePort();
+                RunRecords.deleteTree(data.resolve("etcd"));
+                etcd = ChildProcess.start("etcd", KubeCommandLines.etcd(bin, data.resolve("etcd"), clientUrl,
+                        peerUrl), data.resolve("etcd.log"));
+                record.add(etcd);
+                if (awaitReady(clientUrl + "/health", etcd, timeout, t0, attempt)) {
+                    etcdUrl = clientUrl;
+                }
+            }
+            etcdGateway = new EtcdGateway(etcdUrl);
+            for (int attempt = 1; masterUrl == null; attempt++) {
+                int apiPort = ServerProbe.freePort();
+                List<String> command = new ArrayList<>(KubeCommandLines.kubeApiserver(bin, pki,
+                        data.resolve("apiserver-certs"), etcdUrl, apiPort, SERVICE_ACCOUNT_ISSUER));
+                command.addAll(extraApiServerFlags);
+                apiServerCommand = List.copyOf(command);
+                apiserver = ChildProcess.start("kube-apiserver", apiServerCommand, data.resolve("kube-apiserver.log"));
+                record.add(apiserver);
+                if (awaitReady("https://127.0.0.1:" + apiPort + "/readyz", apiserver, timeout, t0, attempt)) {
+                    masterUrl = "https://127.0.0.1:" + apiPort;
+                }
+            }
         } catch (RuntimeException e) {
             close();
             throw e;
         }
         startDuration = Duration.ofNanos(nanoClock.getAsLong() - t0);
+    }
+
+    /**
+     * @return true when {@code url} answered 200; false when the server exited because its port was taken (and
+     *         attempts are left: the caller starts it on other ports)
+     * @throws IllegalStateException on any other failure, or a taken port at the third attempt
+     */
+    private boolean awaitReady(String url, ChildProcess server, Duration timeout, long t0, int attempt) {
+        long left = timeout.toNanos() - (nanoClock.getAsLong() - t0);
+        try {
+            probe.awaitOk(url, server, Duration.ofNanos(Math.max(left, 0)));
+            return true;
+        } catch (IllegalStateException e) {
+            if (attempt < 3 && !server.alive() && server.tail(10).contains("address already in use")) {
+                return false;
+            }
+            throw e;
+        }
     }
 
     /**
@@ -144,8 +187,25 @@ public final class RealApiServer implements ClusterBackend {
      * @return the ready server, as {@link #start()}
      */
     public static RealApiServer start(KubeBinaries bin, Duration timeout, LongSupplier nanoClock) {
+        return start(bin, timeout, nanoClock, List.of());
+    }
+
+    /**
+     * As {@link #start(KubeBinaries, Duration, LongSupplier)}, with more kube-apiserver flags after the standard
+     * ones (a later flag wins), e.g. {@code --watch-cache=false}: every watch is then served by etcd itself, so a
+     * watch from a compacted resourceVersion is answered {@code 410 Gone} (with the watch cache, the cache's own
+     * window decides).
+     *
+     * @param bin the binaries
+     * @param timeout how long to wait for readiness
+     * @param nanoClock monotonic nanoseconds, for the deadlines
+     * @param extraApiServerFlags e.g. {@code List.of("--watch-cache=false")}
+     * @return the ready server
+     */
+    public static RealApiServer start(KubeBinaries bin, Duration timeout, LongSupplier nanoClock,
+            List<String> extraApiServerFlags) {
         try {
-            return new RealApiServer(bin, timeout, nanoClock);
+            return new RealApiServer(bin, timeout, nanoClock, extraApiServerFlags);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the data folder of a real API server", e);
         }
@@ -170,6 +230,41 @@ public final class RealApiServer implements ClusterBackend {
     /** @return the CA certificate (PEM) that the serving certificate chains to */
     public Path caCertificate() {
         return pki.caCert();
+    }
+
+    /**
+     * Kills kube-apiserver (SIGKILL: a crash, no graceful shutdown, every watch and connection cut), keeps etcd and
+     * its data, and starts kube-apiserver again with the same command line: the same port, certificates and
+     * service-account keys, so that existing clients and tokens go on working once it is back. Returns when
+     * {@code /readyz} answers 200 again.
+     *
+     * @return how long kube-apiserver was away, from the kill to {@code /readyz} answering 200
+     * @throws IllegalStateException when the server was closed, or kube-apiserver does not get ready within the
+     *         start timeout (the message has the end of its log)
+     */
+    public synchronized Duration restartApiServer() {
+        if (closed) {
+            throw new IllegalStateException("the real API server at " + masterUrl + " is closed");
+        }
+        long t0 = nanoClock.getAsLong();
+        apiserver.kill();
+        apiserver = ChildProcess.start("kube-apiserver", apiServerCommand, apiserver.log());
+        record.add(apiserver);
+        probe.awaitOk(masterUrl + "/readyz", apiserver, startTimeout);
+        return Duration.ofNanos(nanoClock.getAsLong() - t0);
+    }
+
+    /**
+     * Compacts etcd to its current revision (through etcd's gRPC-gateway, {@code POST /v3/kv/compaction}): every
+     * older resourceVersion is gone, so a watch or a list that asks for one is answered {@code 410 Gone} (a watch
+     * directly, when the server was started with {@code --watch-cache=false}; otherwise once the watch cache no
+     * longer holds it).
+     *
+     * @return the revision compacted to (a resourceVersion: every object's is at most this)
+     * @throws IllegalStateException when etcd refuses or does not answer
+     */
+    public long compact() {
+        return etcdGateway.compactToCurrent();
     }
 
     /** @return the pids of etcd and kube-apiserver */
@@ -214,17 +309,34 @@ public final class RealApiServer implements ClusterBackend {
      *         caller closes it
      */
     public KubernetesClient newTokenClient(String token, Consumer<Config> customizer) {
+        return newTokenClient(token, customizer, h -> { });
+    }
+
+    /**
+     * @param token a bearer token, e.g. from {@link #podBoundToken}
+     * @param customizer changes the configuration before the client is built
+     * @param http changes the HTTP client before it is built, e.g. adds an
+     *        {@link io.fabric8.kubernetes.client.http.Interceptor} that counts the requests of a test
+     * @return a new client as {@link #newTokenClient(String, Consumer)}; the caller closes it
+     */
+    public KubernetesClient newTokenClient(String token, Consumer<Config> customizer,
+            Consumer<io.fabric8.kubernetes.client.http.HttpClient.Builder> http) {
         return build(c -> {
             c.setOauthToken(token);
             customizer.accept(c);
-        });
+        }, http);
     }
 
     private KubernetesClient build(Consumer<Config> credentials) {
+        return build(credentials, h -> { });
+    }
+
+    private KubernetesClient build(Consumer<Config> credentials,
+            Consumer<io.fabric8.kubernetes.client.http.HttpClient.Builder> http) {
         return BackendClients.build(masterUrl, config -> {
             config.setCaCertData(KubePki.base64(pki.caCert()));
             credentials.accept(config);
-        });
+        }, http);
     }
 
     @Override

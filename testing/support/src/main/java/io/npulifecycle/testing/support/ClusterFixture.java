@@ -3,6 +3,8 @@ package io.npulifecycle.testing.support;
 import io.npulifecycle.simulator.cluster.NodeEdits;
 
 import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -16,10 +18,14 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.npulifecycle.simulator.cluster.ClusterBackend;
+import io.npulifecycle.simulator.cluster.ClusterBackends;
+import io.npulifecycle.simulator.cluster.RealApiServer;
+import io.npulifecycle.simulator.cluster.internal.KubeBinaries;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 
 /**
@@ -28,7 +34,8 @@ import io.npulifecycle.simulator.cluster.EmbeddedCluster;
  * of a node's labels and annotations, writes that retry on a {@code 409 Conflict} as a person's {@code kubectl}
  * would, Events by reason, the NPUOperatorCtl's {@code spec.driver} and status, and requests counted per client.
  *
- * <p>Faults (outages, injected status codes, expired watches) exist on the mock only: {@link #embedded()}.
+ * <p>Faults (outages, injected status codes, expired watches) exist on the mock only: {@link #embedded()}; a real
+ * server's kube-apiserver restart and etcd compaction: {@link #real()}.
  *
  * <pre>
  * try (ClusterFixture cluster = ClusterFixture.startEmbedded()) {
@@ -42,6 +49,9 @@ public final class ClusterFixture implements AutoCloseable {
 
     /** User-Agent of {@link #admin()}. */
     public static final String ADMIN_USER_AGENT = "npu-test";
+    /** The manifests of {@code config/kubernetes/} that {@link #start(String)} applies to a real server. */
+    public static final String INSTALLED_MANIFESTS =
+            "00-namespace.yaml, 10-rbac-node-agent.yaml, 11-rbac-control-plane.yaml, 20-admission-node-agent.yaml";
     /** How often a write that meets {@code 409 Conflict} is tried. */
     public static final int CONFLICT_ATTEMPTS = NodeEdits.CONFLICT_ATTEMPTS;
 
@@ -80,6 +90,98 @@ public final class ClusterFixture implements AutoCloseable {
             cluster.close();
             throw e;
         }
+    }
+
+    /**
+     * Starts the backend of that kind with the product installed as far as the tests need: the NPUOperatorCtl type,
+     * and on a real server also the namespace, both ServiceAccounts with their RBAC and the node agent's
+     * ValidatingAdmissionPolicy ({@value #INSTALLED_MANIFESTS} of {@code config/kubernetes/}, found beside the CRD
+     * file). The workloads (30-, 40-) are not applied: the tests run the product in their own JVM.
+     *
+     * @param kind {@value ClusterBackend#EMBEDDED} or {@value ClusterBackend#REAL} ({@link ClusterBackends#start})
+     * @return the fixture; {@link #close()} stops the server
+     * @throws IllegalArgumentException for another kind
+     * @throws IllegalStateException when a real server cannot start (no binaries: the message says what to build)
+     */
+    public static ClusterFixture start(String kind) {
+        if (ClusterBackend.EMBEDDED.equals(ClusterBackends.checkKind(kind))) {
+            return startEmbedded();
+        }
+        return startReal(List.of());
+    }
+
+    /**
+     * Starts a real server as {@link #start(String)} does, with more kube-apiserver flags (e.g.
+     * {@code --watch-cache=false}, so that a watch from a compacted resourceVersion is answered 410 Gone).
+     *
+     * @param apiServerFlags appended to the standard flags ({@link RealApiServer#start(KubeBinaries, Duration,
+     *        java.util.function.LongSupplier, List)})
+     * @return the fixture; {@link #close()} stops the server
+     * @throws IllegalStateException when the server cannot start
+     */
+    public static ClusterFixture startReal(List<String> apiServerFlags) {
+        ClusterBackend api = RealApiServer.start(KubeBinaries.locate(), RealApiServer.DEFAULT_START_TIMEOUT,
+                System::nanoTime, apiServerFlags);
+        try {
+            Path crd = api.installCrd();
+            for (String m : INSTALLED_MANIFESTS.split(", ")) {
+                api.apply(crd.resolveSibling(m));
+            }
+            return new ClusterFixture(api);
+        } catch (RuntimeException e) {
+            api.close();
+            throw e;
+        }
+    }
+
+    /**
+     * A client that authenticates as a ServiceAccount of {@code npu-operator} the way the product's pods do: on a
+     * real server with a token bound to a pod of that ServiceAccount on {@code nodeName} (created when absent, named
+     * {@code <serviceAccount>-<nodeName>}), so RBAC and the node agent's admission policy apply to it; on the mock,
+     * which authorizes nothing, an admin client.
+     *
+     * @param serviceAccount e.g. {@code npu-lifecycle-node-agent} (exists: {@link #start(String)} applied it)
+     * @param nodeName the node of the pod, e.g. the node agent's node (the token's node-name claim); null for a pod
+     *        on no node (the control plane: no claim), named {@code <serviceAccount>-0}
+     * @param customizer changes the configuration (master URL of a proxy, namespace, timeouts, User-Agent)
+     * @return a new client, closed with the fixture
+     */
+    public KubernetesClient serviceAccountClient(String serviceAccount, String nodeName, Consumer<Config> customizer) {
+        if (!(backend instanceof RealApiServer real)) {
+            return client(customizer);
+        }
+        return own(real.newTokenClient(serviceAccountToken(serviceAccount, nodeName), customizer));
+    }
+
+    /**
+     * A token bound to a pod of that ServiceAccount on {@code nodeName} (as {@link #serviceAccountClient}).
+     *
+     * @param serviceAccount a ServiceAccount of {@code npu-operator}
+     * @param nodeName the pod's node, or null for none
+     * @return the token, valid for 2 hours
+     * @throws IllegalStateException when the backend is the mock (which issues no tokens)
+     */
+    public String serviceAccountToken(String serviceAccount, String nodeName) {
+        RealApiServer real = real();
+        String pod = serviceAccount + "-" + (nodeName == null ? "0" : nodeName);
+        if (admin.pods().inNamespace(EmbeddedCluster.NPU_NAMESPACE).withName(pod).get() == null) {
+            admin.pods().inNamespace(EmbeddedCluster.NPU_NAMESPACE).resource(new PodBuilder().withNewMetadata()
+                    .withName(pod).endMetadata().withNewSpec().withServiceAccountName(serviceAccount)
+                    .withNodeName(nodeName).addNewContainer().withName("agent")
+                    .withImage("registry.local/npu-lifecycle/agent:test").endContainer().endSpec().build()).create();
+        }
+        return real.podBoundToken(EmbeddedCluster.NPU_NAMESPACE, serviceAccount, pod, Duration.ofHours(2));
+    }
+
+    /**
+     * @return the backend as a real server, for its restart and compaction
+     * @throws IllegalStateException when the backend is the mock
+     */
+    public RealApiServer real() {
+        if (backend instanceof RealApiServer r) {
+            return r;
+        }
+        throw new IllegalStateException("this test needs a real API server; the backend is " + backend.kind());
     }
 
     /**

@@ -98,6 +98,16 @@ public final class ChildProcess {
         return true;
     }
 
+    /**
+     * Kills it (SIGKILL) and returns once it has exited (at most 10 s).
+     *
+     * @return whether it has exited
+     */
+    public boolean kill() {
+        process.destroyForcibly();
+        return waitFor(Duration.ofSeconds(10));
+    }
+
     private boolean waitFor(Duration d) {
         try {
             process.onExit().get(d.toMillis(), TimeUnit.MILLISECONDS);

@@ -48,6 +48,39 @@ public final class KubeBinaries {
         return in(Paths.get(bin));
     }
 
+    /** Where {@link #locate()} looks for the build script, relative to the working folder or one of its parents. */
+    public static final String BUILD_SCRIPT = "simulator/apiserver/build.sh";
+
+    /**
+     * The binaries for a test of any module: those of {@value #BIN_PROPERTY} when Maven set it (simulator/cluster),
+     * otherwise those of {@value #BUILD_SCRIPT}, found from the working folder or a parent and run through
+     * {@link #fromBuildScript} (a no-op when its cache folder is complete), writing
+     * {@code target/kube-bin.properties} of the working folder.
+     *
+     * @return the binaries
+     * @throws IllegalStateException as {@link #fromSystemProperties()} when a property is set, or when no build
+     *         script is found or it cannot build (the message says what to do)
+     */
+    public static KubeBinaries locate() {
+        if (System.getProperty(BIN_PROPERTY) != null || System.getProperty(ERROR_PROPERTY) != null) {
+            return fromSystemProperties();
+        }
+        Path cwd = Paths.get("").toAbsolutePath();
+        for (Path d = cwd; d != null; d = d.getParent()) {
+            Path script = d.resolve(BUILD_SCRIPT);
+            if (Files.isRegularFile(script)) {
+                try {
+                    return fromBuildScript(script, cwd.resolve("target").resolve("kube-bin.properties"));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while " + script + " ran", e);
+                }
+            }
+        }
+        throw new IllegalStateException("no kube-apiserver to run: neither system property " + BIN_PROPERTY
+                + " nor " + BUILD_SCRIPT + " in " + cwd + " or a parent");
+    }
+
     /**
      * Runs {@code build.sh} (a no-op when its cache folder is complete; a first build takes many minutes and needs
      * Go &gt;= 1.26) and returns the binaries of the properties file it writes. The script writes to this process's
