@@ -72,17 +72,15 @@ class ClusterCommandIT {
         return new Started(p, out, err);
     }
 
-    static void awaitReady(Started s) throws InterruptedException {
-        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-        while (!read(s.out()).contains("npu-lifecycle cluster: ready")) {
-            if (!s.process().isAlive()) {
-                fail("bin/npu-lifecycle cluster exited with " + s.process().exitValue() + " before it was ready:\n"
-                        + s.text());
-            }
-            if (System.nanoTime() - deadline > 0) {
-                fail("bin/npu-lifecycle cluster not ready within " + READY_TIMEOUT.toMinutes() + " min:\n" + s.text());
-            }
-            s.process().waitFor(200, TimeUnit.MILLISECONDS);
+    static void awaitReady(Started s) {
+        try {
+            org.awaitility.Awaitility.await("bin/npu-lifecycle cluster ready").atMost(READY_TIMEOUT)
+                    .pollInterval(java.time.Duration.ofMillis(200))
+                    .failFast("bin/npu-lifecycle cluster exited before it was ready", () -> !s.process().isAlive())
+                    .until(() -> read(s.out()).contains("npu-lifecycle cluster: ready"));
+        } catch (org.awaitility.core.ConditionTimeoutException | org.awaitility.core.TerminalFailureException e) {
+            fail(e.getMessage() + (s.process().isAlive() ? "" : " (exit " + s.process().exitValue() + ")") + ":\n"
+                    + s.text(), e);
         }
     }
 

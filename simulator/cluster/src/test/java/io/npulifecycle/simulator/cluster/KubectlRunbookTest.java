@@ -290,18 +290,15 @@ class KubectlRunbookTest {
     }
 
     static void awaitOutput(Path out, Process p, String what, java.util.function.Predicate<String> seen)
-            throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + WATCH_TIMEOUT.toNanos();
-        while (true) {
-            String text = Files.readString(out, StandardCharsets.UTF_8);
-            if (seen.test(text)) {
-                return;
-            }
-            if (!p.isAlive() || System.nanoTime() - deadline > 0) {
-                throw new AssertionError("kubectl get -w: no " + what + " within " + WATCH_TIMEOUT.toSeconds()
-                        + " s (alive " + p.isAlive() + "); output:\n" + text);
-            }
-            p.waitFor(100, TimeUnit.MILLISECONDS);
+            throws IOException {
+        try {
+            org.awaitility.Awaitility.await("kubectl get -w: " + what).atMost(WATCH_TIMEOUT)
+                    .pollInterval(java.time.Duration.ofMillis(100))
+                    .failFast("kubectl get -w exited", () -> !p.isAlive() && !seen.test(Files.readString(out)))
+                    .until(() -> seen.test(Files.readString(out, StandardCharsets.UTF_8)));
+        } catch (org.awaitility.core.ConditionTimeoutException | org.awaitility.core.TerminalFailureException e) {
+            throw new AssertionError("kubectl get -w: no " + what + " within " + WATCH_TIMEOUT.toSeconds()
+                    + " s (alive " + p.isAlive() + "); output:\n" + Files.readString(out, StandardCharsets.UTF_8), e);
         }
     }
 }

@@ -418,17 +418,11 @@ class RealApiServerTest {
     }
 
     static void await(String what, BooleanSupplier condition, Supplier<String> diagnostics) {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                fail("timed out waiting for " + what + ": " + diagnostics.get());
-            }
-            try {
-                Thread.sleep(100);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
+        try {
+            org.awaitility.Awaitility.await(what).atMost(TIMEOUT).pollInterval(Duration.ofMillis(100))
+                    .until(condition::getAsBoolean);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            fail("timed out waiting for " + what + ": " + diagnostics.get(), e);
         }
     }
 

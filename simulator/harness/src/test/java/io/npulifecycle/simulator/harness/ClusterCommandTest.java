@@ -148,19 +148,13 @@ class ClusterCommandTest {
     }
 
     static void awaitText(ByteArrayOutputStream out, CompletableFuture<Integer> exit, String text) throws Exception {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (!out.toString(StandardCharsets.UTF_8).contains(text)) {
-            if (exit.isDone()) {
-                fail("the command ended (exit " + exit.get() + ") before '" + text + "': " + out);
-            }
-            if (System.nanoTime() - deadline > 0) {
-                fail("no '" + text + "' within " + TIMEOUT.toSeconds() + " s: " + out);
-            }
-            try {
-                exit.get(50, TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.TimeoutException stillRunning) {
-                // poll again
-            }
+        try {
+            org.awaitility.Awaitility.await("'" + text + "' in the output").atMost(TIMEOUT)
+                    .pollInterval(Duration.ofMillis(50))
+                    .failFast("the command ended before '" + text + "'", exit::isDone)
+                    .until(() -> out.toString(StandardCharsets.UTF_8).contains(text));
+        } catch (org.awaitility.core.ConditionTimeoutException | org.awaitility.core.TerminalFailureException e) {
+            fail(e.getMessage() + (exit.isDone() ? " (exit " + exit.get() + ")" : "") + ": " + out, e);
         }
     }
 
