@@ -42,6 +42,26 @@ public interface NodeSyncMXBean {
     /** @return Events queued (API server unreachable) */
     int getPendingEvents();
 
+    /**
+     * @return the writes the API server has not received yet, oldest Event first, one line each:
+     *         {@code Event <reason> <name> (<type>, since <ISO-8601>)}, {@code label <key>=<value>},
+     *         {@code label <key> removed}, {@code annotation <key>=<value>}, {@code annotation <key> removed}; they
+     *         are kept in {@link #getPendingWritesFile()} and written when the API server answers
+     */
+    java.util.List<String> getPendingWrites();
+
+    /**
+     * @return the file on the host that keeps the pending writes across a restart and a reboot
+     *         ({@code <stateDir>/node-writes.pending}), or {@code null} when they are kept in memory only
+     */
+    String getPendingWritesFile();
+
+    /**
+     * @return why the pending writes are not (all) on disk or what was wrong with the file found at the start (it was
+     *         moved aside as {@code node-writes.pending.corrupt-<epoch ms>}), or {@code null}
+     */
+    String getPendingWritesProblem();
+
     /** @return the policy as read, or {@code unknown (why)} */
     String getPolicy();
 

@@ -4,9 +4,10 @@ import org.osgi.annotation.versioning.ProviderType;
 
 /**
  * The node agent's writes to its own Node (an OSGi service of the Kubernetes bundle). Writes are <em>desired
- * state</em>: they are kept in memory and reconciled onto the Node whenever the informer shows a difference, after a
- * relist and when the API server comes back, so callers never block on the API server and never lose a write to an
- * outage. Events are queued and created once each.
+ * state</em>: they are reconciled onto the Node whenever the informer shows a difference, after a relist and when the
+ * API server comes back, so callers never block on the API server and never lose a write to an outage. Events are
+ * queued and created once each. What the API server has not received yet is kept on the host (the state folder)
+ * before a write method returns, so it survives a SIGKILL and a reboot and is written when the API server answers.
  */
 @ProviderType
 public interface NodeWriter {
@@ -49,7 +50,8 @@ public interface NodeWriter {
 
     /**
      * Waits until the desired labels and annotations are on the Node and every queued Event is created, or the
-     * timeout passes (used right before a reboot, which would otherwise cut the writes short).
+     * timeout passes (used right before a reboot, which would otherwise cut the writes short). What is still not
+     * written when it returns is kept on the host and written after the reboot.
      *
      * @param timeoutMillis the longest wait, in ms of wall-clock time (an I/O bound, not simulated time)
      * @return whether everything was written

@@ -4,6 +4,8 @@ import java.lang.System.Logger.Level;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 
@@ -85,6 +87,34 @@ final class DesiredNodeState {
         } else {
             annotations.put(key, value);
         }
+    }
+
+    /**
+     * @param n the Node as last seen, or {@code null} when it was not seen
+     * @return the desired labels the Node does not have yet (a value to set, or empty: to remove), by key; every
+     *         desired label when {@code n} is {@code null}
+     */
+    SortedMap<String, Optional<String>> pendingLabels(Node n) {
+        return pending(labels, n == null ? null : NodeApi.labels(n));
+    }
+
+    /**
+     * @param n the Node as last seen, or {@code null} when it was not seen
+     * @return the desired annotations the Node does not have yet, as {@link #pendingLabels}
+     */
+    SortedMap<String, Optional<String>> pendingAnnotations(Node n) {
+        return pending(annotations, n == null ? null : NodeApi.annotations(n));
+    }
+
+    private static SortedMap<String, Optional<String>> pending(Map<String, Optional<String>> desired,
+            Map<String, String> actual) {
+        SortedMap<String, Optional<String>> out = new TreeMap<>();
+        desired.forEach((k, v) -> {
+            if (actual == null || (v.isPresent() ? !v.get().equals(actual.get(k)) : actual.containsKey(k))) {
+                out.put(k, v);
+            }
+        });
+        return out;
     }
 
     /**

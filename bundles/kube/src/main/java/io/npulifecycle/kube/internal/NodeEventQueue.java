@@ -29,7 +29,8 @@ import io.npulifecycle.api.time.TimeSource;
  * gives one Event: a key recorded again in this runtime is ignored, and one recorded again after a runtime restart is
  * answered 409 by the API server, which counts as created (no {@code get} needed, which the node agent's RBAC does not
  * grant). A failed creation stops the flush and keeps that Event and the ones after it queued, in order, for the next
- * flush. Thread-safe.
+ * flush. What is queued can be read ({@link #queued()}) and given back after a runtime restart ({@link #restore}), so
+ * that {@link PendingWrites} keeps it on the host until it is created. Thread-safe.
  */
 final class NodeEventQueue {
 
@@ -43,7 +44,7 @@ final class NodeEventQueue {
     private final TimeSource time;
     private final ApiHealth health;
     private final Supplier<Node> involved;
-    private final Map<String, Event> pending = new LinkedHashMap<>();
+    private final Map<String, QueuedEvent> pending = new LinkedHashMap<>();
     private final Set<String> recorded = ConcurrentHashMap.newKeySet();
     private final AtomicLong posted = new AtomicLong();
 
@@ -79,18 +80,38 @@ final class NodeEventQueue {
         if (!recorded.add(key)) {
             return false;
         }
-        String now = time.now().toString();
-        Event ev = new EventBuilder().withNewMetadata().withName(eventName(nodeName, key)).withNamespace(namespace)
-                .endMetadata()
-                .withNewInvolvedObject().withApiVersion("v1").withKind("Node").withName(nodeName).endInvolvedObject()
-                .withType(type).withReason(reason).withMessage(message)
-                .withNewSource().withComponent(COMPONENT).withHost(nodeName).endSource()
-                .withReportingComponent(COMPONENT).withReportingInstance(nodeName)
-                .withFirstTimestamp(now).withLastTimestamp(now).withCount(1).build();
+        QueuedEvent ev = new QueuedEvent(key, type, reason, message, time.now());
         synchronized (pending) {
             pending.put(key, ev);
         }
         return true;
+    }
+
+    /**
+     * Queues Events recorded by an earlier runtime and not yet created, in their order, each once per key: a key
+     * recorded in this runtime already is not queued again.
+     *
+     * @param events the Events, oldest first
+     * @return how many were queued
+     */
+    int restore(List<QueuedEvent> events) {
+        int n = 0;
+        for (QueuedEvent ev : events) {
+            if (recorded.add(ev.key())) {
+                synchronized (pending) {
+                    pending.put(ev.key(), ev);
+                }
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** @return the Events queued, not yet created, oldest first */
+    List<QueuedEvent> queued() {
+        synchronized (pending) {
+            return List.copyOf(pending.values());
+        }
     }
 
     /**
@@ -100,12 +121,12 @@ final class NodeEventQueue {
      *         queued (recorded in the {@link ApiHealth})
      */
     void flush() {
-        List<Map.Entry<String, Event>> todo;
+        List<QueuedEvent> todo;
         synchronized (pending) {
-            todo = new ArrayList<>(pending.entrySet());
+            todo = new ArrayList<>(pending.values());
         }
-        for (Map.Entry<String, Event> e : todo) {
-            Event ev = e.getValue();
+        for (QueuedEvent q : todo) {
+            Event ev = event(q);
             Node n = involved.get();
             if (n != null && n.getMetadata() != null) {
                 ev.getInvolvedObject().setUid(n.getMetadata().getUid());
@@ -125,9 +146,20 @@ final class NodeEventQueue {
             }
             health.answered();
             synchronized (pending) {
-                pending.remove(e.getKey());
+                pending.remove(q.key());
             }
         }
+    }
+
+    private Event event(QueuedEvent q) {
+        String at = q.at().toString();
+        return new EventBuilder().withNewMetadata().withName(eventName(nodeName, q.key())).withNamespace(namespace)
+                .endMetadata()
+                .withNewInvolvedObject().withApiVersion("v1").withKind("Node").withName(nodeName).endInvolvedObject()
+                .withType(q.type()).withReason(q.reason()).withMessage(q.message())
+                .withNewSource().withComponent(COMPONENT).withHost(nodeName).endSource()
+                .withReportingComponent(COMPONENT).withReportingInstance(nodeName)
+                .withFirstTimestamp(at).withLastTimestamp(at).withCount(1).build();
     }
 
     /** @return Events queued, not yet created */

@@ -1,8 +1,10 @@
 package io.npulifecycle.kube.internal;
 
 import java.lang.System.Logger.Level;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
 
@@ -32,6 +34,8 @@ import io.npulifecycle.api.time.TimeSource;
  * <li>{@link DesiredNodeState}, {@link NodeEventQueue}, {@link RebootRequiredMirror}: the node agent's desired
  * labels, annotations and queued Events, the {@code reboot-required} marker mirrored into them;</li>
  * <li>{@link NodeApi}: the Node as last seen and the one guarded read-modify-write of every change;</li>
+ * <li>{@link PendingWrites}: what the API server has not received yet, kept on the host across a SIGKILL and a
+ * reboot;</li>
  * <li>{@link SyncWorker}: the thread that writes, a round on every informer event, marker change, write request and
  * health tick, and after a relist.</li>
  * </ul>
@@ -48,13 +52,15 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
      * @param crName name of the {@code NPUOperatorCtl}
      * @param eventNamespace where the Events about the Node are created
      * @param healthInterval time between two informer health checks (TimeSource time)
+     * @param stateDir the state folder on the host where the writes the API server has not received yet are kept
+     *        ({@value PendingWritesFile#NAME}), or {@code null}: kept in memory only, lost when the runtime ends
      */
     public record Settings(String nodeName, String crNamespace, String crName, String eventNamespace,
-            Duration healthInterval) {
+            Duration healthInterval, Path stateDir) {
         /**
          * Checks the settings.
          *
-         * @throws NullPointerException when one is {@code null}, naming it
+         * @throws NullPointerException when one other than {@code stateDir} is {@code null}, naming it
          */
         public Settings {
             Objects.requireNonNull(nodeName, "nodeName");
@@ -62,6 +68,21 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
             Objects.requireNonNull(crName, "crName");
             Objects.requireNonNull(eventNamespace, "eventNamespace");
             Objects.requireNonNull(healthInterval, "healthInterval");
+        }
+
+        /**
+         * Settings without a state folder: the pending writes are kept in memory only (tools and tests that do not
+         * outlive a runtime).
+         *
+         * @param nodeName this runtime's Node
+         * @param crNamespace namespace of the {@code NPUOperatorCtl}
+         * @param crName name of the {@code NPUOperatorCtl}
+         * @param eventNamespace where the Events about the Node are created
+         * @param healthInterval time between two informer health checks (TimeSource time)
+         */
+        public Settings(String nodeName, String crNamespace, String crName, String eventNamespace,
+                Duration healthInterval) {
+            this(nodeName, crNamespace, crName, eventNamespace, healthInterval, null);
         }
     }
 
@@ -74,6 +95,7 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
     private final NodeApi api;
     private final NodeEventQueue events;
     private final RebootRequiredMirror mirror;
+    private final PendingWrites pending;
     private final NodeApprovals approvals;
     private final PolicyTracker policy;
     private final NodeInformers informers;
@@ -97,6 +119,7 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
         api = new NodeApi(client, settings.nodeName(), time, health);
         events = new NodeEventQueue(client, settings.nodeName(), settings.eventNamespace(), time, health, api::cached);
         mirror = markers == null ? null : new RebootRequiredMirror(markers, desired, events);
+        pending = new PendingWrites(settings.stateDir(), time, desired, events, api::cached);
         approvals = new NodeApprovals(api, desired);
         informers = new NodeInformers(client, settings, time, health, new InformerEvents());
         policy = new PolicyTracker(informers.policyResource(), this::notifyChange);
@@ -104,10 +127,15 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
         watchdog = new InformerWatchdog(informers, time, settings.healthInterval(), this::requestSync);
     }
 
-    /** Starts the informers, the marker mirroring and the health ticks. */
+    /**
+     * Gives back the writes an earlier runtime kept on the host ({@link PendingWrites#restore()}), then starts the
+     * informers, the marker mirroring and the health ticks.
+     */
     public void start() {
         LOG.log(Level.INFO, "node sync starting for node " + settings.nodeName() + ", NPUOperatorCtl "
-                + informers.policyResource());
+                + informers.policyResource() + ", pending writes kept in "
+                + (pending.path() == null ? "memory only" : pending.path()));
+        pending.restore();
         if (markers != null) {
             markers.addListener(markerListener);
         }
@@ -116,7 +144,10 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
         requestSync();
     }
 
-    /** Stops everything; desired state not yet written is lost (the writers re-assert it on their next poll). */
+    /**
+     * Stops everything. What the API server has not received yet is in the pending-writes file already (kept at
+     * every change), so stopping adds nothing to it; without a state folder it is lost.
+     */
     public void stop() {
         worker.stop();
         if (markers != null) {
@@ -182,7 +213,11 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
                 health.failed(String.valueOf(e.getMessage()));
             }
             LOG.log(Level.WARNING, "node sync of " + settings.nodeName() + " failed: " + health.lastError()
-                    + " (retried at the next health tick)");
+                    + " (retried at the next health tick; what is not written is kept in "
+                    + (pending.path() == null ? "memory" : pending.path()) + ")");
+        } finally {
+            // what the mirror added and what was written since the last round
+            pending.keep();
         }
     }
 
@@ -201,6 +236,7 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
     @Override
     public void setLabel(String key, String value) {
         if (desired.setLabel(key, value)) {
+            pending.keep();
             requestSync();
         }
     }
@@ -208,6 +244,7 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
     @Override
     public void setAnnotation(String key, String value) {
         if (desired.setAnnotation(key, value)) {
+            pending.keep();
             requestSync();
         }
     }
@@ -215,14 +252,31 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
     @Override
     public void recordEvent(String key, String type, String reason, String message) {
         if (events.record(key, type, reason, message)) {
+            pending.keep();
             requestSync();
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Before it waits, the markers are mirrored and everything not yet on the Node is kept on the host (on the
+     * calling thread, so a reboot that follows cannot cut it short); after it, the file is brought up to date again.
+     */
     @Override
     public boolean flush(long timeoutMillis) {
-        return worker.flush(timeoutMillis, () -> desired.satisfiedBy(api.cached()) && events.pending() == 0,
+        if (mirror != null) {
+            try {
+                mirror.mirror();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "cannot mirror the markers of " + settings.nodeName() + ": " + e.getMessage());
+            }
+        }
+        pending.keep();
+        boolean done = worker.flush(timeoutMillis, () -> desired.satisfiedBy(api.cached()) && events.pending() == 0,
                 health::ok);
+        pending.keep();
+        return done;
     }
 
     // ---- PolicySource / ApprovalService ----
@@ -311,6 +365,21 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
     @Override
     public int getPendingEvents() {
         return events.pending();
+    }
+
+    @Override
+    public List<String> getPendingWrites() {
+        return pending.describe(settings.nodeName());
+    }
+
+    @Override
+    public String getPendingWritesFile() {
+        return pending.path() == null ? null : pending.path().toString();
+    }
+
+    @Override
+    public String getPendingWritesProblem() {
+        return pending.problem();
     }
 
     @Override

@@ -5,6 +5,8 @@ import io.npulifecycle.api.node.NodeSyncMXBean;
 import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
 
 import java.lang.System.Logger.Level;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.regex.Pattern;
@@ -75,6 +77,10 @@ public class NodeSyncComponent {
         /** @return health interval */
         @AttributeDefinition(name = "Informer health interval (seconds)", description = "Seconds between informer health checks (re-create a stopped or non-watching informer, resync).", min = "1")
         int healthIntervalSeconds() default 30;
+
+        /** @return state folder */
+        @AttributeDefinition(name = "State folder", description = "Persistent host folder (it outlives a reboot) where the writes the API server has not received yet are kept, in node-writes.pending.")
+        String stateDir() default "/var/lib/npu-operator/";
     }
 
     private final KubernetesClient client;
@@ -207,7 +213,18 @@ public class NodeSyncComponent {
                     + " must be at least 1");
             return null;
         }
+        String dir = c.stateDir() == null ? "" : c.stateDir().trim();
+        Path stateDir;
+        try {
+            stateDir = dir.isEmpty() ? null : Path.of(dir);
+        } catch (InvalidPathException e) {
+            stateDir = null;
+        }
+        if (stateDir == null || !stateDir.isAbsolute()) {
+            LOG.log(Level.ERROR, "PID " + PID + " key stateDir: '" + dir + "' is not an absolute path");
+            return null;
+        }
         return new NodeSync.Settings(node, c.crNamespace(), c.crName(), c.eventNamespace(),
-                Duration.ofSeconds(c.healthIntervalSeconds()));
+                Duration.ofSeconds(c.healthIntervalSeconds()), stateDir);
     }
 }
