@@ -53,7 +53,7 @@ final class NodeHome {
                 + "\nstateDir=" + varLib + "\n");
         // many recovery reboots in a row are the benchmark's point, not a reboot loop to stop
         write(etc.resolve("io.npulifecycle.rebooter.cfg"), "stateDir=" + varLib + "\nrecovery.maxReboots=1000\n");
-        write(etc.resolve("io.npulifecycle.kube.node.cfg"), "nodeName=node-0\n");
+        write(etc.resolve("io.npulifecycle.kube.node.cfg"), "nodeName=node-0\nstateDir=" + varLib + "\n");
     }
 
     /** @return the process builder of {@code bin/npu-lifecycle node} for this home (launcher's JVM options) */

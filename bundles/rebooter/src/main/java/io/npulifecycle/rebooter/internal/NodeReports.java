@@ -84,6 +84,8 @@ final class NodeReports {
 
     /**
      * Waits for the writes to be on the Node, right before a reboot would cut them short; logs when they are not.
+     * The writer keeps what it has not written on the host before this returns, so the reboot that follows loses
+     * nothing.
      *
      * @param timeoutMillis the longest wait, ms of wall-clock time
      */
@@ -91,7 +93,8 @@ final class NodeReports {
         NodeWriter w = writers == null ? null : writers.get();
         if (w != null && !w.flush(timeoutMillis)) {
             LOG.log(Level.WARNING, "the Node writes (Rebooting Event, labels) could not all be made before the reboot;"
-                    + " they are written when the API server answers again");
+                    + " they are kept on the host (NodeSync MBean PendingWrites, PendingWritesFile) and written when"
+                    + " the API server answers again");
         }
     }
 

@@ -48,7 +48,7 @@ final class NodeRuntime implements AutoCloseable {
         this.bootId = bootId;
         markers = new FileMarkerStore(markerDir, bootId, time::now, null);
         sync = new NodeSync(client, new NodeSync.Settings(NODE, "npu-operator", "npuoperatorctl-sample",
-                "default", Duration.ofSeconds(30)), time, markers, null);
+                "default", Duration.ofSeconds(30), stateDir), time, markers, null);
         sync.start();
         Supplier<ApprovalService> as = approvals != null ? approvals : () -> sync;
         rebooter = new RebootEngine(markers, () -> sync, as, () -> sync, () -> executor, time,

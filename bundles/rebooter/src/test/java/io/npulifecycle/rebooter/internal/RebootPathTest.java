@@ -78,6 +78,8 @@ class RebootPathTest {
 
     static final class FakeExecutor implements RebootExecutor {
         final List<String> reboots = new ArrayList<>();
+        /** Runs when the reboot is called, before it is counted: what the host holds at that instant. */
+        Runnable atCall = () -> { };
 
         @Override
         public String describe() {
@@ -86,6 +88,7 @@ class RebootPathTest {
 
         @Override
         public void reboot(String reason) {
+            atCall.run();
             reboots.add(reason);
         }
     }
@@ -138,15 +141,28 @@ class RebootPathTest {
     }
 
     NodeRuntime boot(String bootId, Supplier<ApprovalService> approvals, boolean dryRun, KubernetesClient client) {
+        NodeRuntime r = bootUnsynced(bootId, approvals, dryRun, client);
+        await("Node informer synced", () -> r.sync.approval().known(), this::tick);
+        return r;
+    }
+
+    /** A runtime that may not reach the API server: nothing waits for its informers. */
+    NodeRuntime bootUnsynced(String bootId, Supplier<ApprovalService> approvals, boolean dryRun,
+            KubernetesClient client) {
         NodeRuntime r = new NodeRuntime(bootId, markerDir, stateDir, client, time, approvals, executor, loader,
                 health, procModules, "25.5.0", dryRun);
         runtimes.add(r);
-        await("Node informer synced", () -> r.sync.approval().known(), this::tick);
         return r;
     }
 
     /** Simulates the reboot: the runtime dies, /run is a tmpfs (cleared), a new boot id. */
     NodeRuntime reboot(NodeRuntime old, String newBoot) throws IOException {
+        powerCycle(old);
+        return boot(newBoot);
+    }
+
+    /** The runtime dies with the host (nothing more is written), /run is a tmpfs (cleared). */
+    void powerCycle(NodeRuntime old) throws IOException {
         old.close();
         runtimes.remove(old);
         try (var s = Files.list(markerDir)) {
@@ -154,7 +170,6 @@ class RebootPathTest {
                 Files.delete(p);
             }
         }
-        return boot(newBoot);
     }
 
     void wedge(NodeRuntime r) throws IOException {
@@ -443,6 +458,83 @@ class RebootPathTest {
         await("label written when the API server is back", () -> "true".equals(cluster.label(NODE, NodeKeys.REBOOT_REQUIRED)));
         await("RebootRequired Event", () -> cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_REBOOT_REQUIRED).size() == 1);
         await("Rebooting Event", () -> cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_REBOOTING).size() == 1);
+    }
+
+    @Test
+    void apiUnreachableAcrossTheRecoveryRebootTheNodeGetsItsEventsOnceWhenBack() throws IOException {
+        cluster.putDriver(NodeRuntime.policy(false, true, null, null));
+        NodeRuntime a = boot("boot-a");
+        awaitPolicy(a, true);
+        a.driver.evaluate();
+        await("boot-a reported", () -> "boot-a".equals(cluster.annotation(NODE, NodeKeys.BOOT_ID)));
+        Path pendingFile = stateDir.resolve("node-writes.pending");
+        List<String> onDiskAtTheCall = new ArrayList<>();
+        executor.atCall = () -> {
+            try {
+                onDiskAtTheCall.add(Files.readString(pendingFile));
+            } catch (IOException e) {
+                onDiskAtTheCall.add("no file: " + e);
+            }
+        };
+
+        proxy.cutOff(TcpProxy.Disconnect.CLOSE);
+        health.wedged = "1:0";
+        a.markers.remove(Markers.DRIVER_READY, "health-watch");
+        wedge(a);
+        a.rebooter.evaluate();
+
+        assertEquals(List.of("recovery"), executor.reboots);
+        String kept = onDiskAtTheCall.get(0);
+        assertTrue(kept.contains(" RebootRequired ") && kept.contains(" Rebooting "),
+                "both Events on disk before the reboot was called: " + kept);
+        assertTrue(kept.contains("npu.openfuyao.com%2Frebooting-from-boot-id boot-a"), kept);
+        assertTrue(cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_REBOOTING).isEmpty());
+
+        // the host reboots while the API server is still unreachable; the new boot comes up without it
+        health.wedged = "";
+        powerCycle(a);
+        NodeRuntime b = bootUnsynced("boot-b", null, false, NodeRuntime.agentClient(cluster, proxy));
+        assertTrue(b.sync.getPendingWrites().stream().anyMatch(w -> w.startsWith("Event RebootRequired ")),
+                b.sync.getPendingWrites().toString());
+        assertTrue(b.sync.getPendingWrites().stream().anyMatch(w -> w.startsWith("Event Rebooting ")),
+                b.sync.getPendingWrites().toString());
+        b.rebooter.evaluate();
+        b.driver.evaluate();
+        assertTrue(b.rebooter.getHistory().get(0).contains("completed"), b.rebooter.getHistory().toString());
+
+        proxy.restore();
+        await("everything kept written", () -> {
+            b.sync.requestSync();
+            return b.sync.getPendingWrites().isEmpty() && !Files.exists(pendingFile);
+        }, this::tick);
+        List<io.fabric8.kubernetes.api.model.Event> required = cluster.events(NodeRuntime.EVENTS_NAMESPACE,
+                NodeKeys.EVENT_REBOOT_REQUIRED);
+        List<io.fabric8.kubernetes.api.model.Event> rebooting = cluster.events(NodeRuntime.EVENTS_NAMESPACE,
+                NodeKeys.EVENT_REBOOTING);
+        assertEquals(1, required.size(), "one RebootRequired Event");
+        assertTrue(required.get(0).getMessage().contains("reason=recovery") && required.get(0).getMessage()
+                .contains("bootId=boot-a"), required.get(0).getMessage());
+        assertEquals(1, rebooting.size(), "one Rebooting Event");
+        assertTrue(rebooting.get(0).getMessage().contains("leaving boot boot-a"), rebooting.get(0).getMessage());
+        // the Node shows the new boot: the request and the reboot's mark belong to boot-a and are gone
+        await("boot-b reported", () -> "boot-b".equals(cluster.annotation(NODE, NodeKeys.BOOT_ID)));
+        assertNull(cluster.label(NODE, NodeKeys.REBOOT_REQUIRED));
+        assertNull(cluster.annotation(NODE, NodeKeys.REBOOT_REASON));
+        assertNull(cluster.annotation(NODE, NodeKeys.REBOOTING_FROM_BOOT_ID));
+        await("validated in boot-b", () -> "25.5.0@boot-b".equals(cluster.annotation(NODE, NodeKeys.DRIVER_VALIDATED)));
+
+        // once each: another runtime in the same boot and more rounds add nothing
+        b.close();
+        runtimes.remove(b);
+        NodeRuntime c = boot("boot-b");
+        for (int i = 0; i < 3; i++) {
+            c.sync.requestSync();
+            c.rebooter.evaluate();
+        }
+        assertTrue(c.sync.flush(NodeRuntime.WAIT.toMillis()));
+        assertEquals(1, cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_REBOOT_REQUIRED).size());
+        assertEquals(1, cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_REBOOTING).size());
+        assertEquals(1, executor.reboots.size());
     }
 
     @Test

@@ -71,7 +71,7 @@ public final class SimNode {
         write(etc.resolve("io.npulifecycle.driver.cfg"), "procModules=" + sim.resolve("proc-modules")
                 + "\nstateDir=" + varLib + "\n");
         write(etc.resolve("io.npulifecycle.rebooter.cfg"), "stateDir=" + varLib + "\n");
-        write(etc.resolve("io.npulifecycle.kube.node.cfg"), "nodeName=" + name + "\n");
+        write(etc.resolve("io.npulifecycle.kube.node.cfg"), "nodeName=" + name + "\nstateDir=" + varLib + "\n");
         // on a real API server the agent authenticates with its driver pod's token, written before each start
         String kube = RuntimeCredentials.kubeConfiguration(kubeconfig ? kubeconfig() : null);
         if (kube != null) {
