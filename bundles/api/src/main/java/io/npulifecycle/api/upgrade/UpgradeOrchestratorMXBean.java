@@ -21,8 +21,18 @@ public interface UpgradeOrchestratorMXBean {
     /** @return each NPU node's state ("upgraded" when done) */
     Map<String, String> getNodeStates();
 
-    /** @return nodes in reboot-required waiting for {@code npu.openfuyao.com/approve-reboot=true} */
+    /**
+     * @return nodes in {@code reboot-required} or {@code reboot-deferred} waiting for
+     *         {@code npu.openfuyao.com/approve-reboot=true}
+     */
     List<String> getAwaitingApproval();
+
+    /**
+     * @return the nodes holding a rollout slot, {@code name: why} (state, approval, what it waits for, or the
+     *         approved node it gives its slot to), as in the status' {@code slotHolders}
+     * @since 1.1
+     */
+    List<String> getSlotHolders();
 
     /** @return failed nodes, {@code name: reason} */
     List<String> getFailedNodes();

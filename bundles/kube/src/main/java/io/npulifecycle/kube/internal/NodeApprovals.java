@@ -24,11 +24,20 @@ import io.npulifecycle.api.node.NodeKeys;
  * the restoration writes the mark, {@link DesiredNodeState} does not manage it, so a concurrent reconcile can neither
  * remove the mark (an unused approval could then not be restored) nor write it without the approval's removal (the
  * mark alone would read as a consumption). Any value other than exactly {@code true} is not an approval
- * ({@link ApprovalState#invalid()}) and is never changed. Thread-safe; the rebooter calls one method at a time.
+ * ({@link ApprovalState#invalid()}) and is never changed.
+ *
+ * <p>While the control plane's label {@value NodeKeys#DRIVER_UPGRADE_STATE} is {@value #SLOT_GIVEN_UP} (the node gave
+ * its rollout slot to another node, docs/upgrade.md "Slots"), the approval is not used: the consumption's write is
+ * decided on the Node read right before it and guarded by its resourceVersion, so either the control plane's label
+ * change comes first and nothing is consumed ({@link ConsumeResult#NOT_APPROVED}: the approval stays for later), or
+ * the consumption comes first and the control plane's write, guarded the same way, is rejected. Thread-safe; the
+ * rebooter calls one method at a time.
  */
 final class NodeApprovals implements ApprovalService {
 
     private static final System.Logger LOG = System.getLogger(NodeApprovals.class.getName());
+    /** The upgrade state of a node that holds no rollout slot but may have staged a driver: no approval is used. */
+    static final String SLOT_GIVEN_UP = "reboot-deferred";
 
     private final NodeApi api;
     private final DesiredNodeState desired;
@@ -74,7 +83,8 @@ final class NodeApprovals implements ApprovalService {
         Objects.requireNonNull(bootId, "bootId");
         Optional<String> mark = desired.releaseAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID);
         try {
-            NodeApi.Update u = api.updateNode("consume the approval", n -> approved(n) ? consumed(n, bootId) : null);
+            NodeApi.Update u = api.updateNode("consume the approval",
+                    n -> approved(n) && !slotGivenUp(n) ? consumed(n, bootId) : null);
             switch (u.outcome()) {
                 case WRITTEN:
                     mark = Optional.of(bootId);
@@ -92,6 +102,11 @@ final class NodeApprovals implements ApprovalService {
                                 + bootId);
                         return ConsumeResult.ALREADY_CONSUMED;
                     }
+                    if (approved(u.node()) && slotGivenUp(u.node())) {
+                        LOG.log(Level.INFO, "approval on Node " + api.nodeName() + " not used: "
+                                + NodeKeys.DRIVER_UPGRADE_STATE + "=" + SLOT_GIVEN_UP + " (the node gave its rollout"
+                                + " slot to another node; the approval is used once the control plane gives it one)");
+                    }
                     return ConsumeResult.NOT_APPROVED;
                 default:
                     return ConsumeResult.CONFLICT;
@@ -108,6 +123,11 @@ final class NodeApprovals implements ApprovalService {
 
     private static boolean approved(Node n) {
         return NodeKeys.APPROVE_VALUE.equals(NodeApi.annotations(n).get(NodeKeys.APPROVE_REBOOT));
+    }
+
+    private static boolean slotGivenUp(Node n) {
+        Map<String, String> l = n.getMetadata() == null ? null : n.getMetadata().getLabels();
+        return l != null && SLOT_GIVEN_UP.equals(l.get(NodeKeys.DRIVER_UPGRADE_STATE));
     }
 
     private static Node consumed(Node n, String bootId) {

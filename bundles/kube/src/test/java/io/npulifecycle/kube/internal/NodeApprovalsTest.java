@@ -16,6 +16,7 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.npulifecycle.api.node.ApprovalState;
 import io.npulifecycle.api.node.ConsumeResult;
+import io.npulifecycle.api.node.NodeKeys;
 
 /**
  * The approval protocol alone against the mock API server: consumed exactly once, put back only with the proof of a
@@ -56,6 +57,35 @@ class NodeApprovalsTest {
         desired.reconcile(api);
 
         assertEquals("boot-a", mock.annotation(REBOOTING_FROM_BOOT_ID), "the desired state asserts it again");
+    }
+
+    /**
+     * A node that gave its rollout slot to another node (label {@code driver-upgrade-state=reboot-deferred}) keeps
+     * its approval unused, decided on the Node read right before the write (the agent's cache has not seen the label
+     * here); once the control plane gives it a slot
+     * again the same approval is consumed.
+     */
+    @Test
+    void anApprovalIsNotUsedWhileTheNodeGaveItsSlotUp() {
+        setUpgradeState(NodeApprovals.SLOT_GIVEN_UP);
+        mock.annotate(APPROVE_REBOOT, "true");
+        mock.cluster.requestLog().clearRequests();
+
+        assertEquals(ConsumeResult.NOT_APPROVED, approvals.consumeApproval("boot-a"));
+        assertEquals("true", mock.annotation(APPROVE_REBOOT), "kept for later");
+        assertNull(mock.annotation(REBOOTING_FROM_BOOT_ID));
+        assertEquals(0, mock.requests("PUT", NODE_PATH), "nothing written");
+
+        setUpgradeState("reboot-required");
+        assertEquals(ConsumeResult.CONSUMED, approvals.consumeApproval("boot-a"));
+        assertNull(mock.annotation(APPROVE_REBOOT));
+    }
+
+    private void setUpgradeState(String value) {
+        mock.fixture.admin().nodes().withName(NODE).edit(n -> {
+            n.getMetadata().getLabels().put(NodeKeys.DRIVER_UPGRADE_STATE, value);
+            return n;
+        });
     }
 
     @Test

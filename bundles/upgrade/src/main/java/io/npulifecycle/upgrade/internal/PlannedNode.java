@@ -1,5 +1,6 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.markers.Markers;
 import io.npulifecycle.api.node.NodeKeys;
 
 import java.time.Duration;
@@ -52,6 +53,11 @@ final class PlannedNode {
     String failure;
     /** Why the node is held in {@code upgrade-required} (NPU workloads, bad node info); null = not held. */
     String held;
+    /**
+     * The approved node this node gives its slot to in this plan ({@link SlotGrants}): it goes to
+     * {@code reboot-deferred}; null = it does not yield.
+     */
+    String yieldsTo;
     /** Events to create once the node's patch went through. */
     final List<Reconciler.EventSpec> events = new ArrayList<>();
 
@@ -98,6 +104,15 @@ final class PlannedNode {
     /** @return whether the planned state holds a rollout slot */
     boolean inFlight() {
         return next != null && next.inFlight();
+    }
+
+    /**
+     * @return whether the node agent asks for the upgrade reboot: label {@code reboot-required=true} with
+     *         {@code reboot-reason=upgrade} (the driver is staged)
+     */
+    boolean agentRequested() {
+        return "true".equals(labels.get(NodeKeys.REBOOT_REQUIRED))
+                && Markers.REASON_UPGRADE.equals(ann.get(NodeKeys.REBOOT_REASON));
     }
 
     /** @return the boot id recorded in the observed progress when it got its slot, or "" */

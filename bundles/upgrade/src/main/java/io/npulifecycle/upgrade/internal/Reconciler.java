@@ -1,6 +1,5 @@
 package io.npulifecycle.upgrade.internal;
 
-import io.npulifecycle.api.markers.Markers;
 import io.npulifecycle.api.node.NodeKeys;
 
 import java.time.Duration;
@@ -153,7 +152,8 @@ public final class Reconciler {
      * Computes the plan, phase by phase over the nodes sorted by name: {@link #classify} (on the target? to
      * upgrade?), {@link #imagePreflight}, {@link #advance} (each node's state machine, no slot needed),
      * {@link Deadlines#check} (in-flight nodes past their deadline fail), {@link #hold} (NPU workloads, bad node info),
-     * {@link #grant} (slots under maxParallelUpgrades and maxUnavailable), then the writes ({@link #nodePatches},
+     * {@link SlotGrants#grant} (slots under maxParallelUpgrades and maxUnavailable; in manual mode an unapproved node
+     * yields its slot to an approved one), then the writes ({@link #nodePatches},
      * {@link #podDeletes}, {@link #daemonSets}) and the status ({@link RolloutStatus}).
      *
      * @param in the observed objects and the time
@@ -175,7 +175,7 @@ public final class Reconciler {
         }
         Instant wake = Deadlines.check(ns, pol, in);
         hold(ns, in.npuWorkloads());
-        Slots slots = grant(ns, pol, in.paused() || !verdict.ok(), in.now());
+        Slots slots = SlotGrants.grant(ns, pol, in.paused() || !verdict.ok(), in.now());
         List<NodePatch> patches = nodePatches(ns, verdict.ok());
         List<PodDelete> deletes = podDeletes(ns, images, in);
         List<DaemonSetApply> dss = daemonSets(ns, images, in.daemonSetImages(), pol.version(), verdict.ok());
@@ -262,7 +262,9 @@ public final class Reconciler {
      * The latest fact the node shows wins: a new boot id (validated another version: back to
      * {@code upgrade-required}, else {@code validation-required}); the agent's {@code rebooting-from-boot-id} for the
      * current boot ({@code rebooting}); the agent's upgrade reboot request ({@code reboot-required}). A state
-     * entered before keeps its progress, so its deadline keeps running.
+     * entered before keeps its progress, so its deadline keeps running. A {@code reboot-deferred} node holds no slot,
+     * but a reboot it made anyway (the agent used an approval before it saw the label) is counted again: it goes
+     * to {@code rebooting} or, after the new boot, on like any other.
      */
     private static void advanceInFlight(PlannedNode n, String t, Instant now) {
         String validated = n.ann.get(NodeKeys.DRIVER_VALIDATED);
@@ -271,13 +273,13 @@ public final class Reconciler {
         boolean validatedOther = n.loaded != null && !t.equals(n.loaded) && validated != null
                 && validated.equals(n.loaded + "@" + n.bootId);
         String rebootingFrom = n.ann.get(NodeKeys.REBOOTING_FROM_BOOT_ID);
-        boolean agentRequested = "true".equals(n.labels.get(NodeKeys.REBOOT_REQUIRED))
-                && Markers.REASON_UPGRADE.equals(n.ann.get(NodeKeys.REBOOT_REASON));
+        boolean agentRequested = n.agentRequested();
         String from = n.progressBootId();
         if (rebooted) {
             n.enterIfNew(validatedOther ? UpgradeState.UPGRADE_REQUIRED : UpgradeState.VALIDATION_REQUIRED, t, from, now);
         } else if (rebootingFrom != null && rebootingFrom.equals(n.bootId)
-                && (n.state == UpgradeState.POD_RESTART_REQUIRED || n.state == UpgradeState.REBOOT_REQUIRED)) {
+                && (n.state == UpgradeState.POD_RESTART_REQUIRED || n.state == UpgradeState.REBOOT_REQUIRED
+                        || n.state == UpgradeState.REBOOT_DEFERRED)) {
             n.enterIfNew(UpgradeState.REBOOTING, t, from, now);
         } else if (n.state == UpgradeState.POD_RESTART_REQUIRED && agentRequested) {
             n.enterIfNew(UpgradeState.REBOOT_REQUIRED, t, from, now);
@@ -287,10 +289,13 @@ public final class Reconciler {
         }
     }
 
-    /** Holds an {@code upgrade-required} node with NPU workloads, or without a combination (bad node info). */
+    /**
+     * Holds a node waiting for a slot ({@code upgrade-required}, {@code reboot-deferred}) with NPU workloads, or
+     * without a combination (bad node info).
+     */
     private static void hold(List<PlannedNode> ns, Map<String, List<String>> npuWorkloads) {
         for (PlannedNode n : ns) {
-            if (n.next == UpgradeState.UPGRADE_REQUIRED) {
+            if (n.next == UpgradeState.UPGRADE_REQUIRED || n.next == UpgradeState.REBOOT_DEFERRED) {
                 List<String> pods = npuWorkloads.getOrDefault(n.name, List.of());
                 if (n.combo == null) {
                     n.held = n.comboError;
@@ -299,47 +304,6 @@ public final class Reconciler {
                 }
             }
         }
-    }
-
-    /**
-     * Grants slots ({@code pod-restart-required}) to the {@code upgrade-required} nodes not held, unless
-     * {@code blocked} (paused, images not confirmed). Each grant keeps in-flight &lt; maxParallelUpgrades (0 =
-     * unlimited) and unavailable + 1 &le; maxUnavailable; a node already unavailable costs no unit. Order: approved
-     * first (unless autoUpgrade), then already unavailable, then by name.
-     */
-    private static Slots grant(List<PlannedNode> ns, Policy pol, boolean blocked, Instant now) {
-        int inFlight = 0;
-        int unavailable = 0;
-        for (PlannedNode n : ns) {
-            boolean fl = n.inFlight();
-            inFlight += fl ? 1 : 0;
-            unavailable += fl || n.next == UpgradeState.UPGRADE_FAILED || n.unavailable ? 1 : 0;
-        }
-        int maxUnav = pol.maxUnavailableOf(ns.size());
-        Instant wake = null;
-        if (!blocked) {
-            List<PlannedNode> cands = ns.stream().filter(n -> n.next == UpgradeState.UPGRADE_REQUIRED && n.held == null)
-                    .sorted(Comparator.comparing((PlannedNode n) -> pol.autoUpgrade() || !n.approved)
-                            .thenComparing(n -> !n.unavailable).thenComparing(n -> n.name))
-                    .toList();
-            Duration d = pol.deadlines().getOrDefault(UpgradeState.POD_RESTART_REQUIRED, Duration.ZERO);
-            for (PlannedNode n : cands) {
-                if (pol.maxParallelUpgrades() > 0 && inFlight >= pol.maxParallelUpgrades()) {
-                    break;
-                }
-                int add = n.unavailable ? 0 : 1;
-                if (unavailable + add > maxUnav) {
-                    continue;
-                }
-                inFlight++;
-                unavailable += add;
-                n.enter(UpgradeState.POD_RESTART_REQUIRED, pol.version(), n.bootIdOrEmpty(), now);
-                if (!d.isZero()) {
-                    wake = Deadlines.earliest(wake, now.plus(d));
-                }
-            }
-        }
-        return new Slots(inFlight, unavailable, maxUnav, wake);
     }
 
     /**

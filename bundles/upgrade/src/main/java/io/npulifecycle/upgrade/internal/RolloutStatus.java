@@ -40,7 +40,8 @@ final class RolloutStatus {
 
     /** Per-node tallies of the status. */
     private record Tally(Map<String, Integer> counts, Map<String, String> nodeStates, int upgraded,
-            List<String> awaiting, List<NodeIssue> failed, List<NodeIssue> held, boolean complete) {
+            List<String> awaiting, List<NodeIssue> failed, List<NodeIssue> held, List<NodeIssue> slotHolders,
+            boolean complete) {
     }
 
     /**
@@ -100,6 +101,7 @@ final class RolloutStatus {
         st.setAwaitingApproval(tally.awaiting());
         st.setFailedNodes(tally.failed());
         st.setHeldNodes(tally.held());
+        st.setSlotHolders(tally.slotHolders());
         List<Reconciler.EventSpec> crEvents = new ArrayList<>();
         boolean sameTarget = t.equals(prev.getTargetVersion());
         st.setStartTime(sameTarget && prev.getStartTime() != null ? prev.getStartTime() : now.toString());
@@ -152,6 +154,7 @@ final class RolloutStatus {
         List<String> awaiting = new ArrayList<>();
         List<NodeIssue> failed = new ArrayList<>();
         List<NodeIssue> held = new ArrayList<>();
+        List<NodeIssue> holders = new ArrayList<>();
         boolean complete = true;
         for (PlannedNode n : ns) {
             String s;
@@ -170,8 +173,13 @@ final class RolloutStatus {
             complete &= "upgraded".equals(s);
             counts.merge(s, 1, Integer::sum);
             nodeStates.put(n.name, s);
-            if (n.next == UpgradeState.REBOOT_REQUIRED && !pol.autoUpgrade() && !n.approved) {
+            if ((n.next == UpgradeState.REBOOT_REQUIRED || n.next == UpgradeState.REBOOT_DEFERRED)
+                    && !pol.autoUpgrade() && !n.approved) {
                 awaiting.add(n.name);
+            }
+            String why = slotReason(n, pol);
+            if (why != null) {
+                holders.add(new NodeIssue(n.name, why));
             }
             if (n.next == UpgradeState.UPGRADE_FAILED) {
                 failed.add(new NodeIssue(n.name, n.failure != null ? n.failure
@@ -181,7 +189,40 @@ final class RolloutStatus {
                 held.add(new NodeIssue(n.name, n.held));
             }
         }
-        return new Tally(counts, nodeStates, upgraded, awaiting, failed, held, complete);
+        return new Tally(counts, nodeStates, upgraded, awaiting, failed, held, holders, complete);
+    }
+
+    /**
+     * Why a node holds a slot after this plan, or null when it holds none. A node yielding in this plan still holds
+     * its slot until its {@code reboot-deferred} patch is on the Node, so it is listed, naming the node it yields to.
+     */
+    static String slotReason(PlannedNode n, Policy pol) {
+        String approval = pol.autoUpgrade() ? "autoUpgrade" : n.approved ? "approved" : "not approved";
+        if (n.yieldsTo != null) {
+            return n.state.label() + ", not approved: yields its slot to " + n.yieldsTo
+                    + " (approved, waiting); goes to " + UpgradeState.REBOOT_DEFERRED.label();
+        }
+        if (!n.inFlight()) {
+            return null;
+        }
+        switch (n.next) {
+            case POD_RESTART_REQUIRED:
+                return n.next.label() + ", " + approval + ": the driver pod restarts with the target image, then the "
+                        + "node agent stages it" + (pol.autoUpgrade() || n.approved ? ""
+                                : " (gives the slot up to an approved node that waits)");
+            case REBOOT_REQUIRED:
+                return n.next.label() + ", " + approval + (pol.autoUpgrade() || n.approved
+                        ? ": staged, the node agent reboots it"
+                        : ": staged, waiting for " + NodeKeys.APPROVE_REBOOT + "=true (gives the slot up to an "
+                                + "approved node that waits)");
+            case REBOOTING:
+                return n.next.label() + ": leaving boot " + n.nextProgress.fromBootId();
+            case VALIDATION_REQUIRED:
+                return n.next.label() + ": waiting for " + NodeKeys.DRIVER_VALIDATED + "=" + pol.version() + "@"
+                        + n.bootId;
+            default:
+                return n.next.label();
+        }
     }
 
     /** {@code PreflightPassed}: missing or unconfirmed images first, then held nodes (NPU workloads, node info). */

@@ -72,8 +72,10 @@ public final class UpgradeController implements AutoCloseable {
 
     /** What the MBean shows. */
     public record Snapshot(String target, Map<String, Integer> counts, Map<String, String> nodeStates,
-            List<String> awaitingApproval, List<String> failed, List<String> conditions, boolean paused) {
-        static final Snapshot EMPTY = new Snapshot("", Map.of(), Map.of(), List.of(), List.of(), List.of(), false);
+            List<String> awaitingApproval, List<String> failed, List<String> conditions, boolean paused,
+            List<String> slotHolders) {
+        static final Snapshot EMPTY = new Snapshot("", Map.of(), Map.of(), List.of(), List.of(), List.of(), false,
+                List.of());
     }
 
     /**
@@ -369,7 +371,8 @@ public final class UpgradeController implements AutoCloseable {
         s.getConditions().forEach(c -> conds.add(c.getType() + "=" + c.getStatus() + " (" + c.getReason() + "): " + c.getMessage()));
         snapshot.set(new Snapshot(s.getTargetVersion() == null ? "" : s.getTargetVersion(), new TreeMap<>(s.getNodeCounts()),
                 plan.nodeStates(), List.copyOf(s.getAwaitingApproval()),
-                s.getFailedNodes().stream().map(Object::toString).toList(), conds, Boolean.TRUE.equals(s.getPaused())));
+                s.getFailedNodes().stream().map(Object::toString).toList(), conds, Boolean.TRUE.equals(s.getPaused()),
+                s.getSlotHolders().stream().map(Object::toString).toList()));
     }
 
     /** @return the last computed view */

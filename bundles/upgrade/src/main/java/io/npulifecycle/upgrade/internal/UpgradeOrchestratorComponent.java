@@ -219,6 +219,11 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
     }
 
     @Override
+    public List<String> getSlotHolders() {
+        return snap().slotHolders();
+    }
+
+    @Override
     public List<String> getFailedNodes() {
         return snap().failed();
     }

@@ -11,6 +11,12 @@ public enum UpgradeState {
     POD_RESTART_REQUIRED("pod-restart-required", true),
     /** The node agent staged the driver and asked for a reboot: waiting for approval (unless autoUpgrade). */
     REBOOT_REQUIRED("reboot-required", true),
+    /**
+     * Manual mode only: the node gave its slot to an approved node that waited (it was in pod-restart-required or
+     * reboot-required without an approval). What it staged stays staged; it waits for approval, then for a slot, and
+     * the node agent does not use an approval while the node carries this label. Holds no slot.
+     */
+    REBOOT_DEFERRED("reboot-deferred", false),
     /** The node agent wrote rebooting-from-boot-id: the reboot is under way. */
     REBOOTING("rebooting", true),
     /** The node came back with a new boot id: waiting for driver-validated=&lt;target&gt;@&lt;boot-id&gt;. */

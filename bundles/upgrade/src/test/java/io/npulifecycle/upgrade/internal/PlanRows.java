@@ -407,6 +407,10 @@ final class PlanRows {
             return status("failedNodes", List.of(issues), NpuOperatorCtlStatus::getFailedNodes);
         }
 
+        Expect slotHolders(NodeIssue... issues) {
+            return status("slotHolders", List.of(issues), NpuOperatorCtlStatus::getSlotHolders);
+        }
+
         Expect held(NodeIssue... issues) {
             return status("heldNodes", List.of(issues), NpuOperatorCtlStatus::getHeldNodes);
         }

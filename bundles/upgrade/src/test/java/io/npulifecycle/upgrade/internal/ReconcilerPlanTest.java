@@ -17,6 +17,7 @@ import static io.npulifecycle.upgrade.internal.PlanRows.node;
 import static io.npulifecycle.upgrade.internal.PlanRows.progress;
 import static io.npulifecycle.upgrade.internal.UpgradeState.POD_RESTART_REQUIRED;
 import static io.npulifecycle.upgrade.internal.UpgradeState.REBOOTING;
+import static io.npulifecycle.upgrade.internal.UpgradeState.REBOOT_DEFERRED;
 import static io.npulifecycle.upgrade.internal.UpgradeState.REBOOT_REQUIRED;
 import static io.npulifecycle.upgrade.internal.UpgradeState.UPGRADE_FAILED;
 import static io.npulifecycle.upgrade.internal.UpgradeState.UPGRADE_REQUIRED;
@@ -58,7 +59,7 @@ class ReconcilerPlanTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource({"transitions", "deadlines", "slots", "preflight", "status"})
+    @MethodSource({"transitions", "deadlines", "slots", "yields", "preflight", "status"})
     void plan(String row, PlanRows.Given given, PlanRows.Expect expect) {
         assertFalse(expect.checks.isEmpty(), "a row expects something");
         Reconciler.Plan plan = Reconciler.plan(given.inputs());
@@ -293,6 +294,130 @@ class ReconcilerPlanTest {
                         given(node("n1").on(OLD), node("n2").on(OLD).approved()).maxParallel(1).maxUnavailable("100%")
                                 .autoUpgrade(),
                         expect().state("n1", POD_RESTART_REQUIRED).state("n2", UPGRADE_REQUIRED)));
+    }
+
+    // ---- manual mode: an approved node never waits for a slot behind an unapproved one ----
+
+    /** An unapproved node staged and asking for its reboot, in reboot-required since 10 minutes. */
+    static PlanRows.NodeSpec unapprovedStaged(String name) {
+        return node(name).on(OLD).in(REBOOT_REQUIRED, ago(600)).agentAsksReboot();
+    }
+
+    /** An approved node waiting for a slot. */
+    static PlanRows.NodeSpec approvedWaiting(String name) {
+        return node(name).on(OLD).state(UPGRADE_REQUIRED).progress(UPGRADE_REQUIRED, ago(60), "").approved();
+    }
+
+    static NodeIssue yields(String node, UpgradeState from, String to) {
+        return new NodeIssue(node, from.label() + ", not approved: yields its slot to " + to
+                + " (approved, waiting); goes to reboot-deferred");
+    }
+
+    static Stream<Arguments> yields() {
+        String deferred = REBOOT_DEFERRED.label();
+        return Stream.of(
+                row("maxParallelUpgrades 1: the unapproved slot holder yields to the approved node that waits; the "
+                        + "approved node waits for the next plan (the yield is on the Node first)",
+                        given(unapprovedStaged("n1"), approvedWaiting("n2")).driverPod("n2", image(OLD)).maxParallel(1)
+                                .maxUnavailable("100%"),
+                        expect().state("n1", REBOOT_DEFERRED).stateLabel("n1", deferred)
+                                .progress("n1", progress(REBOOT_DEFERRED, NOW, "boot-1")).state("n2", UPGRADE_REQUIRED)
+                                .noPatch("n2").deletes().awaiting("n1").slotHolders(yields("n1", REBOOT_REQUIRED, "n2"))
+                                .conditionMessage("Progressing", "0/2 upgraded, 1 in flight, 1/2 unavailable, 1 awaiting approval")),
+                row("the next plan: the reboot-deferred node holds no slot, the approved node gets it",
+                        given(node("n1").on(OLD).in(REBOOT_DEFERRED, ago(1)).agentAsksReboot(), approvedWaiting("n2"))
+                                .driverPod("n2", image(OLD)).maxParallel(1).maxUnavailable("100%"),
+                        expect().state("n1", REBOOT_DEFERRED).noPatch("n1").state("n2", POD_RESTART_REQUIRED)
+                                .deletes("n2").awaiting("n1").count(deferred, 1)),
+                row("an unapproved node in pod-restart-required yields too (it stages later, and waits deferred)",
+                        given(node("n1").on(OLD).in(POD_RESTART_REQUIRED, ago(30)), approvedWaiting("n2")).maxParallel(1)
+                                .maxUnavailable("100%"),
+                        expect().state("n1", REBOOT_DEFERRED).progress("n1", progress(REBOOT_DEFERRED, NOW, "boot-1"))
+                                .state("n2", UPGRADE_REQUIRED).slotHolders(yields("n1", POD_RESTART_REQUIRED, "n2"))),
+                row("a pre-approved node that got its slot first is not yielding: the approved one waits behind an approved one",
+                        given(unapprovedStaged("n1").approved(), approvedWaiting("n2")).maxParallel(1).maxUnavailable("100%"),
+                        expect().state("n1", REBOOT_REQUIRED).noPatch("n1").state("n2", UPGRADE_REQUIRED).noPatch("n2")),
+                row("the agent consumed the approval between two plans (rebooting-from-boot-id, approval gone): "
+                        + "rebooting, keeps its slot, nothing yields",
+                        given(unapprovedStaged("n1").rebootingFrom("boot-1"), approvedWaiting("n2")).maxParallel(1)
+                                .maxUnavailable("100%"),
+                        expect().state("n1", REBOOTING).stateLabel("n1", REBOOTING.label()).state("n2", UPGRADE_REQUIRED)
+                                .noPatch("n2").deletes()),
+                row("approval withdrawn from a slot holder (approved when granted, not any more): it yields",
+                        given(node("n1").on(OLD).in(REBOOT_REQUIRED, ago(7200)).agentAsksReboot(), approvedWaiting("n2"))
+                                .maxParallel(1).maxUnavailable("100%"),
+                        expect().state("n1", REBOOT_DEFERRED).state("n2", UPGRADE_REQUIRED)),
+                row("reboot-deferred, rebooted anyway (the agent used an approval before it saw the label): counted in "
+                        + "flight again as rebooting, the approved node waits",
+                        given(node("n1").on(OLD).in(REBOOT_DEFERRED, ago(5)).agentAsksReboot().rebootingFrom("boot-1"),
+                                approvedWaiting("n2")).maxParallel(1).maxUnavailable("100%"),
+                        expect().state("n1", REBOOTING).progress("n1", progress(REBOOTING, NOW, "boot-1"))
+                                .state("n2", UPGRADE_REQUIRED).noPatch("n2")),
+                row("reboot-deferred after a new boot (a reboot of its own): validation-required like any other",
+                        given(node("n1").on(T).in(REBOOT_DEFERRED, ago(5)).boot("boot-2")),
+                        expect().state("n1", VALIDATION_REQUIRED).progress("n1", progress(VALIDATION_REQUIRED, NOW, "boot-1"))),
+                row("reboot-deferred, approved, a slot free: straight back to reboot-required (staged: no pod restart)",
+                        given(node("n1").on(OLD).in(REBOOT_DEFERRED, ago(600)).agentAsksReboot().approved())
+                                .driverPod("n1", image(T)),
+                        expect().state("n1", REBOOT_REQUIRED).progress("n1", progress(REBOOT_REQUIRED, NOW, "boot-1"))
+                                .deletes().awaiting().wake(NOW.plusSeconds(86400))),
+                row("reboot-deferred, approved, not staged yet (yielded during its pod restart): pod-restart-required, "
+                        + "the pod already has the target image",
+                        given(node("n1").on(OLD).in(REBOOT_DEFERRED, ago(600)).approved()).driverPod("n1", image(T)),
+                        expect().state("n1", POD_RESTART_REQUIRED).deletes()),
+                row("reboot-deferred, not approved, a slot free: stays (it has nothing to do in a slot), awaiting approval",
+                        given(node("n1").on(OLD).in(REBOOT_DEFERRED, ago(600)).agentAsksReboot(), node("n2").on(OLD))
+                                .maxParallel(1).maxUnavailable("100%"),
+                        expect().state("n1", REBOOT_DEFERRED).noPatch("n1").state("n2", POD_RESTART_REQUIRED).awaiting("n1")),
+                row("approved deferred nodes go before approved nodes that did not start",
+                        given(approvedWaiting("n1"), node("n2").on(OLD).in(REBOOT_DEFERRED, ago(60)).agentAsksReboot().approved())
+                                .maxParallel(1).maxUnavailable("100%"),
+                        expect().state("n1", UPGRADE_REQUIRED).state("n2", REBOOT_REQUIRED)),
+                row("reboot-deferred, approved, with an NPU workload: held like a node that did not start",
+                        given(node("n1").on(OLD).in(REBOOT_DEFERRED, ago(60)).agentAsksReboot().approved())
+                                .workload("n1", "team-a/train-0"),
+                        expect().state("n1", REBOOT_DEFERRED).noPatch("n1")
+                                .held(new NodeIssue("n1", Reconciler.HELD_BY_WORKLOADS + "team-a/train-0"))),
+                row("maxParallelUpgrades 2, two unapproved holders, two approved waiting: both yield, one each",
+                        given(unapprovedStaged("n1"), unapprovedStaged("n2"), approvedWaiting("n3"), approvedWaiting("n4"))
+                                .maxParallel(2).maxUnavailable("100%"),
+                        expect().state("n1", REBOOT_DEFERRED).state("n2", REBOOT_DEFERRED).state("n3", UPGRADE_REQUIRED)
+                                .state("n4", UPGRADE_REQUIRED)
+                                .slotHolders(yields("n1", REBOOT_REQUIRED, "n3"), yields("n2", REBOOT_REQUIRED, "n4"))),
+                row("maxParallelUpgrades 2, two unapproved holders, one approved waiting: only one yields (by name)",
+                        given(unapprovedStaged("n1"), unapprovedStaged("n2"), approvedWaiting("n3")).maxParallel(2)
+                                .maxUnavailable("100%"),
+                        expect().state("n1", REBOOT_DEFERRED).state("n2", REBOOT_REQUIRED).noPatch("n2")
+                                .awaiting("n1", "n2")),
+                row("maxUnavailable 1 (parallelism unlimited): the unapproved holder's unit goes to the approved node",
+                        given(unapprovedStaged("n1"), approvedWaiting("n2")).maxParallel(0).maxUnavailable(1),
+                        expect().state("n1", REBOOT_DEFERRED).state("n2", UPGRADE_REQUIRED)),
+                row("maxUnavailable 1, the unapproved holder is cordoned (down anyway): yielding frees no unit, no yield",
+                        given(unapprovedStaged("n1").cordoned(), approvedWaiting("n2")).maxParallel(0).maxUnavailable(1),
+                        expect().state("n1", REBOOT_REQUIRED).noPatch("n1").state("n2", UPGRADE_REQUIRED)),
+                row("an approved node that is held (NPU workloads) takes no slot from anyone",
+                        given(unapprovedStaged("n1"), approvedWaiting("n2")).workload("n2", "team-a/train-0").maxParallel(1)
+                                .maxUnavailable("100%"),
+                        expect().state("n1", REBOOT_REQUIRED).noPatch("n1")),
+                row("paused: no grant, so no yield",
+                        given(unapprovedStaged("n1"), approvedWaiting("n2")).maxParallel(1).maxUnavailable("100%").paused(),
+                        expect().state("n1", REBOOT_REQUIRED).noPatch("n1").noPatch("n2")),
+                row("autoUpgrade: every node reboots by itself, nothing yields",
+                        given(unapprovedStaged("n1"), approvedWaiting("n2")).maxParallel(1).maxUnavailable("100%").autoUpgrade(),
+                        expect().state("n1", REBOOT_REQUIRED).noPatch("n1").state("n2", UPGRADE_REQUIRED)),
+                row("status.slotHolders names every node holding a slot and why",
+                        given(node("n1").on(OLD).in(POD_RESTART_REQUIRED, ago(30)).approved(), unapprovedStaged("n2"),
+                                node("n3").on(OLD).in(REBOOTING, ago(60)), node("n4").on(T).in(VALIDATION_REQUIRED, ago(60))
+                                        .boot("boot-2"))
+                                .maxParallel(0).maxUnavailable("100%"),
+                        expect().slotHolders(
+                                new NodeIssue("n1", "pod-restart-required, approved: the driver pod restarts with the target "
+                                        + "image, then the node agent stages it"),
+                                new NodeIssue("n2", "reboot-required, not approved: staged, waiting for "
+                                        + NodeKeys.APPROVE_REBOOT + "=true (gives the slot up to an approved node that waits)"),
+                                new NodeIssue("n3", "rebooting: leaving boot boot-1"),
+                                new NodeIssue("n4", "validation-required: waiting for " + NodeKeys.DRIVER_VALIDATED + "="
+                                        + T + "@boot-2"))));
     }
 
     // ---- preflight, pause, held nodes, driver pods, DaemonSets ----

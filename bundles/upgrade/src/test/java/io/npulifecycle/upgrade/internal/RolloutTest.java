@@ -155,6 +155,56 @@ class RolloutTest {
         assertEquals(5, emulator.reboots.get());
     }
 
+    /**
+     * maxParallelUpgrades 1, manual mode: n1 gets the slot before anyone approved it and waits in reboot-required;
+     * approving n2 makes n1 give the slot up (reboot-deferred, its driver staged), n2 upgrades first, then n1 once
+     * approved, straight from its staged driver (no second pod restart), under a new controller (the yield is
+     * decided from the Node alone). Never two nodes in a slot, never two rebooting at once, one reboot each.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void anApprovedNodeNeverWaitsBehindAnUnapprovedSlotHolder() {
+        cluster().addNodes(2, OLD);
+        emulator.start();
+        UpgradeController uc = controller(true);
+        c.createDriver(driver(NEW, false, 1, "100%", null));
+        until("n1 slotted unapproved, reboot-required", () -> "reboot-required".equals(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE)));
+        List<String> n1Pods = driverPodsOf("n1");
+        until("the MBean and the status name n1 as the slot holder, not approved", () -> uc.snapshot().slotHolders().equals(
+                List.of("n1: reboot-required, not approved: staged, waiting for " + NodeKeys.APPROVE_REBOOT
+                        + "=true (gives the slot up to an approved node that waits)"))
+                && String.valueOf(c.status().get("slotHolders")).contains("n1"));
+        approve("n2");
+        until("n1 yields: reboot-deferred; n2 upgraded", () -> "reboot-deferred".equals(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE))
+                && c.label("n2", NodeKeys.DRIVER_UPGRADE_STATE) == null && NEW.equals(c.label("n2", NodeKeys.DRIVER_VERSION)));
+        assertEquals(OLD, c.label("n1", NodeKeys.DRIVER_VERSION), "n1 waits, staged");
+        assertEquals("true", c.label("n1", NodeKeys.REBOOT_REQUIRED), "what n1 staged stays staged");
+        until("status lists n1 awaiting approval, no slot holder", () -> {
+            Object a = c.status().get("awaitingApproval");
+            Object h = c.status().get("slotHolders");
+            return a instanceof List<?> l && l.equals(List.of("n1")) && (h == null || h instanceof List<?> hl && hl.isEmpty());
+        });
+        assertEquals(List.of("n1"), uc.snapshot().awaitingApproval());
+        assertEquals(List.of(), uc.snapshot().slotHolders());
+        uc.close();
+        UpgradeController next = controller(true);
+        approve("n1");
+        awaitComplete(NEW);
+        assertEquals(List.of(), next.snapshot().slotHolders(), "no slot held at the end");
+        assertEquals(1, emulator.maxInFlight.get(), "maxParallelUpgrades=1 at every observed instant");
+        assertEquals(1, emulator.maxRebootingAtOnce.get(), "never two nodes rebooting at once");
+        assertEquals(2, emulator.reboots.get(), "one reboot per node");
+        assertEquals(n1Pods, driverPodsOf("n1"), "n1's driver pod was not restarted again");
+        assertEquals(0L, next.writeCounts().getOrDefault("pod-delete", 0L), "no pod deleted after the yield");
+    }
+
+    /** @return the names of the node's driver pods that are not being deleted, sorted */
+    List<String> driverPodsOf(String node) {
+        return c.admin().pods().inNamespace(NodeAgentEmulator.NS).list().getItems().stream()
+                .filter(p -> node.equals(p.getSpec().getNodeName()) && p.getMetadata().getDeletionTimestamp() == null)
+                .map(p -> p.getMetadata().getName()).sorted().toList();
+    }
+
     @Test
     void autoUpgradeMaxParallel3() {
         cluster().addNodes(7, OLD);

@@ -39,7 +39,9 @@ import io.npulifecycle.testing.support.ClusterFixture;
  * {@code npu.openfuyao.com/reboot-required=true}, annotation {@code reboot-reason=upgrade}, Event RebootRequired
  * {@code reason=upgrade};</li>
  * <li>reboot only with autoUpgrade (read from the NPUOperatorCtl) or a consumed {@code approve-reboot=true},
- * writing {@code rebooting-from-boot-id} right before;</li>
+ * writing {@code rebooting-from-boot-id} right before; an approval is consumed as the node agent does it (one write
+ * guarded by the resourceVersion of the Node it decided on, removing the approval and writing
+ * {@code rebooting-from-boot-id}), and not while {@code driver-upgrade-state=reboot-deferred};</li>
  * <li>after {@link #rebootDuration} (simulated): new {@code boot-id}, {@code driver-version} = staged,
  * {@code driver-validated=<version>@<boot-id>} and {@code npu-health=healthy} (after {@link #validationDelay} in a
  * second write if non-zero), {@code reboot-required} removed.</li>
@@ -90,6 +92,9 @@ public final class NodeAgentEmulator implements AutoCloseable {
     public final AtomicInteger maxInFlight = new AtomicInteger();
     /** Reboots done. */
     public final AtomicInteger reboots = new AtomicInteger();
+    /** Highest number of nodes rebooting at once (from the reboot decision to the new boot), whatever the labels say. */
+    public final AtomicInteger maxRebootingAtOnce = new AtomicInteger();
+    private final AtomicInteger rebootingNow = new AtomicInteger();
 
     private static final class Agent {
         final String name;
@@ -355,13 +360,21 @@ public final class NodeAgentEmulator implements AutoCloseable {
             return;
         }
         if ("true".equals(labels.get(P + "reboot-required")) && a.staged != null) {
-            boolean approved = "true".equals(ann.get(P + "approve-reboot"));
+            boolean approved = "true".equals(ann.get(P + "approve-reboot"))
+                    && !"reboot-deferred".equals(labels.get(P + "driver-upgrade-state"));
             if (approved || autoUpgrade()) {
-                a.rebooting = true;
                 Map<String, String> an = new java.util.HashMap<>();
                 an.put(P + "rebooting-from-boot-id", a.bootId);
-                an.put(P + "approve-reboot", null);
-                patch(name, an, Map.of());
+                if (approved) {
+                    // the consumption: guarded by the resourceVersion the decision was made on (a 409 is retried
+                    // from the newer copy: run() marks the node again)
+                    an.put(P + "approve-reboot", null);
+                    patch(name, an, Map.of(), n.getMetadata().getResourceVersion());
+                } else {
+                    patch(name, an, Map.of());
+                }
+                a.rebooting = true;
+                maxRebootingAtOnce.accumulateAndGet(rebootingNow.incrementAndGet(), Math::max);
                 time.schedule(() -> exec.execute(() -> boot(a)), rebootDuration);
             }
         }
@@ -372,6 +385,7 @@ public final class NodeAgentEmulator implements AutoCloseable {
             return;
         }
         reboots.incrementAndGet();
+        rebootingNow.decrementAndGet();
         a.bootId = UUID.randomUUID().toString();
         a.loaded = a.staged;
         a.staged = null;
@@ -439,7 +453,15 @@ public final class NodeAgentEmulator implements AutoCloseable {
     }
 
     private void patch(String node, Map<String, String> annotations, Map<String, String> labels) {
+        patch(node, annotations, labels, null);
+    }
+
+    /** A merge patch, guarded by {@code resourceVersion} when not null (a 409 when the Node changed since). */
+    private void patch(String node, Map<String, String> annotations, Map<String, String> labels, String resourceVersion) {
         Map<String, Object> meta = new java.util.HashMap<>();
+        if (resourceVersion != null) {
+            meta.put("resourceVersion", resourceVersion);
+        }
         if (!annotations.isEmpty()) {
             meta.put("annotations", annotations);
         }

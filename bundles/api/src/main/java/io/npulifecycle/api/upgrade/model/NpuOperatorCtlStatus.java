@@ -23,6 +23,7 @@ public class NpuOperatorCtlStatus {
     private List<String> awaitingApproval = new ArrayList<>();
     private List<NodeIssue> failedNodes = new ArrayList<>();
     private List<NodeIssue> heldNodes = new ArrayList<>();
+    private List<NodeIssue> slotHolders = new ArrayList<>();
     private List<Condition> conditions = new ArrayList<>();
 
     public Long getObservedGeneration() {
@@ -86,7 +87,10 @@ public class NpuOperatorCtlStatus {
         this.nodeCounts = nodeCounts;
     }
 
-    /** @return nodes in reboot-required waiting for {@code npu.openfuyao.com/approve-reboot=true} */
+    /**
+     * @return nodes in {@code reboot-required} or {@code reboot-deferred} waiting for
+     *         {@code npu.openfuyao.com/approve-reboot=true}
+     */
     public List<String> getAwaitingApproval() {
         return awaitingApproval;
     }
@@ -113,6 +117,24 @@ public class NpuOperatorCtlStatus {
         this.heldNodes = heldNodes;
     }
 
+    /**
+     * @return the nodes holding a rollout slot ({@code maxParallelUpgrades}) with why: their state, whether they are
+     *         approved, what they wait for, and, for a node giving its slot up in this reconcile, the approved node
+     *         it gives it to
+     * @since 1.1
+     */
+    public List<NodeIssue> getSlotHolders() {
+        return slotHolders;
+    }
+
+    /**
+     * @param slotHolders see {@link #getSlotHolders()}
+     * @since 1.1
+     */
+    public void setSlotHolders(List<NodeIssue> slotHolders) {
+        this.slotHolders = slotHolders;
+    }
+
     public List<Condition> getConditions() {
         return conditions;
     }
@@ -131,7 +153,7 @@ public class NpuOperatorCtlStatus {
                 && Objects.equals(startTime, s.startTime) && Objects.equals(completionTime, s.completionTime)
                 && Objects.equals(nodeCounts, s.nodeCounts) && Objects.equals(awaitingApproval, s.awaitingApproval)
                 && Objects.equals(failedNodes, s.failedNodes) && Objects.equals(heldNodes, s.heldNodes)
-                && Objects.equals(conditions, s.conditions);
+                && Objects.equals(slotHolders, s.slotHolders) && Objects.equals(conditions, s.conditions);
     }
 
     @Override
