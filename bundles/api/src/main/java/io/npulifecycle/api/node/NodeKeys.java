@@ -41,6 +41,11 @@ public final class NodeKeys {
     public static final String RECOVERY_FAILURE = PREFIX + "recovery-failure";
     /** Label written by the control plane only (the node agent never writes it). */
     public static final String DRIVER_UPGRADE_STATE = PREFIX + "driver-upgrade-state";
+    /**
+     * Value of {@link #DRIVER_UPGRADE_STATE} of a node that gave its rollout slot to an approved node (manual mode,
+     * docs/upgrade.md "Slots"): the node agent uses no approval while its Node carries it.
+     */
+    public static final String UPGRADE_STATE_REBOOT_DEFERRED = "reboot-deferred";
     /** Annotation written by the control plane only: why the node is {@code upgrade-failed}. */
     public static final String DRIVER_UPGRADE_FAILURE = PREFIX + "driver-upgrade-failure";
     /**

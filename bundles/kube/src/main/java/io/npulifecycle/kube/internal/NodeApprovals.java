@@ -37,7 +37,7 @@ final class NodeApprovals implements ApprovalService {
 
     private static final System.Logger LOG = System.getLogger(NodeApprovals.class.getName());
     /** The upgrade state of a node that holds no rollout slot but may have staged a driver: no approval is used. */
-    static final String SLOT_GIVEN_UP = "reboot-deferred";
+    static final String SLOT_GIVEN_UP = NodeKeys.UPGRADE_STATE_REBOOT_DEFERRED;
 
     private final NodeApi api;
     private final DesiredNodeState desired;

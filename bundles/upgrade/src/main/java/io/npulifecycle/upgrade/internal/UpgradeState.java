@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.node.NodeKeys;
+
 /**
  * Values of the node label {@code npu.openfuyao.com/driver-upgrade-state}. No label = nothing to do (done).
  * Transitions are documented in {@code docs/upgrade.md}.
@@ -16,7 +18,7 @@ public enum UpgradeState {
      * reboot-required without an approval). What it staged stays staged; it waits for approval, then for a slot, and
      * the node agent does not use an approval while the node carries this label. Holds no slot.
      */
-    REBOOT_DEFERRED("reboot-deferred", false),
+    REBOOT_DEFERRED(NodeKeys.UPGRADE_STATE_REBOOT_DEFERRED, false),
     /** The node agent wrote rebooting-from-boot-id: the reboot is under way. */
     REBOOTING("rebooting", true),
     /** The node came back with a new boot id: waiting for driver-validated=&lt;target&gt;@&lt;boot-id&gt;. */
