@@ -54,6 +54,7 @@ public final class BenchMain {
                 case "--hold-agent": opt.put("--hold-agent", "true"); break;
                 case "--footprint-only": opt.put("--footprint-only", "true"); break;
                 case "--api": opt.put("--api", args[++i]); break;
+                case "--java-opts": opt.put("--java-opts", args[++i]); break;
                 case "--command": case "--jmh-json": case "--jmh-command": case "--control-plane-md":
                 case "--control-plane-command": case "--control-plane-rc": case "--load-before":
                     opt.put(args[i], args[++i]);
@@ -80,11 +81,12 @@ public final class BenchMain {
             System.exit(2);
         }
         if (opt.containsKey("--footprint-only")) {
-            footprintOnly(install, work, out, apiChoice, loadBefore);
+            footprintOnly(install, work, out, apiChoice, loadBefore, opt.get("--java-opts"));
             return;
         }
         try (EmbeddedCluster c = EmbeddedCluster.start();
-                ClusterBackend real = apiChoice.equals("embedded") ? null : realServer(work)) {
+                ClusterBackend real = apiChoice.equals("embedded") || opt.containsKey("--hold-agent") ? null
+                        : realServer(work)) {
             prepare(c);
             if (opt.containsKey("--hold-agent")) {
                 // for investigations (NMT, JFR): one node agent against the embedded API until killed
@@ -120,10 +122,11 @@ public final class BenchMain {
 
     /**
      * {@code --footprint-only}: section 1 alone (3 starts per API server, 12 s to the steady sample), printed and
-     * written to {@code out}; exits 0 when every target is met, 3 when one is missed.
+     * written to {@code out}; exits 0 when every target is met, 3 when one is missed. {@code --java-opts OPTS}: the
+     * agents' JVM options instead of the launcher's (to measure a candidate; the bare framework gets the same).
      */
-    private static void footprintOnly(Path install, Path work, Path out, String apiChoice, String loadBefore)
-            throws Exception {
+    private static void footprintOnly(Path install, Path work, Path out, String apiChoice, String loadBefore,
+            String javaOpts) throws Exception {
         String md;
         String summary;
         try (EmbeddedCluster c = apiChoice.equals("real") ? null : EmbeddedCluster.start();
@@ -132,6 +135,7 @@ public final class BenchMain {
                 prepare(c);
             }
             FootprintSection footprint = new FootprintSection(install, work, 3, 12_000, false, apis(c, real, work));
+            footprint.agentJavaOptions(javaOpts);
             md = footprint.run();
             summary = footprint.summary();
         }

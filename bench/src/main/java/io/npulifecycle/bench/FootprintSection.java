@@ -56,6 +56,14 @@ final class FootprintSection {
     private final List<Api> apis;
     private final StringBuilder md = new StringBuilder();
     private String nodeJvmOptions = "";
+    private String agentOpts;
+
+    /**
+     * @param opts the agents' JVM options ({@code NPU_LIFECYCLE_JAVA_OPTS}) instead of the launcher's, or null
+     */
+    void agentJavaOptions(String opts) {
+        this.agentOpts = opts;
+    }
 
     /**
      * @param install the installation ({@code distribution/target/npu-lifecycle})
@@ -99,7 +107,7 @@ final class FootprintSection {
         for (Api api : apis) {
             List<Start> l = new ArrayList<>();
             for (int i = 0; i < runs; i++) {
-                l.add(agentStart(api, i, null));
+                l.add(agentStart(api, i, agentOpts));
             }
             agent.add(l);
         }
@@ -188,6 +196,7 @@ final class FootprintSection {
         try (ChildProcess c = h.process(install, api.masterUrl(), api.kubeconfig(), opts)
                 .recordLines(h.root.resolve("console.log")).stopOnJvmExit(true).start()) {
             c.awaitLine(x -> x.contains("health-watch first probe completed"), 0, Duration.ofMillis(120_000), "first completed probe");
+            awaitConnected(c);
             Thread.sleep(settleMs);
             agent = JvmInspect.nmtSummary(c.pid());
             loaders = JvmInspect.classLoaders(c.pid());
@@ -280,15 +289,33 @@ final class FootprintSection {
                     Duration.ofMillis(120_000), "first completed probe");
             double rssFirst = Proc.rssKib(c.pid()) / 1024.0;
             double ms = (first.arrivedNanos() - c.startNanos()) / 1e6;
-            if (javaOpts == null && nodeJvmOptions.isEmpty()) {
+            if ((javaOpts == null || javaOpts.equals(agentOpts)) && nodeJvmOptions.isEmpty()) {
                 nodeJvmOptions = jvmOptions(c.pid());
             }
+            awaitConnected(c);
             Thread.sleep(settleMs);
             Start s = new Start(ms, number(UPTIME, first.text()), rssFirst, Proc.rssKib(c.pid()) / 1024.0,
                     Proc.anonKib(c.pid()) / 1024.0, Proc.hwmKib(c.pid()) / 1024.0, Proc.threads(c.pid()));
-            log("  agent start " + i + ", " + api.name() + " API" + (javaOpts != null ? " (previous options)" : "")
+            boolean previousOptions = javaOpts != null && !javaOpts.equals(agentOpts);
+            log("  agent start " + i + ", " + api.name() + " API" + (previousOptions ? " (previous options)" : "")
                     + ": " + s);
             return s;
+        }
+    }
+
+    /**
+     * Waits until the agent's Node and NPUOperatorCtl informers have synced: the footprint is the one of an agent
+     * connected to the API server, never of one whose client could not be built.
+     *
+     * @throws IllegalStateException when the agent logs that it has no Kubernetes client, or does not sync in 60 s
+     */
+    private static void awaitConnected(ChildProcess c) throws InterruptedException {
+        for (String what : List.of("informer on Node ", "informer on NPUOperatorCtl ")) {
+            ChildProcess.Line l = c.awaitLine(x -> (x.contains(what) && x.contains(" synced"))
+                    || x.contains("no KubernetesClient registered"), 0, Duration.ofMillis(60_000), what + "synced");
+            if (l.text().contains("no KubernetesClient registered")) {
+                throw new IllegalStateException("the node agent has no Kubernetes client: " + l.text());
+            }
         }
     }
 
