@@ -7,9 +7,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
+import io.npulifecycle.simulator.cluster.ClusterBackend;
+import io.npulifecycle.simulator.cluster.ClusterBackends;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 import io.npulifecycle.simulator.common.ChildProcess;
 
@@ -19,7 +23,8 @@ import io.npulifecycle.simulator.common.ChildProcess;
  * against a C program on the same DCMI shim, reaction latency, Jolokia latency against the health endpoint of the same
  * server. Every figure is the median of several runs made in this run.
  *
- * <p>Usage: {@code BenchMain --install DIR --work DIR --out FILE [--quick]}; started by {@code bench/run}, which
+ * <p>Usage: {@code BenchMain --install DIR --work DIR --out FILE [--quick] [--footprint-only] [--api
+ * embedded|real|both]}; started by {@code bench/run}, which
  * assembles {@code docs/benchmarks.md}. Exit code 0 when every benchmark ran (targets missed are reported, not
  * failures), 1 when a benchmark could not run. Each section is its own class ({@link FootprintSection},
  * {@link ProbeCostSection}, {@link ReactionSection}, {@link JolokiaSection}); this class reads the arguments, runs
@@ -47,6 +52,9 @@ public final class BenchMain {
                 case "--out": out = Path.of(args[++i]).toAbsolutePath(); break;
                 case "--quick": quick = true; break;
                 case "--hold-agent": opt.put("--hold-agent", "true"); break;
+                case "--footprint-only": opt.put("--footprint-only", "true"); break;
+                case "--api": opt.put("--api", args[++i]); break;
+                case "--java-opts": opt.put("--java-opts", args[++i]); break;
                 case "--command": case "--jmh-json": case "--jmh-command": case "--control-plane-md":
                 case "--control-plane-command": case "--control-plane-rc": case "--load-before":
                     opt.put(args[i], args[++i]);
@@ -67,9 +75,19 @@ public final class BenchMain {
         String probeCost2;
         String reaction3;
         String jolokia5;
-        try (EmbeddedCluster c = EmbeddedCluster.start()) {
-            c.createNpuOperatorCtl("25.2.0", false, true);
-            c.addNode(EmbeddedCluster.npuNode("node-0"));
+        String apiChoice = opt.getOrDefault("--api", "both");
+        if (!List.of("embedded", "real", "both").contains(apiChoice)) {
+            System.err.println("BenchMain: --api " + apiChoice + ": expected embedded, real or both");
+            System.exit(2);
+        }
+        if (opt.containsKey("--footprint-only")) {
+            footprintOnly(install, work, out, apiChoice, loadBefore, opt.get("--java-opts"));
+            return;
+        }
+        try (EmbeddedCluster c = EmbeddedCluster.start();
+                ClusterBackend real = apiChoice.equals("embedded") || opt.containsKey("--hold-agent") ? null
+                        : realServer(work)) {
+            prepare(c);
             if (opt.containsKey("--hold-agent")) {
                 // for investigations (NMT, JFR): one node agent against the embedded API until killed
                 NodeHome h = new NodeHome(work.resolve("hold"), freePort(), 60, 20, "none");
@@ -81,7 +99,8 @@ public final class BenchMain {
                     Thread.sleep(Long.MAX_VALUE);
                 }
             }
-            FootprintSection footprint = new FootprintSection(install, work, quick, c.masterUrl());
+            FootprintSection footprint = new FootprintSection(install, work, quick ? 2 : 5, quick ? 8_000 : 20_000,
+                    !quick, apis(c, real, work));
             footprint1 = footprint.run();
             probeCost2 = new ProbeCostSection(work, quick, footprint.nodeJvmOptions()).run();
             Latencies latencies = agentLatencies(install, work, quick, c.masterUrl());
@@ -99,6 +118,69 @@ public final class BenchMain {
         Files.writeString(out, doc.toString(), StandardCharsets.UTF_8);
         System.out.println("node-agent benchmarks written to " + out);
         System.exit(0);
+    }
+
+    /**
+     * {@code --footprint-only}: section 1 alone (3 starts per API server, 12 s to the steady sample), printed and
+     * written to {@code out}; exits 0 when every target is met, 3 when one is missed. {@code --java-opts OPTS}: the
+     * agents' JVM options instead of the launcher's (to measure a candidate; the bare framework gets the same).
+     */
+    private static void footprintOnly(Path install, Path work, Path out, String apiChoice, String loadBefore,
+            String javaOpts) throws Exception {
+        String md;
+        String summary;
+        try (EmbeddedCluster c = apiChoice.equals("real") ? null : EmbeddedCluster.start();
+                ClusterBackend real = apiChoice.equals("embedded") ? null : realServer(work)) {
+            if (c != null) {
+                prepare(c);
+            }
+            FootprintSection footprint = new FootprintSection(install, work, 3, 12_000, false, apis(c, real, work));
+            footprint.agentJavaOptions(javaOpts);
+            md = footprint.run();
+            summary = footprint.summary();
+        }
+        String doc = Report.header("bench/run --footprint-only", false, loadBefore, Proc.load()) + md;
+        Files.writeString(out, doc, StandardCharsets.UTF_8);
+        System.out.println(md);
+        System.out.println("footprint (medians):\n" + summary + "written to " + out);
+        System.exit(summary.contains("MISSED") ? 3 : 0);
+    }
+
+    /** The NPUOperatorCtl and the Node {@code node-0} the agents of every section find. */
+    private static void prepare(ClusterBackend c) {
+        c.createNpuOperatorCtl("25.2.0", false, true);
+        c.addNode(EmbeddedCluster.npuNode("node-0"));
+    }
+
+    /**
+     * A real kube-apiserver with the CRD, the NPUOperatorCtl and the node, or null (with the reason on stderr) when
+     * none can start here (no binaries and no Go to build them).
+     */
+    private static ClusterBackend realServer(Path work) {
+        ClusterBackend real;
+        try {
+            real = ClusterBackends.start(ClusterBackend.REAL);
+        } catch (RuntimeException e) {
+            System.err.println("BenchMain: no real API server, measuring the embedded one only: " + e.getMessage());
+            return null;
+        }
+        prepare(real);
+        real.writeKubeconfig(work.resolve("kubeconfig-real"));
+        return real;
+    }
+
+    private static List<FootprintSection.Api> apis(ClusterBackend embedded, ClusterBackend real, Path work) {
+        List<FootprintSection.Api> l = new ArrayList<>();
+        if (embedded != null) {
+            l.add(new FootprintSection.Api("embedded", embedded.masterUrl(), null));
+        }
+        if (real != null) {
+            l.add(new FootprintSection.Api("real", real.masterUrl(), work.resolve("kubeconfig-real")));
+        }
+        if (l.isEmpty()) {
+            throw new IllegalStateException("no API server to measure against (--api real, and no real one here)");
+        }
+        return l;
     }
 
     /** The Markdown of sections 3 and 5, measured on one agent. */

@@ -1,6 +1,5 @@
 package io.npulifecycle.bench;
 
-import static io.npulifecycle.bench.BenchSupport.exec;
 import static io.npulifecycle.bench.BenchSupport.freePort;
 import static io.npulifecycle.bench.BenchSupport.javaBin;
 import static io.npulifecycle.bench.BenchSupport.log;
@@ -24,31 +23,63 @@ import io.npulifecycle.simulator.common.ChildProcess;
 
 /**
  * Section 1 of {@code docs/benchmarks.md}, the node-agent footprint: starts of {@code bin/npu-lifecycle node} against
- * the embedded Kubernetes API and of a bare Felix framework with the same JVM options (time to first probe, RSS from
- * {@code /proc/<pid>/status}, threads), then one start of each under native memory tracking.
+ * each API server of the run (the embedded mock, and the real kube-apiserver when {@code bench/run} started one) and
+ * of a bare Felix framework with the same JVM options (time to first probe, RSS from {@code /proc/<pid>/status},
+ * threads), then one start of each under native memory tracking (NMT categories, classes per class loader, threads by
+ * name, live heap after a full GC).
  */
 final class FootprintSection {
 
     private static final Pattern UPTIME = Pattern.compile("JVM uptime (\\d+) ms");
+    /** Steady RSS target of a node agent, MiB. */
+    static final double TARGET_MIB = 90;
+    /** Steady RSS target as a multiple of the bare framework's in the same run. */
+    static final double TARGET_RATIO = 2.0;
+    /** JVM uptime at the first completed probe, target, ms. */
+    static final double TARGET_FIRST_PROBE_MS = 2000;
+
+    /**
+     * An API server the agents connect to.
+     *
+     * @param name as shown in the tables ({@code embedded}, {@code real})
+     * @param masterUrl its URL ({@code NPU_LIFECYCLE_KUBE_MASTER})
+     * @param kubeconfig credentials for it (PID {@code io.npulifecycle.kube}, key {@code kubeconfig}), or null
+     */
+    record Api(String name, String masterUrl, Path kubeconfig) {
+    }
 
     private final Path install;
     private final Path work;
-    private final boolean quick;
-    private final String masterUrl;
+    private final int runs;
+    private final long settleMs;
+    private final boolean previous;
+    private final List<Api> apis;
     private final StringBuilder md = new StringBuilder();
     private String nodeJvmOptions = "";
+    private String agentOpts;
+
+    /**
+     * @param opts the agents' JVM options ({@code NPU_LIFECYCLE_JAVA_OPTS}) instead of the launcher's, or null
+     */
+    void agentJavaOptions(String opts) {
+        this.agentOpts = opts;
+    }
 
     /**
      * @param install the installation ({@code distribution/target/npu-lifecycle})
      * @param work the folder for the agents' homes and logs
-     * @param quick fewer and shorter starts
-     * @param masterUrl the embedded Kubernetes API the agents connect to
+     * @param runs starts of each kind (medians over them)
+     * @param settleMs time from the first probe to the steady sample, ms
+     * @param previous also measure the launcher's previous JVM options (2 starts)
+     * @param apis the API servers, the first the one of the NMT start; at least one
      */
-    FootprintSection(Path install, Path work, boolean quick, String masterUrl) {
+    FootprintSection(Path install, Path work, int runs, long settleMs, boolean previous, List<Api> apis) {
         this.install = install;
         this.work = work;
-        this.quick = quick;
-        this.masterUrl = masterUrl;
+        this.runs = runs;
+        this.settleMs = settleMs;
+        this.previous = previous;
+        this.apis = List.copyOf(apis);
     }
 
     /**
@@ -70,86 +101,120 @@ final class FootprintSection {
      * @throws Exception when a start does not reach its first probe, or jcmd fails
      */
     String run() throws Exception {
-        int runs = quick ? 2 : 5;
-        long settleMs = quick ? 8_000 : 20_000;
-        log("1. footprint: " + runs + " starts of the node agent and of a bare framework, " + settleMs / 1000
-                + " s each after the first probe");
-        List<Start> agent = new ArrayList<>();
-        for (int i = 0; i < runs; i++) {
-            agent.add(agentStart(i, null, settleMs));
+        log("1. footprint: " + runs + " starts of the node agent per API server (" + apis.size()
+                + ") and of a bare framework, " + settleMs / 1000 + " s each after the first probe");
+        List<List<Start>> agent = new ArrayList<>();
+        for (Api api : apis) {
+            List<Start> l = new ArrayList<>();
+            for (int i = 0; i < runs; i++) {
+                l.add(agentStart(api, i, agentOpts));
+            }
+            agent.add(l);
         }
         List<Start> bare = new ArrayList<>();
         for (int i = 0; i < runs; i++) {
-            bare.add(bareStart(i, settleMs));
+            bare.add(bareStart(i));
         }
-        List<Start> previous = new ArrayList<>();
+        List<Start> prev = new ArrayList<>();
         String previousOpts = "-XX:+UseSerialGC -Xms16m -Xmx192m -XX:MaxMetaspaceSize=96m -Xss512k "
                 + "-XX:+ExitOnOutOfMemoryError";
-        if (!quick) {
+        if (previous) {
             for (int i = 0; i < 2; i++) {
-                previous.add(agentStart(10 + i, previousOpts, settleMs));
+                prev.add(agentStart(apis.get(0), 10 + i, previousOpts));
             }
+        }
+        StringBuilder servers = new StringBuilder();
+        for (Api api : apis) {
+            servers.append(servers.length() == 0 ? "" : " and ").append(api.name().equals("real")
+                    ? "the real kube-apiserver of `simulator/cluster` (`RealApiServer`, with etcd, admin kubeconfig)"
+                    : "the embedded Kubernetes API (`EmbeddedCluster`)");
         }
         md.append("## 1. Node-agent footprint\n\n");
         md.append("What is measured: `bin/npu-lifecycle node` with the simulator (8 chips of 910B, npu-smi probe), "
-                + "connected to the embedded Kubernetes API (its Node and NPUOperatorCtl informers running), started "
-                + runs + " times with a clean home; the bare framework is Felix " + "7.0.5 started with no bundle ("
+                + "connected to " + servers + " (its Node and NPUOperatorCtl informers running), started " + runs
+                + " times per API server with a clean home; the bare framework is Felix 7.0.5 started with no bundle ("
                 + "`io.npulifecycle.bench.BareFelix`) with the **same JVM options**, read from the agent's "
                 + "`/proc/<pid>/cmdline`:\n\n```\n" + nodeJvmOptions + "\n```\n\n");
         md.append("Time to first probe = from the benchmark's `ProcessBuilder.start()` (bash launcher included) to "
                 + "the line `health-watch first probe completed` on the agent's stdout (bare framework: to its "
                 + "`started` line); JVM uptime is what the JVM itself reports at that line. RSS = `VmRSS` of "
                 + "`/proc/<pid>/status` at that line and " + settleMs / 1000 + " s later (steady); peak = `VmHWM`. "
-                + "Medians of " + runs + " starts.\n\n");
-        md.append("| figure | node agent | bare Felix (floor) | ratio | target |\n|---|---|---|---|---|\n");
-        row("time to first probe (ms)", agent, bare, Start::firstProbeMs, "≤ 3000", 3000, true);
-        row("JVM uptime at that point (ms)", agent, bare, Start::uptimeMs, "", 0, true);
+                + "Medians of " + runs + " starts; load average at the end of the starts: " + Proc.load()
+                + " (2 cores shared with other builds: timings vary with it, memory hardly).\n\n");
+        md.append("| figure |");
+        for (Api api : apis) {
+            md.append(" node agent, ").append(api.name()).append(" API |");
+        }
+        md.append(" bare Felix (floor) |");
+        for (Api api : apis) {
+            md.append(" ratio ").append(api.name()).append(" |");
+        }
+        md.append(" target |\n|---|").append("---|".repeat(2 * apis.size() + 2)).append('\n');
+        row("time to first probe (ms)", agent, bare, Start::firstProbeMs, "", 0, true);
+        row("JVM uptime at first probe (ms)", agent, bare, Start::uptimeMs,
+                "≤ " + f0(TARGET_FIRST_PROBE_MS), TARGET_FIRST_PROBE_MS, true);
         row("RSS at first probe (MiB)", agent, bare, Start::rssFirstMib, "", 0, false);
-        row("RSS steady, " + settleMs / 1000 + " s later (MiB)", agent, bare, Start::rssSteadyMib, "≤ 96", 96, false);
+        double floor = med(bare, Start::rssSteadyMib);
+        double limit = Math.min(TARGET_MIB, TARGET_RATIO * floor);
+        row("RSS steady, " + settleMs / 1000 + " s later (MiB)", agent, bare, Start::rssSteadyMib,
+                "≤ " + f0(TARGET_MIB) + " and ≤ " + TARGET_RATIO + "x the floor (" + f1(limit) + ")", limit, false);
         row("of which anonymous, RssAnon (MiB)", agent, bare, Start::anonSteadyMib, "", 0, false);
         row("peak RSS, VmHWM (MiB)", agent, bare, Start::hwmMib, "", 0, false);
         row("threads", agent, bare, s -> (double) s.threads(), "", 0, true);
         md.append('\n');
-        Map<String, Long>[] nmt = nmt(settleMs);
-        reading1(agent, bare, nmt[0], nmt[1]);
-        if (!previous.isEmpty()) {
+        nmt();
+        if (!prev.isEmpty()) {
             md.append("The launcher's previous options (`" + previousOpts + "`, C2 compiler on), same agent, "
-                    + previous.size() + " starts: steady RSS " + f1(med(previous, Start::rssSteadyMib))
-                    + " MiB, time to first probe " + f0(med(previous, Start::firstProbeMs)) + " ms.\n\n");
+                    + prev.size() + " starts: steady RSS " + f1(med(prev, Start::rssSteadyMib))
+                    + " MiB, time to first probe " + f0(med(prev, Start::firstProbeMs)) + " ms.\n\n");
         }
+        md.append("The changes measured for this footprint, kept or not, are listed under *Node-agent footprint: "
+                + "changes measured* below.\n\n");
         return md.toString();
     }
 
+    /**
+     * @return one line per figure of the table: steady RSS and first probe per API server, the floor and the
+     *         verdicts, for the console of {@code bench/run --footprint-only}
+     */
+    String summary() {
+        return summaryText;
+    }
+
+    private String summaryText = "";
+
     /** One more start of each with -XX:NativeMemoryTracking=summary: where the agent's memory goes. */
-    @SuppressWarnings("unchecked")
-    private Map<String, Long>[] nmt(long settleMs) throws Exception {
+    private void nmt() throws Exception {
         String opts = nodeJvmOptions + " -XX:NativeMemoryTracking=summary";
         Map<String, Long> agent;
         Map<String, Long> bare;
-        String classes;
+        List<JvmInspect.Loader> loaders;
+        Map<String, Integer> threads;
+        long liveKib;
+        Api api = apis.get(0);
         NodeHome h = new NodeHome(work.resolve("footprint-nmt"), freePort(), 60, 20, "none");
-        try (ChildProcess c = h.process(install, masterUrl, opts)
+        try (ChildProcess c = h.process(install, api.masterUrl(), api.kubeconfig(), opts)
                 .recordLines(h.root.resolve("console.log")).stopOnJvmExit(true).start()) {
             c.awaitLine(x -> x.contains("health-watch first probe completed"), 0, Duration.ofMillis(120_000), "first completed probe");
+            awaitConnected(c);
             Thread.sleep(settleMs);
-            agent = nmtSummary(c.pid());
-            classes = classLoaders(c.pid());
+            agent = JvmInspect.nmtSummary(c.pid());
+            loaders = JvmInspect.classLoaders(c.pid());
+            threads = JvmInspect.threads(c.pid());
+            liveKib = JvmInspect.liveHeapKib(c.pid());
         }
         Path cache = work.resolve("bare-nmt");
         NodeHome.deleteTree(cache);
-        List<String> cmd = new ArrayList<>();
-        cmd.add(javaBin());
-        cmd.addAll(List.of(opts.trim().split("\\s+")));
-        cmd.addAll(List.of("-cp", felixJar() + ":" + benchJar(), BareFelix.class.getName(), cache.toString()));
-        try (ChildProcess c = ChildProcess.builder(cmd)
+        try (ChildProcess c = ChildProcess.builder(bareCommand(opts, cache))
                 .recordLines(work.resolve("bare-nmt.log")).stopOnJvmExit(true).start()) {
             c.awaitLine(x -> x.contains(BareFelix.STARTED), 0, Duration.ofMillis(60_000), "bare framework start");
             Thread.sleep(settleMs);
-            bare = nmtSummary(c.pid());
+            bare = JvmInspect.nmtSummary(c.pid());
         }
-        md.append("Where the memory goes (one more start of each with `-XX:NativeMemoryTracking=summary`, `jcmd <pid> "
-                + "VM.native_memory summary`, committed MiB, categories of at least 0.5 MiB; NMT itself adds its own "
-                + "category):\n\n| NMT category | node agent | bare Felix | difference |\n|---|---|---|---|\n");
+        md.append("Where the memory goes (one more start of each with `-XX:NativeMemoryTracking=summary`, " + api.name()
+                + " API, `jcmd <pid> VM.native_memory summary`, committed MiB, categories of at least 0.5 MiB; NMT "
+                + "itself adds its own category):\n\n| NMT category | node agent | bare Felix | difference |\n"
+                + "|---|---|---|---|\n");
         for (Map.Entry<String, Long> e : agent.entrySet()) {
             long b = bare.getOrDefault(e.getKey(), 0L);
             if (e.getValue() < 512 && b < 512) {
@@ -158,111 +223,54 @@ final class FootprintSection {
             md.append("| ").append(e.getKey()).append(" | ").append(f1(e.getValue() / 1024.0)).append(" | ")
                     .append(f1(b / 1024.0)).append(" | ").append(f1((e.getValue() - b) / 1024.0)).append(" |\n");
         }
-        md.append("\nClasses loaded by the agent, per class loader (`jcmd <pid> VM.classloader_stats`, largest "
-                + "first; the largest bundle loader is `io.npulifecycle.kubeclient`: fabric8 8 and Jackson 3): ")
-                .append(classes).append(".\n\n");
-        return new Map[] {agent, bare};
-    }
-
-    /** The reading of the footprint figures: what the gap to the targets is made of, from this run's numbers. */
-    private void reading1(List<Start> agent, List<Start> bare, Map<String, Long> nmtAgent, Map<String, Long> nmtBare) {
-        double rss = med(agent, Start::rssSteadyMib);
-        double floor = med(bare, Start::rssSteadyMib);
-        double first = med(agent, Start::firstProbeMs);
-        double bareStart = med(bare, Start::firstProbeMs);
-        md.append("Reading:\n\n");
-        md.append("- Memory: the node agent's steady RSS is ").append(f1(rss)).append(" MiB, ")
-                .append(rss <= 96 ? "within" : "**" + f1(rss - 96) + " MiB over**").append(" the 96 MiB target; "
-                + "the bare framework with the same options already takes ").append(f1(floor)).append(" MiB (the "
-                + "JVM itself: libjvm, the JDK's CDS archive, a minimal heap), which leaves ").append(f1(96 - floor))
-                .append(" MiB for everything the agent runs. The NMT table shows where the ")
-                .append(f1(rss - floor)).append(" MiB above the floor go: class metadata (metaspace + class "
-                + "space, ").append(f1(diff(nmtAgent, nmtBare, "Metaspace") + diff(nmtAgent, nmtBare, "Class")))
-                .append(" MiB more: about 8,000 classes, of which the embedded fabric8 8 + Jackson 3 of "
-                + "`io.npulifecycle.kubeclient` are the largest share, then Jetty 12, Jolokia, SCR, Felix Health "
-                + "Checks), the heap (").append(f1(diff(nmtAgent, nmtBare, "Java Heap")))
-                .append(" MiB more; about 18 MiB live after a full GC: informer caches, Jackson and Jolokia "
-                + "structures, strings), symbols, code and thread stacks (about 60 threads: Jetty, EventAdmin, "
-                + "fabric8's HTTP client and informers, FileInstall, SCR). The same agent without a Kubernetes API "
-                + "configured (no client, no informers) measured about 88 MiB during this work, so the Kubernetes "
-                + "client alone is about 30 MiB.\n");
-        md.append("- What changed in the product for this (each measured with this benchmark on this machine): the "
-                + "launcher's node options (C1 only: about 15 MiB less, no C2 compiler thread and arena, a smaller "
-                + "code cache; a 4 MiB young generation and heap free ratios: about 5 MiB less; the previous "
-                + "options are measured above), no Gogo runtime/command without a terminal (about 1 MiB and a few "
-                + "hundred ms). Tried and not kept: a dynamic AppCDS archive of the launcher and framework classes "
-                + "(`-XX:ArchiveClassesAtExit`, 18 MiB file): RSS within 0.5 MiB of the JDK's default archive, because "
-                + "JDK 17 archives no class of an OSGi bundle class loader, and the JDK classes are already in the "
-                + "default archive; `MALLOC_ARENA_MAX=2`: within 1 MiB; `-Xss256k`, a 16 MiB code cache: no "
-                + "measurable change; `-XX:MetaspaceReclaimPolicy=aggressive`: within 1 MiB; the same agent on "
-                + "Temurin 25 with `-XX:+UseCompactObjectHeaders`: about 5 MiB more (one start each: BenchMain "
-                + "`--hold-agent` with `HOLD_JAVA_OPTS`, VmRSS 20 s after the first probe).\n");
-        md.append("- What would close the memory gap: a node agent without fabric8 (the node agent makes few "
-                + "calls: watch its own Node and the NPUOperatorCtl, patch its Node, post Events; a small client on "
-                + "the JDK's HTTP client and the Jackson already there would remove most of the kubeclient's classes "
-                + "and caches), and fewer pool threads (Jetty minimum 8, EventAdmin 10, Felix HC pool). Neither is a "
-                + "JVM option; both are product decisions for the lead.\n");
-        md.append("- Start: the first probe completes ").append(f0(first)).append(" ms after the process start ("
-                + "the bare framework: ").append(f0(bareStart)).append(" ms), ")
-                .append(first <= 3000 ? "within" : "**over**").append(" the 3 s target. Start levels run one after "
-                + "the other, so before this work the Kubernetes client's construction (level 4, about 1 s: loading "
-                + "fabric8, Jackson and the kind registry) held the health-watch (level 5); it is now built on its "
-                + "own thread and the first probe no longer waits for it. The rest is class loading and bundle "
-                + "resolution on C1 (Jetty, Jolokia, SCR), sensitive to the load of the shared machine (see the "
-                + "load average above).\n\n");
-    }
-
-    private static double diff(Map<String, Long> a, Map<String, Long> b, String key) {
-        return (a.getOrDefault(key, 0L) - b.getOrDefault(key, 0L)) / 1024.0;
-    }
-
-    private Map<String, Long> nmtSummary(long pid) throws IOException, InterruptedException {
-        String out = exec(List.of(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(), "" + pid,
-                "VM.native_memory", "summary"), "jcmd VM.native_memory");
-        Map<String, Long> m = new LinkedHashMap<>();
-        Matcher total = Pattern.compile("Total: reserved=\\d+KB, committed=(\\d+)KB").matcher(out);
-        if (total.find()) {
-            m.put("Total (NMT)", Long.parseLong(total.group(1)));
+        md.append("\nLive heap of the agent after a full GC (`jcmd GC.run`, then `GC.heap_info`): ")
+                .append(f1(liveKib / 1024.0)).append(" MiB.\n\n");
+        int total = 0;
+        for (JvmInspect.Loader l : loaders) {
+            total += l.classes();
         }
-        Matcher x = Pattern.compile("-\\s+([A-Za-z][A-Za-z ]*?) \\(reserved=\\d+KB, committed=(\\d+)KB\\)").matcher(out);
-        while (x.find()) {
-            m.put(x.group(1).trim(), Long.parseLong(x.group(2)));
-        }
-        return m;
-    }
-
-    private String classLoaders(long pid) throws IOException, InterruptedException {
-        String out = exec(List.of(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(), "" + pid,
-                "VM.classloader_stats"), "jcmd VM.classloader_stats");
-        List<long[]> rows = new ArrayList<>();
-        List<String> names = new ArrayList<>();
-        long total = 0;
-        for (String line : out.split("\n")) {
-            String[] f = line.trim().split("\\s+");
-            if (line.startsWith("Total")) {
-                total = Long.parseLong(f[f.length - 3]);
-            } else if (f.length >= 5 && f[0].startsWith("0x") && f[3].matches("\\d+")) {
-                rows.add(new long[] {Long.parseLong(f[3]), names.size()});
-                names.add(line.contains("<boot class loader>") ? "boot (JDK)" : f[f.length - 1].replace("org.apache.felix.framework.BundleWiringImpl$BundleClassLoader",
-                        "a bundle").replace("jdk.internal.loader.ClassLoaders$", ""));
+        md.append("Classes loaded by the agent per class loader (`jcmd <pid> VM.classloaders show-classes`; a bundle "
+                + "loader is named by the package of the first class it defined; array classes not counted), "
+                + total + " in all, loaders of at least 30 classes:\n\n| class loader | classes | largest "
+                + "packages |\n|---|---|---|\n");
+        for (JvmInspect.Loader l : loaders) {
+            if (l.classes() >= 30) {
+                md.append("| ").append(l.label()).append(" | ").append(l.classes()).append(" | ")
+                        .append(l.packages()).append(" |\n");
             }
         }
-        rows.sort((a, b) -> Long.compare(b[0], a[0]));
-        StringBuilder sb = new StringBuilder(total + " in all");
-        for (int i = 0; i < Math.min(5, rows.size()); i++) {
-            sb.append("; ").append(names.get((int) rows.get(i)[1])).append(' ').append(rows.get(i)[0]);
+        int n = 0;
+        StringBuilder t = new StringBuilder();
+        for (Map.Entry<String, Integer> e : threads.entrySet()) {
+            n += e.getValue();
+            t.append(t.length() == 0 ? "" : "; ").append('`').append(e.getKey()).append('`')
+                    .append(e.getValue() > 1 ? " ×" + e.getValue() : "");
         }
-        return sb.toString();
+        md.append("\nThreads of the agent (`jcmd <pid> Thread.print`, digits shown as N), ").append(n)
+                .append(" in all: ").append(t).append(".\n\n");
     }
 
-    private void row(String name, List<Start> a, List<Start> b, java.util.function.ToDoubleFunction<Start> f,
+    private void row(String name, List<List<Start>> a, List<Start> b, java.util.function.ToDoubleFunction<Start> f,
             String target, double limit, boolean integer) {
-        double x = med(a, f);
         double y = med(b, f);
-        String verdict = limit > 0 ? (x <= limit ? " (met)" : " (**missed**)") : "";
-        md.append("| ").append(name).append(" | ").append(integer ? f0(x) : f1(x)).append(" | ")
-                .append(integer ? f0(y) : f1(y)).append(" | ").append(String.format(Locale.ROOT, "%.2f", x / y))
-                .append(" | ").append(target).append(verdict).append(" |\n");
+        md.append("| ").append(name).append(" |");
+        StringBuilder verdicts = new StringBuilder();
+        for (int i = 0; i < a.size(); i++) {
+            double x = med(a.get(i), f);
+            md.append(' ').append(integer ? f0(x) : f1(x)).append(" |");
+            if (limit > 0) {
+                verdicts.append(verdicts.length() == 0 ? "" : ", ").append(apis.get(i).name()).append(' ')
+                        .append(x <= limit ? "met" : "**missed**");
+                summaryText += String.format(Locale.ROOT, "%-34s %-8s %8s  floor %8s  ratio %.2f  target %s: %s%n",
+                        name, apis.get(i).name(), integer ? f0(x) : f1(x), integer ? f0(y) : f1(y), x / y, target,
+                        x <= limit ? "met" : "MISSED");
+            }
+        }
+        md.append(' ').append(integer ? f0(y) : f1(y)).append(" |");
+        for (List<Start> l : a) {
+            md.append(' ').append(String.format(Locale.ROOT, "%.2f", med(l, f) / y)).append(" |");
+        }
+        md.append(' ').append(target).append(verdicts.length() > 0 ? " (" + verdicts + ")" : "").append(" |\n");
     }
 
     private static double med(List<Start> l, java.util.function.ToDoubleFunction<Start> f) {
@@ -273,33 +281,56 @@ final class FootprintSection {
         return Stats.median(v);
     }
 
-    private Start agentStart(int i, String javaOpts, long settleMs) throws Exception {
-        NodeHome h = new NodeHome(work.resolve("footprint-" + i), freePort(), 60, 20, "none");
-        try (ChildProcess c = h.process(install, masterUrl, javaOpts)
+    private Start agentStart(Api api, int i, String javaOpts) throws Exception {
+        NodeHome h = new NodeHome(work.resolve("footprint-" + api.name() + "-" + i), freePort(), 60, 20, "none");
+        try (ChildProcess c = h.process(install, api.masterUrl(), api.kubeconfig(), javaOpts)
                 .recordLines(h.root.resolve("console.log")).stopOnJvmExit(true).start()) {
             ChildProcess.Line first = c.awaitLine(s -> s.contains("health-watch first probe completed"), 0,
                     Duration.ofMillis(120_000), "first completed probe");
             double rssFirst = Proc.rssKib(c.pid()) / 1024.0;
             double ms = (first.arrivedNanos() - c.startNanos()) / 1e6;
-            if (javaOpts == null && nodeJvmOptions.isEmpty()) {
+            if ((javaOpts == null || javaOpts.equals(agentOpts)) && nodeJvmOptions.isEmpty()) {
                 nodeJvmOptions = jvmOptions(c.pid());
             }
+            awaitConnected(c);
             Thread.sleep(settleMs);
             Start s = new Start(ms, number(UPTIME, first.text()), rssFirst, Proc.rssKib(c.pid()) / 1024.0,
                     Proc.anonKib(c.pid()) / 1024.0, Proc.hwmKib(c.pid()) / 1024.0, Proc.threads(c.pid()));
-            log("  agent start " + i + (javaOpts != null ? " (previous options)" : "") + ": " + s);
+            boolean previousOptions = javaOpts != null && !javaOpts.equals(agentOpts);
+            log("  agent start " + i + ", " + api.name() + " API" + (previousOptions ? " (previous options)" : "")
+                    + ": " + s);
             return s;
         }
     }
 
-    private Start bareStart(int i, long settleMs) throws Exception {
-        Path cache = work.resolve("bare-" + i);
-        NodeHome.deleteTree(cache);
+    /**
+     * Waits until the agent's Node and NPUOperatorCtl informers have synced: the footprint is the one of an agent
+     * connected to the API server, never of one whose client could not be built.
+     *
+     * @throws IllegalStateException when the agent logs that it has no Kubernetes client, or does not sync in 60 s
+     */
+    private static void awaitConnected(ChildProcess c) throws InterruptedException {
+        for (String what : List.of("informer on Node ", "informer on NPUOperatorCtl ")) {
+            ChildProcess.Line l = c.awaitLine(x -> (x.contains(what) && x.contains(" synced"))
+                    || x.contains("no KubernetesClient registered"), 0, Duration.ofMillis(60_000), what + "synced");
+            if (l.text().contains("no KubernetesClient registered")) {
+                throw new IllegalStateException("the node agent has no Kubernetes client: " + l.text());
+            }
+        }
+    }
+
+    private List<String> bareCommand(String opts, Path cache) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaBin());
-        cmd.addAll(List.of(nodeJvmOptions.trim().split("\\s+")));
+        cmd.addAll(List.of(opts.trim().split("\\s+")));
         cmd.addAll(List.of("-cp", felixJar() + ":" + benchJar(), BareFelix.class.getName(), cache.toString()));
-        try (ChildProcess c = ChildProcess.builder(cmd)
+        return cmd;
+    }
+
+    private Start bareStart(int i) throws Exception {
+        Path cache = work.resolve("bare-" + i);
+        NodeHome.deleteTree(cache);
+        try (ChildProcess c = ChildProcess.builder(bareCommand(nodeJvmOptions, cache))
                 .recordLines(work.resolve("bare-" + i + ".log")).stopOnJvmExit(true).start()) {
             ChildProcess.Line first = c.awaitLine(s -> s.contains(BareFelix.STARTED), 0, Duration.ofMillis(60_000),
                     "bare framework start");

@@ -56,14 +56,29 @@ final class NodeHome {
         write(etc.resolve("io.npulifecycle.kube.node.cfg"), "nodeName=node-0\nstateDir=" + varLib + "\n");
     }
 
-    /** @return the process builder of {@code bin/npu-lifecycle node} for this home (launcher's JVM options) */
     /**
      * @param install the installation
      * @param masterUrl the API server
-     * @param javaOpts {@code NPU_LIFECYCLE_JAVA_OPTS}, or null
+     * @param javaOpts {@code NPU_LIFECYCLE_JAVA_OPTS}, or null for the launcher's options
      * @return the node agent of this home, to be given an output and started
      */
-    ChildProcess.Builder process(Path install, String masterUrl, String javaOpts) {
+    ChildProcess.Builder process(Path install, String masterUrl, String javaOpts) throws IOException {
+        return process(install, masterUrl, null, javaOpts);
+    }
+
+    /**
+     * @param install the installation
+     * @param masterUrl the API server
+     * @param kubeconfig its credentials, written to {@code etc/io.npulifecycle.kube.cfg} (key {@code kubeconfig}),
+     *        or null for none (the embedded API server)
+     * @param javaOpts {@code NPU_LIFECYCLE_JAVA_OPTS}, or null for the launcher's options
+     * @return the node agent of this home, to be given an output and started
+     * @throws IOException when the configuration cannot be written
+     */
+    ChildProcess.Builder process(Path install, String masterUrl, Path kubeconfig, String javaOpts) throws IOException {
+        if (kubeconfig != null) {
+            write(home.resolve("etc/io.npulifecycle.kube.cfg"), "kubeconfig=" + kubeconfig + "\n");
+        }
         Map<String, String> env = new java.util.LinkedHashMap<>();
         env.put("NPU_LIFECYCLE_JOLOKIA_USER", USER);
         env.put("NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD);

@@ -25,7 +25,7 @@ final class Report {
     static String header(String command, boolean quick, String loadBefore, String loadAfter) {
         return "# Benchmarks\n\n"
                 + "Every figure below was produced by one run of\n\n```\n" + command + "\n```\n\n"
-                + "from the repository root (`bench/run` builds with `mvn -B -o -q -DskipTests package`, runs the "
+                + "from the repository root (`bench/run` builds with `mvn -B -q -DskipTests package`, runs the "
                 + "JMH and control-plane benchmarks through Maven, then `io.npulifecycle.bench.BenchMain` (module "
                 + "`bench/`) against `distribution/target/npu-lifecycle`, and writes this file; `--quick`: fewer "
                 + "runs and iterations, a few minutes; without it about 15 minutes). Each figure is shown with its "

@@ -30,6 +30,22 @@ public final class FrameworkConfig {
     }
 
     /**
+     * Thread pools sized for a node agent, which serves a few Jolokia and health requests a minute and delivers a
+     * few events a minute (docs/benchmarks.md, node-agent footprint: each pool thread costs its stack and
+     * allocation buffers in the resident memory of every NPU node): EventAdmin 4 threads (2 asynchronous delivery,
+     * instead of 20 and 10), Jetty one acceptor and one selector in a pool of 8 (its default minimum; a pool of 4
+     * measured no smaller), the Felix resolver in the calling thread instead of a pool of one thread per core.
+     */
+    private static void nodeThreads(Map<String, String> p) {
+        p.put("org.apache.felix.eventadmin.ThreadPoolSize", "4");
+        p.put("org.apache.felix.eventadmin.AsyncToSyncThreadRatio", "0.5");
+        p.put("org.apache.felix.http.jetty.acceptors", "1");
+        p.put("org.apache.felix.http.jetty.selectors", "1");
+        p.put("org.apache.felix.http.jetty.threadpool.max", "8");
+        p.put("felix.resolver.parallelism", "1");
+    }
+
+    /**
      * @param role {@code node} or {@code control-plane}
      * @param productVersion the product version
      * @param home the runtime home
@@ -102,6 +118,9 @@ public final class FrameworkConfig {
         p.put("felix.fileinstall.bundles.new.start", "true");
         p.put("felix.fileinstall.tmpdir", home.cache().resolve("fileinstall-tmp").toString());
 
+        if ("node".equals(role)) {
+            nodeThreads(p);
+        }
         p.put("ds.loglevel", "warn");
         p.put("gosh.home", home.root().toString());
         return p;
