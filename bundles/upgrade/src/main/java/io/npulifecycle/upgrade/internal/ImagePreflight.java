@@ -85,9 +85,10 @@ final class ImagePreflight implements AutoCloseable {
         this.onResult = onResult;
         this.checker = checker;
         this.whiteListReader = new ImageWhiteListReader(client);
-        this.whiteList = new CachedWhiteList(WhiteListState.of(cfg.imageWhiteListCheck() ? WhiteListState.Status.NOT_CHECKED
-                : WhiteListState.Status.DISABLED, cfg.imageWhiteListNamespace(), cfg.imageWhiteListName(), "", ""),
-                Long.MIN_VALUE);
+        WhiteListState.Status first = cfg.imageWhiteListCheck() ? WhiteListState.Status.NOT_CHECKED
+                : WhiteListState.Status.DISABLED;
+        this.whiteList = new CachedWhiteList(WhiteListState.of(first, cfg.imageWhiteListNamespace(),
+                cfg.imageWhiteListName(), "", ""), Long.MIN_VALUE);
     }
 
     /** @return what is known of the ImageWhiteList ({@code DISABLED} with {@code imageWhiteListCheck=false}) */
@@ -169,7 +170,8 @@ final class ImagePreflight implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             discovery = null;
-            s = WhiteListState.of(WhiteListState.Status.FAILED, ns, name, "", "API discovery or the read failed: " + e.getMessage());
+            s = WhiteListState.of(WhiteListState.Status.FAILED, ns, name, "",
+                    "API discovery or the read failed: " + e.getMessage());
         }
         try {
             WhiteListState.Verdict v = s.verdictOnTags(List.copyOf(tags));

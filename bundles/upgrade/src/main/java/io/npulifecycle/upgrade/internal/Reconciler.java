@@ -126,7 +126,8 @@ public final class Reconciler {
      * @param errors the needed images not confirmed: not checked yet, or the check failed (with its detail)
      * @param whiteList the ImageWhiteList's verdict on the tags of the needed images
      */
-    record ImageVerdict(Set<String> needed, List<String> missing, List<String> errors, WhiteListState.Verdict whiteList) {
+    record ImageVerdict(Set<String> needed, List<String> missing, List<String> errors,
+            WhiteListState.Verdict whiteList) {
         /**
          * @return whether every needed image is present and listed (or the whitelist does not apply): only then is a
          *         node without a label touched

@@ -56,13 +56,16 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
         @AttributeDefinition(name = "Pull secret", description = "dockerconfigjson pull secret (in namespace) with the registry credentials; empty = anonymous.")
         String pullSecret() default "";
 
-        @AttributeDefinition(name = "ImageWhiteList check", description = "When the cluster serves an ImageWhiteList kind (API discovery), check that every driver image tag the rollout needs is listed under spec.repoList before touching a node.")
+        @AttributeDefinition(name = "ImageWhiteList check", description = "When the cluster serves an ImageWhiteList "
+                + "kind (API discovery), check that every driver image tag the rollout needs is listed under "
+                + "spec.repoList before touching a node.")
         boolean imageWhiteListCheck() default true;
 
         @AttributeDefinition(name = "ImageWhiteList namespace", description = "Namespace of the ImageWhiteList.")
         String imageWhiteListNamespace() default WhiteListState.DEFAULT_NAMESPACE;
 
-        @AttributeDefinition(name = "ImageWhiteList name", description = "Name of the ImageWhiteList that lists the driver image tags.")
+        @AttributeDefinition(name = "ImageWhiteList name",
+                description = "Name of the ImageWhiteList that lists the driver image tags.")
         String imageWhiteListName() default WhiteListState.DEFAULT_NAME;
 
         @AttributeDefinition(name = "Reconcile delay (milliseconds)", description = "Debounce after an informer event, milliseconds.", min = "0", max = "60000")
