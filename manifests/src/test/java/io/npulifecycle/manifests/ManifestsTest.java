@@ -235,7 +235,8 @@ class ManifestsTest {
     static final Map<String, List<String>> RESOURCE_CALLS = Map.of("nodes", List.of(".nodes()"), "pods", List.of(".pods()"),
             "events", List.of(".events()"), "daemonsets", List.of(".daemonSets()"),
             "npuoperatorctls", List.of("genericKubernetesResources(", "resources(NpuOperatorCtl.class)"),
-            "npuoperatorctls/status", List.of(".updateStatus()"), "leases", List.of("new LeaseLock("));
+            "npuoperatorctls/status", List.of(".updateStatus()"), "leases", List.of("new LeaseLock("),
+            "imagewhitelists", List.of("genericKubernetesResources("));
     /** fabric8 calls that send a verb. */
     static final Map<String, List<String>> VERB_CALLS = Map.of("list", List.of("Informer("), "watch", List.of("Informer("),
             "get", List.of(".get()"), "update", List.of(".update()", ".updateStatus()"), "patch", List.of(".patch("),

@@ -23,15 +23,57 @@ import java.time.Duration;
  * @param renewDeadline renew deadline (default 10 s)
  * @param retryPeriod retry period (default 2 s)
  * @param identity holder identity, "" = pod name (env POD_NAME) or hostname + random suffix
+ * @param imageWhiteListCheck check the platform's ImageWhiteList when the cluster serves the kind
+ * @param imageWhiteListNamespace namespace of the ImageWhiteList (default {@code cpaas-system})
+ * @param imageWhiteListName name of the ImageWhiteList (default {@code ascend-driver})
  */
 public record ControllerConfig(String namespace, String resourceName, boolean registryCheck, String registryScheme,
         String pullSecret, Duration reconcileDelay, Duration resync, Duration statusInterval, boolean leaderElection,
-        String leaseName, Duration leaseDuration, Duration renewDeadline, Duration retryPeriod, String identity) {
+        String leaseName, Duration leaseDuration, Duration renewDeadline, Duration retryPeriod, String identity,
+        boolean imageWhiteListCheck, String imageWhiteListNamespace, String imageWhiteListName) {
+
+    /**
+     * The settings with the ImageWhiteList check on, at its default namespace and name.
+     *
+     * @param namespace see the record
+     * @param resourceName see the record
+     * @param registryCheck see the record
+     * @param registryScheme see the record
+     * @param pullSecret see the record
+     * @param reconcileDelay see the record
+     * @param resync see the record
+     * @param statusInterval see the record
+     * @param leaderElection see the record
+     * @param leaseName see the record
+     * @param leaseDuration see the record
+     * @param renewDeadline see the record
+     * @param retryPeriod see the record
+     * @param identity see the record
+     */
+    public ControllerConfig(String namespace, String resourceName, boolean registryCheck, String registryScheme,
+            String pullSecret, Duration reconcileDelay, Duration resync, Duration statusInterval, boolean leaderElection,
+            String leaseName, Duration leaseDuration, Duration renewDeadline, Duration retryPeriod, String identity) {
+        this(namespace, resourceName, registryCheck, registryScheme, pullSecret, reconcileDelay, resync, statusInterval,
+                leaderElection, leaseName, leaseDuration, renewDeadline, retryPeriod, identity, true,
+                WhiteListState.DEFAULT_NAMESPACE, WhiteListState.DEFAULT_NAME);
+    }
 
     /** @return the defaults */
     public static ControllerConfig defaults() {
         return new ControllerConfig(NpuOperatorCtlType.DEFAULT_NAMESPACE, NpuOperatorCtlType.DEFAULT_NAME, true, "https", "",
                 Duration.ofMillis(200), Duration.ofSeconds(10), Duration.ofSeconds(2), true, "npu-lifecycle-upgrade",
                 Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2), "");
+    }
+
+    /**
+     * @param check {@code imageWhiteListCheck}
+     * @param whiteListNamespace {@code imageWhiteListNamespace}
+     * @param whiteListName {@code imageWhiteListName}
+     * @return these settings with another ImageWhiteList configuration
+     */
+    public ControllerConfig withImageWhiteList(boolean check, String whiteListNamespace, String whiteListName) {
+        return new ControllerConfig(namespace, resourceName, registryCheck, registryScheme, pullSecret, reconcileDelay,
+                resync, statusInterval, leaderElection, leaseName, leaseDuration, renewDeadline, retryPeriod, identity,
+                check, whiteListNamespace, whiteListName);
     }
 }

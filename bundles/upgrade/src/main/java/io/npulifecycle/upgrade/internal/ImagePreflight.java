@@ -7,23 +7,33 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.npulifecycle.api.time.TimeSource;
 
 /**
- * The registry preflight of the driver images (docs/upgrade.md "Preflight"): every image the plan names
- * ({@link Reconciler.Plan#imagesToCheck()}) is checked with a {@code HEAD} of its manifest on a thread of its own,
- * and the answers are what the next plan goes by, so the rollout holds before any node is touched while an image is
- * missing or unconfirmed. A present image is checked again after {@link #OK_TTL}, a missing one or an error after
+ * The preflight of the driver images (docs/upgrade.md "Preflight"), on a thread of its own; the answers are what the
+ * next plan goes by, so the rollout holds before any node is touched while an image is missing or unconfirmed.
+ *
+ * <ul>
+ * <li>Registry: every image the plan names ({@link Reconciler.Plan#imagesToCheck()}) is checked with a {@code HEAD}
+ * of its manifest. A present image is checked again after {@link #OK_TTL}, a missing one or an error after
  * {@link #BAD_TTL}. With {@code registryCheck=false} every image counts as present and nothing is checked.
  * Credentials come from the pull secret {@code pullSecret} (a dockerconfigjson in the control plane's namespace),
- * read at each check.
+ * read at each check.</li>
+ * <li>ImageWhiteList ({@link WhiteListState}, {@link ImageWhiteListReader}): while the plan needs images, the
+ * whitelist {@code imageWhiteListNamespace}/{@code imageWhiteListName} is read, after discovery found the kind
+ * (discovery again after {@link #DISCOVERY_TTL}, or at once when the object was not found). It is read again after
+ * {@link #OK_TTL} when it listed every needed tag or the kind is not served, after {@link #BAD_TTL} otherwise, and
+ * at once when the plan needs a tag it was not read for. With {@code imageWhiteListCheck=false} it is never read.</li>
+ * </ul>
  */
 final class ImagePreflight implements AutoCloseable {
 
@@ -32,6 +42,8 @@ final class ImagePreflight implements AutoCloseable {
     static final Duration OK_TTL = Duration.ofMinutes(5);
     /** How long a missing image, or a failed check, stands before the next check. */
     static final Duration BAD_TTL = Duration.ofSeconds(30);
+    /** How long where the ImageWhiteList kind is served (or that it is not) is taken as known. */
+    static final Duration DISCOVERY_TTL = Duration.ofMinutes(5);
 
     private record Cached(Reconciler.ImageStatus status, long atNanos) {
     }
@@ -44,11 +56,22 @@ final class ImagePreflight implements AutoCloseable {
     private final ExecutorService checker;
     private final Map<String, Cached> images = new ConcurrentHashMap<>();
     private final Set<String> checking = ConcurrentHashMap.newKeySet();
+    private final ImageWhiteListReader whiteListReader;
+    private final AtomicBoolean readingWhiteList = new AtomicBoolean();
+    /** The last whitelist read and when (monotonic nanos); written by the checker thread only. */
+    private volatile CachedWhiteList whiteList;
+    /** The last discovery and when (monotonic nanos), or null; checker thread only. */
+    private ImageWhiteListReader.Discovery discovery;
+    private long discoveredAt;
+
+    private record CachedWhiteList(WhiteListState state, long atNanos) {
+    }
 
     /**
-     * @param client reads the pull secret
+     * @param client reads the pull secret, the API discovery and the ImageWhiteList
      * @param time the monotonic clock of the cache
-     * @param cfg {@code registryCheck}, {@code registryScheme}, {@code pullSecret}, {@code namespace}
+     * @param cfg {@code registryCheck}, {@code registryScheme}, {@code pullSecret}, {@code namespace},
+     *        {@code imageWhiteListCheck}, {@code imageWhiteListNamespace}, {@code imageWhiteListName}
      * @param registry a registry client to use instead of one built from the configuration (tests), or null
      * @param onResult called after each check (it asks for a reconcile)
      * @param checker the thread the checks run on, one after the other (shut down by {@link #close()})
@@ -61,6 +84,16 @@ final class ImagePreflight implements AutoCloseable {
         this.registryOverride = registry;
         this.onResult = onResult;
         this.checker = checker;
+        this.whiteListReader = new ImageWhiteListReader(client);
+        WhiteListState.Status first = cfg.imageWhiteListCheck() ? WhiteListState.Status.NOT_CHECKED
+                : WhiteListState.Status.DISABLED;
+        this.whiteList = new CachedWhiteList(WhiteListState.of(first, cfg.imageWhiteListNamespace(),
+                cfg.imageWhiteListName(), "", ""), Long.MIN_VALUE);
+    }
+
+    /** @return what is known of the ImageWhiteList ({@code DISABLED} with {@code imageWhiteListCheck=false}) */
+    WhiteListState whiteList() {
+        return whiteList.state();
     }
 
     /**
@@ -83,6 +116,7 @@ final class ImagePreflight implements AutoCloseable {
      * @param mono the monotonic clock now (TimeSource.monotonicNanos())
      */
     void request(Collection<String> needed, long mono) {
+        requestWhiteList(needed, mono);
         if (!cfg.registryCheck()) {
             return;
         }
@@ -92,6 +126,62 @@ final class ImagePreflight implements AutoCloseable {
             if ((c == null || mono - c.atNanos() > ttl) && checking.add(img)) {
                 checker.execute(() -> checkImage(img));
             }
+        }
+    }
+
+    private void requestWhiteList(Collection<String> needed, long mono) {
+        if (!cfg.imageWhiteListCheck() || needed.isEmpty()) {
+            return;
+        }
+        Set<String> tags = WhiteListState.tagsOf(needed);
+        CachedWhiteList c = whiteList;
+        WhiteListState s = c.state();
+        boolean settled = s.status() == WhiteListState.Status.NOT_SERVED
+                || s.status() == WhiteListState.Status.LISTED && s.tags().containsAll(tags);
+        long ttl = (settled ? OK_TTL : BAD_TTL).toNanos();
+        boolean stale = c.atNanos() == Long.MIN_VALUE || mono - c.atNanos() > ttl;
+        boolean newTags = s.status() == WhiteListState.Status.LISTED && !s.asked().containsAll(tags);
+        if ((stale || newTags) && readingWhiteList.compareAndSet(false, true)) {
+            checker.execute(() -> readWhiteList(tags));
+        }
+    }
+
+    private void readWhiteList(Set<String> tags) {
+        String ns = cfg.imageWhiteListNamespace();
+        String name = cfg.imageWhiteListName();
+        WhiteListState s;
+        try {
+            long mono = time.monotonicNanos();
+            if (discovery == null || mono - discoveredAt > DISCOVERY_TTL.toNanos()) {
+                discovery = whiteListReader.discover();
+                discoveredAt = mono;
+                if (!discovery.skipped().isEmpty()) {
+                    LOG.log(Level.WARNING, "preflight: API discovery skipped " + discovery.skipped());
+                }
+            }
+            if (discovery.found() == null) {
+                s = WhiteListState.of(WhiteListState.Status.NOT_SERVED, ns, name, "", discovery.skipped().isEmpty() ? ""
+                        : "discovery failed for " + String.join("; ", discovery.skipped()));
+            } else {
+                s = whiteListReader.read(discovery.found(), ns, name, tags);
+                if (s.status() == WhiteListState.Status.NOT_FOUND) {
+                    discovery = null; // the object, or the kind itself, is gone: discover again next time
+                }
+            }
+        } catch (RuntimeException e) {
+            discovery = null;
+            s = WhiteListState.of(WhiteListState.Status.FAILED, ns, name, "",
+                    "API discovery or the read failed: " + e.getMessage());
+        }
+        try {
+            WhiteListState.Verdict v = s.verdictOnTags(List.copyOf(tags));
+            if (!v.ok()) {
+                LOG.log(Level.WARNING, "preflight: " + v.message());
+            }
+            whiteList = new CachedWhiteList(s, time.monotonicNanos());
+        } finally {
+            readingWhiteList.set(false);
+            onResult.run();
         }
     }
 

@@ -53,11 +53,22 @@ public final class Reconciler {
      *        controller measured it with its monotonic clock ({@link DeadlineClock}); a node absent here is aged by the
      *        wall clock ({@code now - since}). The in-flight deadlines use it, so a step of the wall clock neither
      *        fires nor stretches them.
+     * @param whiteList what the preflight last read of the platform's ImageWhiteList ({@link ImagePreflight})
      */
     public record Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
             Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
             Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
-            Instant now, Map<String, Duration> stateAges) {
+            Instant now, Map<String, Duration> stateAges, WhiteListState whiteList) {
+
+        /** The same inputs with the ImageWhiteList check disabled. */
+        public Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
+                Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
+                Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
+                Instant now, Map<String, Duration> stateAges) {
+            this(generation, spec, paused, previous, nodes, driverPods, npuWorkloads, images, daemonSetImages,
+                    recentlyDeletedPods, now, stateAges, WhiteListState.of(WhiteListState.Status.DISABLED,
+                            WhiteListState.DEFAULT_NAMESPACE, WhiteListState.DEFAULT_NAME, "", ""));
+        }
 
         /** The same inputs without measured state ages (every deadline by the wall clock). */
         public Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
@@ -107,15 +118,25 @@ public final class Reconciler {
     }
 
     /**
-     * The registry preflight's verdict on the images the rollout needs.
+     * The preflight's verdict on the images the rollout needs.
      *
      * @param needed the image of every combination of a node that is not on the target yet, in node order
      * @param missing the needed images the registry answered 404 for
      * @param errors the needed images not confirmed: not checked yet, or the check failed (with its detail)
+     * @param whiteList the ImageWhiteList's verdict on the tags of the needed images
      */
-    record ImageVerdict(Set<String> needed, List<String> missing, List<String> errors) {
-        /** @return whether every needed image is present: only then is a node without a label touched */
+    record ImageVerdict(Set<String> needed, List<String> missing, List<String> errors,
+            WhiteListState.Verdict whiteList) {
+        /**
+         * @return whether every needed image is present and listed (or the whitelist does not apply): only then is a
+         *         node without a label touched
+         */
         boolean ok() {
+            return registryOk() && whiteList.ok();
+        }
+
+        /** @return whether the registry confirmed every needed image */
+        boolean registryOk() {
             return missing.isEmpty() && errors.isEmpty();
         }
     }
@@ -169,7 +190,7 @@ public final class Reconciler {
         Policy pol = in.spec().policy();
         Images images = new Images(pol);
         classify(ns, pol.version());
-        ImageVerdict verdict = imagePreflight(ns, images, in.images());
+        ImageVerdict verdict = imagePreflight(ns, images, in.images(), in.whiteList());
         for (PlannedNode n : ns) {
             advance(n, pol.version(), verdict.ok(), in.now());
         }
@@ -209,9 +230,12 @@ public final class Reconciler {
 
     /**
      * @param results the registry's answers by image reference; absent = not checked yet
-     * @return which images the nodes to upgrade need, and which of them are missing or unconfirmed
+     * @param whiteList the ImageWhiteList as last read
+     * @return which images the nodes to upgrade need, which of them are missing or unconfirmed, and which tags the
+     *         whitelist does not list
      */
-    private static ImageVerdict imagePreflight(List<PlannedNode> ns, Images images, Map<String, ImageStatus> results) {
+    private static ImageVerdict imagePreflight(List<PlannedNode> ns, Images images, Map<String, ImageStatus> results,
+            WhiteListState whiteList) {
         Set<String> needed = new LinkedHashSet<>();
         for (PlannedNode n : ns) {
             if (n.needsUpgrade && n.combo != null) {
@@ -230,7 +254,7 @@ public final class Reconciler {
                 errors.add(img + " (" + s.detail() + ")");
             }
         }
-        return new ImageVerdict(needed, missing, errors);
+        return new ImageVerdict(needed, missing, errors, whiteList.verdict(needed));
     }
 
     /**

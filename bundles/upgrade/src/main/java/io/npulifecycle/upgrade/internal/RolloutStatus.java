@@ -225,7 +225,10 @@ final class RolloutStatus {
         }
     }
 
-    /** {@code PreflightPassed}: missing or unconfirmed images first, then held nodes (NPU workloads, node info). */
+    /**
+     * {@code PreflightPassed}: missing or unconfirmed images first, then the ImageWhiteList, then held nodes (NPU
+     * workloads, node info); when it passes, what the ImageWhiteList check found (listed, does not apply, disabled).
+     */
     private static Condition preflight(NpuOperatorCtlStatus prev, Reconciler.ImageVerdict images, List<NodeIssue> held,
             Instant now) {
         List<String> pf = new ArrayList<>();
@@ -238,6 +241,11 @@ final class RolloutStatus {
             reason = images.missing().isEmpty() ? "ImageCheckFailed" : reason;
             pf.add("driver images not confirmed: " + String.join(", ", images.errors()));
         }
+        WhiteListState.Verdict wl = images.whiteList();
+        if (!wl.ok()) {
+            reason = pf.isEmpty() ? wl.reason() : reason;
+            pf.add(wl.message());
+        }
         if (!held.isEmpty()) {
             boolean workloads = held.stream().anyMatch(h -> h.getReason().startsWith(Reconciler.HELD_BY_WORKLOADS));
             reason = pf.isEmpty() ? (workloads ? "NpuWorkloadsPresent" : "NodeInfoInvalid") : reason;
@@ -245,6 +253,7 @@ final class RolloutStatus {
         }
         return cond(prev, "PreflightPassed", pf.isEmpty() ? "True" : "False", reason,
                 pf.isEmpty() ? "driver images present for every combination; no NPU workloads on nodes to upgrade"
+                        + (wl.message().isEmpty() ? "" : "; " + wl.message())
                         : String.join("; ", pf), now);
     }
 
@@ -261,7 +270,8 @@ final class RolloutStatus {
             msg = "paused (annotation " + NpuOperatorCtlType.PAUSED_ANNOTATION + "=true); nodes in flight finish their current step";
         } else if (!images.ok()) {
             reason = "PreflightFailed";
-            msg = "held: driver images are missing or not confirmed";
+            msg = images.registryOk() ? "held: " + images.whiteList().message()
+                    : "held: driver images are missing or not confirmed";
         } else {
             reason = "RollingOut";
             msg = tally.upgraded() + "/" + total + " upgraded, " + slots.inFlight() + " in flight, " + slots.unavailable()

@@ -37,10 +37,10 @@ import io.npulifecycle.api.upgrade.model.NpuOperatorCtlStatus;
  * The loop around {@link Reconciler}: informers on the NPUOperatorCtl, the NPU Nodes (label
  * {@code openfuyao.com/npu.present}), all pods (driver pods and NPU workloads) and the driver DaemonSets; a
  * debounced reconcile on one thread that builds the plan's inputs from the informers' caches, asks
- * {@link ImagePreflight} for the registry checks the plan needs, publishes the view for the MBean and, while this
- * replica leads, has {@link PlanWriter} apply the plan (writes only while leader, checked right before every request;
- * status writes at most every {@code statusInterval}); informers rebuilt when they stop watching (410 Gone, API
- * server restart).
+ * {@link ImagePreflight} for the registry and ImageWhiteList checks the plan needs, publishes the view for the MBean
+ * and, while this replica leads, has {@link PlanWriter} apply the plan (writes only while leader, checked right before
+ * every request; status writes at most every {@code statusInterval}); informers rebuilt when they stop watching (410
+ * Gone, API server restart).
  */
 public final class UpgradeController implements AutoCloseable {
 
@@ -324,7 +324,7 @@ public final class UpgradeController implements AutoCloseable {
         }
         Reconciler.Inputs in = new Reconciler.Inputs(cr.getMetadata().getGeneration(), spec, paused, previous, nodes,
                 PodFacts.driverPods(pods), PodFacts.workloads(pods), preflight.results(), dsImages, recentlyDeleted, now,
-                stateAges(nodes, now, mono));
+                stateAges(nodes, now, mono), preflight.whiteList());
         Reconciler.Plan plan = Reconciler.plan(in);
         preflight.request(plan.imagesToCheck(), mono);
         publish(plan);

@@ -56,6 +56,18 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
         @AttributeDefinition(name = "Pull secret", description = "dockerconfigjson pull secret (in namespace) with the registry credentials; empty = anonymous.")
         String pullSecret() default "";
 
+        @AttributeDefinition(name = "ImageWhiteList check", description = "When the cluster serves an ImageWhiteList "
+                + "kind (API discovery), check that every driver image tag the rollout needs is listed under "
+                + "spec.repoList before touching a node.")
+        boolean imageWhiteListCheck() default true;
+
+        @AttributeDefinition(name = "ImageWhiteList namespace", description = "Namespace of the ImageWhiteList.")
+        String imageWhiteListNamespace() default WhiteListState.DEFAULT_NAMESPACE;
+
+        @AttributeDefinition(name = "ImageWhiteList name",
+                description = "Name of the ImageWhiteList that lists the driver image tags.")
+        String imageWhiteListName() default WhiteListState.DEFAULT_NAME;
+
         @AttributeDefinition(name = "Reconcile delay (milliseconds)", description = "Debounce after an informer event, milliseconds.", min = "0", max = "60000")
         int reconcileDelayMillis() default 200;
 
@@ -145,7 +157,9 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
             uc.setLeader(true);
         }
         LOG.log(Level.INFO, "upgrade orchestrator started for NPUOperatorCtl " + cfg.namespace() + "/" + cfg.resourceName()
-                + " (registryCheck " + cfg.registryCheck() + ", leaderElection " + cfg.leaderElection() + ")");
+                + " (registryCheck " + cfg.registryCheck() + ", imageWhiteListCheck " + cfg.imageWhiteListCheck() + " "
+                + cfg.imageWhiteListNamespace() + "/" + cfg.imageWhiteListName() + ", leaderElection "
+                + cfg.leaderElection() + ")");
     }
 
     private void stopController() {
@@ -174,6 +188,12 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
             bad = "namespace: '" + c.namespace() + "' is not a namespace name";
         } else if (c.resourceName() == null || !c.resourceName().matches("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")) {
             bad = "resourceName: '" + c.resourceName() + "' is not a resource name";
+        } else if (c.imageWhiteListNamespace() == null
+                || !c.imageWhiteListNamespace().matches("^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")) {
+            bad = "imageWhiteListNamespace: '" + c.imageWhiteListNamespace() + "' is not a namespace name";
+        } else if (c.imageWhiteListName() == null
+                || !c.imageWhiteListName().matches("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")) {
+            bad = "imageWhiteListName: '" + c.imageWhiteListName() + "' is not a resource name";
         } else if (!"https".equals(c.registryScheme()) && !"http".equals(c.registryScheme())) {
             bad = "registryScheme: '" + c.registryScheme() + "' (expected https or http)";
         } else if (c.reconcileDelayMillis() < 0 || c.resyncSeconds() < 1 || c.statusIntervalSeconds() < 0) {
@@ -190,7 +210,8 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
                 c.pullSecret() == null ? "" : c.pullSecret(), Duration.ofMillis(c.reconcileDelayMillis()),
                 Duration.ofSeconds(c.resyncSeconds()), Duration.ofSeconds(c.statusIntervalSeconds()), c.leaderElection(),
                 c.leaseName(), Duration.ofSeconds(c.leaseDurationSeconds()), Duration.ofSeconds(c.renewDeadlineSeconds()),
-                Duration.ofSeconds(c.retryPeriodSeconds()), c.identity() == null ? "" : c.identity());
+                Duration.ofSeconds(c.retryPeriodSeconds()), c.identity() == null ? "" : c.identity(),
+                c.imageWhiteListCheck(), c.imageWhiteListNamespace(), c.imageWhiteListName());
     }
 
     private UpgradeController.Snapshot snap() {

@@ -114,9 +114,12 @@ class OwnWritesTest {
                 LeaderAndScaleTest.cfg(false, false, "x"), null));
         uc.start();
         c.createDriver(driver("25.5.0", true, 1, "100%", null));
-        Waits.until("informers synced, the CR seen", Duration.ofSeconds(30), () -> {
+        // the preflight's answers (the ImageWhiteList: not served here) arrive on its own thread: the reconciles below
+        // go by them
+        Waits.until("informers synced, the CR seen, the preflight passed", Duration.ofSeconds(30), () -> {
             uc.reconcile(); // not leader: computes the view only
-            return uc.hasSynced() && "25.5.0".equals(uc.snapshot().target());
+            return uc.hasSynced() && "25.5.0".equals(uc.snapshot().target())
+                    && uc.snapshot().conditions().stream().anyMatch(k -> k.startsWith("PreflightPassed=True"));
         });
         uc.simulateInformerLoss();
         return uc;

@@ -192,6 +192,8 @@ final class PlanRows {
         final Map<String, String> daemonSets = new HashMap<>();
         final Set<String> recentlyDeleted = new LinkedHashSet<>();
         final Map<String, Duration> ages = new HashMap<>();
+        WhiteListState whiteList = WhiteListState.of(WhiteListState.Status.DISABLED, WhiteListState.DEFAULT_NAMESPACE,
+                WhiteListState.DEFAULT_NAME, "", "");
 
         Given(NodeSpec... nodes) {
             this.nodes = List.of(nodes);
@@ -246,6 +248,12 @@ final class PlanRows {
             return this;
         }
 
+        /** What the preflight last read of the ImageWhiteList (default: the check disabled). */
+        Given whiteList(WhiteListState s) {
+            whiteList = s;
+            return this;
+        }
+
         /** The driver pod of {@code node}, name {@code driver-<node>}, uid {@code uid-<node>}. */
         Given driverPod(String node, String image) {
             return driverPod(node, image, false);
@@ -292,7 +300,7 @@ final class PlanRows {
             }
             return new Reconciler.Inputs(5L, SpecParser.parse(Map.of("driver", driver)), paused, previous,
                     nodes.stream().map(NodeSpec::build).toList(), driverPods, workloads, images, daemonSets,
-                    recentlyDeleted, NOW, ages);
+                    recentlyDeleted, NOW, ages, whiteList);
         }
 
         private static Map<String, Reconciler.ImageStatus> allPresent() {

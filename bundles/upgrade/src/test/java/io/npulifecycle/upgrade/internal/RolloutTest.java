@@ -27,6 +27,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.npulifecycle.simulator.cluster.ClusterBackend;
+import io.npulifecycle.simulator.cluster.ImageWhiteLists;
 import io.npulifecycle.testing.support.ClusterFixture;
 import io.npulifecycle.testing.support.ScaledTestClock;
 import io.npulifecycle.testing.support.Waits;
@@ -338,6 +339,71 @@ class RolloutTest {
         c.admin().pods().inNamespace("team-a").withName("train-0").withGracePeriod(0).delete();
         awaitComplete(NEW);
         assertTrue(c.condition("PreflightPassed").startsWith("True"));
+    }
+
+    /** The tag of the 910B driver image of {@code version} on the emulator's nodes. */
+    static String tag(String version) {
+        return version + "-910b-6.6.0-145.0.4.135-oe2403sp3";
+    }
+
+    /** No node has an upgrade state and every driver pod is the first one (nothing deleted). */
+    void assertNoNodeTouched() {
+        for (var n : c.admin().nodes().list().getItems()) {
+            assertNull(n.getMetadata().getLabels().get(NodeKeys.DRIVER_UPGRADE_STATE), n.getMetadata().getName());
+            assertEquals(OLD, n.getMetadata().getLabels().get(NodeKeys.DRIVER_VERSION), n.getMetadata().getName());
+        }
+        assertEquals(0, emulator.reboots.get(), "no reboot");
+        assertTrue(c.admin().apps().daemonSets().inNamespace(NodeAgentEmulator.NS).list().getItems().stream()
+                .noneMatch(ds -> ds.getSpec().getTemplate().getSpec().getContainers().get(0).getImage().contains(NEW)),
+                "no DaemonSet on the new target");
+    }
+
+    @Test
+    void imageWhiteListWithoutTheNewTagHoldsTheRolloutUntilTheTagIsAdded() {
+        cluster().addNodes(3, OLD);
+        ImageWhiteLists.installCrd(c.backend());
+        ImageWhiteLists.seed(c.backend(), List.of(tag(OLD)));
+        emulator.start();
+        controller(true);
+        c.createDriver(driver(NEW, true, 0, "100%", null));
+        until("PreflightPassed=False ImageNotWhitelisted naming the tag and the command",
+                () -> c.condition("PreflightPassed").startsWith("False ImageNotWhitelisted"));
+        String pf = c.condition("PreflightPassed");
+        assertTrue(pf.contains("driver image tags not in ImageWhiteList cpaas-system/ascend-driver spec.repoList: "
+                + tag(NEW) + ";") && pf.contains("kubectl edit imagewhitelist ascend-driver -n cpaas-system"), pf);
+        assertTrue(c.condition("Progressing").startsWith("False PreflightFailed"), c.condition("Progressing"));
+        assertNoNodeTouched();
+        ImageWhiteLists.addTags(c.admin(), List.of(tag(NEW)));
+        awaitComplete(NEW);
+        assertTrue(c.condition("PreflightPassed").startsWith("True"), c.condition("PreflightPassed"));
+        assertEquals(List.of(tag(OLD), tag(NEW)), ImageWhiteLists.repoList(c.admin()));
+    }
+
+    @Test
+    void aMalformedImageWhiteListIsAPreflightFailureAndTouchesNoNode() {
+        cluster().addNodes(2, OLD);
+        ImageWhiteLists.installCrd(c.backend());
+        ImageWhiteLists.put(c.backend(), ImageWhiteLists.NAMESPACE, ImageWhiteLists.NAME, Map.of("repoList", tag(NEW)));
+        emulator.start();
+        controller(true);
+        c.createDriver(driver(NEW, true, 0, "100%", null));
+        until("PreflightPassed=False ImageWhiteListInvalid naming spec.repoList",
+                () -> c.condition("PreflightPassed").startsWith("False ImageWhiteListInvalid"));
+        assertTrue(c.condition("PreflightPassed").contains("spec.repoList is a string"), c.condition("PreflightPassed"));
+        assertNoNodeTouched();
+        ImageWhiteLists.seed(c.backend(), List.of(tag(NEW)));
+        awaitComplete(NEW);
+    }
+
+    @Test
+    void withoutTheImageWhiteListKindTheStatusSaysTheCheckDoesNotApply() {
+        cluster().addNodes(2, OLD);
+        emulator.start();
+        controller(true);
+        c.createDriver(driver(NEW, true, 0, "100%", null));
+        until("PreflightPassed=True saying the check does not apply", () -> c.condition("PreflightPassed")
+                .contains("ImageWhiteList check does not apply: the cluster serves no ImageWhiteList kind"));
+        awaitComplete(NEW);
     }
 
     @Test

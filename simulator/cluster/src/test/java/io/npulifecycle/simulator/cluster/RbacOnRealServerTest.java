@@ -132,6 +132,47 @@ class RbacOnRealServerTest {
                 + table.permissions().size());
     }
 
+    /**
+     * The preflight reads the platform's ImageWhiteList by name ({@code ImageWhiteListReader#read}): the control plane
+     * may get {@code cpaas-system/ascend-driver} (whatever the namespace: it is configurable), nothing else of that
+     * type, and never list or change it; the node agent may not read it.
+     */
+    @Test
+    void theControlPlaneMayGetTheImageWhiteListByNameOnly() throws Exception {
+        String cp = "--as=system:serviceaccount:" + NS + ":npu-lifecycle-control-plane";
+        String agent = "--as=system:serviceaccount:" + NS + ":npu-lifecycle-node-agent";
+        String type = ImageWhiteLists.PLURAL + "." + ImageWhiteLists.GROUP;
+        ImageWhiteLists.installCrd(api); // kubectl maps the type through discovery, as on the platform
+        assertEquals("yes", canI("get", type + "/" + ImageWhiteLists.NAME, ImageWhiteLists.NAMESPACE, cp));
+        assertEquals("yes", canI("get", type + "/" + ImageWhiteLists.NAME, "platform-elsewhere", cp));
+        assertEquals("no", canI("get", type + "/another-list", ImageWhiteLists.NAMESPACE, cp));
+        for (String verb : List.of("list", "watch", "update", "patch", "create", "delete")) {
+            assertEquals("no", canI(verb, type, ImageWhiteLists.NAMESPACE, cp), verb);
+        }
+        assertEquals("no", canI("get", type + "/" + ImageWhiteLists.NAME, ImageWhiteLists.NAMESPACE, agent));
+    }
+
+    /** @return {@code yes} or {@code no}: {@code kubectl auth can-i} (exit 1 means no) */
+    static String canI(String verb, String resource, String namespace, String as) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(kubectl.toString(), "--kubeconfig", kubeconfig.toString(),
+                "--cache-dir", dir.resolve("kube-cache").toString(), "--request-timeout", "30s", "auth", "can-i", verb,
+                resource, "-n", namespace, as));
+        Path out = dir.resolve("can-i.txt");
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(dir.resolve("can-i.err").toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        pb.environment().put("HOME", dir.toString());
+        pb.environment().remove("KUBECONFIG");
+        Process p = pb.start();
+        if (!p.waitFor(90, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("kubectl auth can-i " + verb + " " + resource + " did not finish in 90 s");
+        }
+        String answer = Files.readString(out, StandardCharsets.UTF_8).strip();
+        assertTrue(answer.startsWith("yes") || answer.startsWith("no"), "kubectl auth can-i: " + answer + " "
+                + RealApiServerTest.read(dir.resolve("can-i.err")));
+        return answer.startsWith("yes") ? "yes" : "no";
+    }
+
     /** @return the ServiceAccount a role of the table belongs to, or null */
     static String owner(Permission p) {
         String name = p.roleName();

@@ -16,10 +16,12 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
+import io.npulifecycle.simulator.cluster.ImageWhiteLists;
 
 /**
  * {@code npu-lifecycle demo}: the specification's runbook, end to end, on a simulated cluster with a compressed clock.
- * (1) install at 25.2.0, (2) preflight, (3) upgrade to 25.5.0 in manual mode approving nodes one by one, (4) verify
+ * (1) install at 25.2.0, (2) preflight (image missing from the registry, tag missing from the ImageWhiteList, NPU
+ * workload), (3) upgrade to 25.5.0 in manual mode approving nodes one by one, (4) verify
  * as the runbook does, (5) self-healing with autoRecover=true, (6) autoRecover=false: RebootRequired reason=recovery,
  * approve, recovered, (7) false-positive suppression. Prints a live progress table and a PASS/FAIL summary.
  */
@@ -133,7 +135,15 @@ public final class Demo {
 
     String preflight() throws Exception {
         String missing = SimCluster.repositoryAndTag(EmbeddedCluster.driverImage(TO, "910b"));
+        String tag = SimCluster.imageTag(EmbeddedCluster.driverImage(TO, "910b"));
         sim.registry().remove(missing);
+        List<String> listed = new ArrayList<>();
+        for (Object t : ImageWhiteLists.repoList(sim.client())) {
+            if (!tag.equals(t)) {
+                listed.add(String.valueOf(t));
+            }
+        }
+        ImageWhiteLists.seed(sim.cluster(), listed);
         Pod workload = new PodBuilder().withNewMetadata().withName("llama-trainer-0").withNamespace("training")
                 .endMetadata().withNewSpec().withNodeName("node-0").addNewContainer().withName("trainer")
                 .withImage("registry.local/llama:1").withNewResources()
@@ -143,20 +153,41 @@ public final class Demo {
         sim.cluster().ensureNamespace("training");
         sim.client().pods().inNamespace("training").resource(workload).create();
         out.println("   trigger: spec.driver.version=" + TO + ", upgradePolicy.autoUpgrade=false (one save); image "
-                + missing + " removed from the registry; NPU workload training/llama-trainer-0 runs on node-0");
+                + missing + " removed from the registry; tag " + tag + " not in ImageWhiteList "
+                + ImageWhiteLists.NAMESPACE + "/" + ImageWhiteLists.NAME + " (spec.repoList " + listed
+                + "); NPU workload training/llama-trainer-0 runs on node-0");
         sim.patchDriver(Map.of("version", TO, "upgradePolicy", Map.of("autoUpgrade", false)));
         wait.until("preflight names the missing image", Duration.ofSeconds(60),
-                () -> condition("PreflightPassed", "False").contains(TO), () -> conditionsText());
+                () -> condition("PreflightPassed", "False").contains("missing from the registry: ")
+                        && condition("PreflightPassed", "False").contains(TO), () -> conditionsText());
         out.println("   preflight: " + condition("PreflightPassed", "False"));
         assertNoPodDeleted();
         sim.registry().add(missing);
+        wait.until("preflight names the tag missing from the ImageWhiteList and the command", Duration.ofSeconds(60),
+                () -> !condition("PreflightPassed", "False").contains("missing from the registry")
+                        && condition("PreflightPassed", "False").contains("not in ImageWhiteList "
+                        + ImageWhiteLists.NAMESPACE + "/" + ImageWhiteLists.NAME + " spec.repoList: " + tag)
+                        && condition("PreflightPassed", "False").contains("kubectl edit imagewhitelist "
+                                + ImageWhiteLists.NAME + " -n " + ImageWhiteLists.NAMESPACE), this::conditionsText);
+        out.println("   preflight: " + condition("PreflightPassed", "False"));
+        assertNoPodDeleted();
+        out.println("   kubectl patch imagewhitelist " + ImageWhiteLists.NAME + " -n " + ImageWhiteLists.NAMESPACE
+                + " --type=json -p '[{\"op\":\"add\",\"path\":\"/spec/repoList/-\",\"value\":\"" + tag + "\"}]'");
+        ImageWhiteLists.addTags(sim.client(), List.of(tag));
         wait.until("preflight names the NPU workload on node-0", Duration.ofSeconds(60),
-                () -> conditionsText().contains("llama-trainer-0"), this::conditionsText);
+                () -> conditionsText().contains("llama-trainer-0")
+                        && !condition("PreflightPassed", "False").contains("ImageWhiteList"), this::conditionsText);
         out.println("   preflight: " + conditionsText());
         sim.client().pods().inNamespace("training").withName("llama-trainer-0").delete();
         wait.until("preflight passes once the workload is scaled to zero", Duration.ofSeconds(60),
                 () -> !condition("PreflightPassed", "True").isEmpty(), this::conditionsText);
-        return "missing tag and NPU workload reported before any node was touched; passes after the fix";
+        out.println("   preflight: " + condition("PreflightPassed", "True"));
+        if (!condition("PreflightPassed", "True").contains("every driver image tag listed in ImageWhiteList")) {
+            throw new IllegalStateException("the passed preflight does not say the ImageWhiteList was checked: "
+                    + conditionsText());
+        }
+        return "missing image, tag missing from the ImageWhiteList and NPU workload reported before any node was "
+                + "touched; passes after each fix";
     }
 
     private void assertNoPodDeleted() {

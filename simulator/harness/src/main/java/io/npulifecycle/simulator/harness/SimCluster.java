@@ -21,14 +21,15 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.cluster.ClusterBackends;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
+import io.npulifecycle.simulator.cluster.ImageWhiteLists;
 import io.npulifecycle.simulator.common.TcpProxy;
 
 /**
  * A simulated cluster on this machine, no real cluster needed: a Kubernetes API server (a {@link ClusterBackend}:
- * the embedded mock or a real kube-apiserver, with the CRD, the {@code NPUOperatorCtl} and NPU nodes), a cluster
- * registry, a control-plane runtime, one node-agent runtime per node with the simulator, and the kubelet / DaemonSet
- * controller emulation. Every runtime is a real Felix runtime started by {@code bin/npu-lifecycle}; they share a
- * compressed clock.
+ * the embedded mock or a real kube-apiserver, with the CRD, the {@code NPUOperatorCtl}, NPU nodes and the platform's
+ * {@code ImageWhiteList} listing the tags the registry holds), a cluster registry, a control-plane runtime, one
+ * node-agent runtime per node with the simulator, and the kubelet / DaemonSet controller emulation. Every runtime is
+ * a real Felix runtime started by {@code bin/npu-lifecycle}; they share a compressed clock.
  *
  * <p>On a real API server the manifests of {@code conf/kubernetes/} (ServiceAccounts, RBAC, the node agent's admission
  * policy) are applied first and every runtime authenticates as its own ServiceAccount ({@link RuntimeCredentials});
@@ -127,6 +128,13 @@ public final class SimCluster implements AutoCloseable {
             }
             nodes.put(n.getMetadata().getName(), null);
         }
+        // the platform's ImageWhiteList (runbook preflight item 2) lists every tag the registry holds
+        ImageWhiteLists.installCrd(cluster);
+        List<String> tags = new ArrayList<>();
+        for (String v : versions) {
+            tags.add(imageTag(EmbeddedCluster.driverImage(v, settings.chipType())));
+        }
+        ImageWhiteLists.seed(cluster, tags);
         GenericKubernetesResource cr = cluster.createNpuOperatorCtl(settings.installedVersion(), false, false);
         patchDriver(Map.of("registry", registry.address()));
         log.accept("cluster: API server " + cluster.masterUrl() + ", registry " + registry.address() + ", CR "
@@ -344,6 +352,14 @@ public final class SimCluster implements AutoCloseable {
             controlPlane.stop();
         }
         controlPlane.start(Map.of());
+    }
+
+    /**
+     * @param image {@code <registry>/<path>:<tag>}
+     * @return its tag, as the ImageWhiteList lists it
+     */
+    static String imageTag(String image) {
+        return image.substring(image.lastIndexOf(':') + 1);
     }
 
     static String repositoryAndTag(String image) {

@@ -1,0 +1,49 @@
+package io.npulifecycle.upgrade.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.lang.reflect.Proxy;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The ImageWhiteList settings of PID {@code io.npulifecycle.upgrade} (metatype): defaults {@code cpaas-system} /
+ * {@code ascend-driver}, check on; other names taken; a name that is not a Kubernetes name rejected (the previous
+ * configuration is kept).
+ */
+class ImageWhiteListConfigTest {
+
+    /** @return the metatype configuration with {@code values} over the annotation's defaults */
+    static UpgradeOrchestratorComponent.Config config(Map<String, Object> values) {
+        return (UpgradeOrchestratorComponent.Config) Proxy.newProxyInstance(ImageWhiteListConfigTest.class.getClassLoader(),
+                new Class<?>[] {UpgradeOrchestratorComponent.Config.class},
+                (proxy, m, args) -> values.containsKey(m.getName()) ? values.get(m.getName()) : m.getDefaultValue());
+    }
+
+    @Test
+    void defaultsAreTheRunbooksWhitelist() {
+        ControllerConfig c = UpgradeOrchestratorComponent.validate(config(Map.of()));
+        assertEquals(true, c.imageWhiteListCheck());
+        assertEquals("cpaas-system", c.imageWhiteListNamespace());
+        assertEquals("ascend-driver", c.imageWhiteListName());
+        assertEquals(c, ControllerConfig.defaults(), "the record's defaults are the metatype's");
+    }
+
+    @Test
+    void namespaceNameAndTheSwitchAreConfigurable() {
+        ControllerConfig c = UpgradeOrchestratorComponent.validate(config(Map.of("imageWhiteListNamespace", "platform",
+                "imageWhiteListName", "npu-drivers", "imageWhiteListCheck", false)));
+        assertEquals(false, c.imageWhiteListCheck());
+        assertEquals("platform", c.imageWhiteListNamespace());
+        assertEquals("npu-drivers", c.imageWhiteListName());
+    }
+
+    @Test
+    void badNamesAreRejected() {
+        assertNull(UpgradeOrchestratorComponent.validate(config(Map.of("imageWhiteListNamespace", "Cpaas_System"))));
+        assertNull(UpgradeOrchestratorComponent.validate(config(Map.of("imageWhiteListName", "ascend driver"))));
+        assertNull(UpgradeOrchestratorComponent.validate(config(Map.of("imageWhiteListName", ""))));
+    }
+}
