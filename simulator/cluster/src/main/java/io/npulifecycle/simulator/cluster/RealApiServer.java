@@ -484,7 +484,12 @@ public final class RealApiServer implements ClusterBackend {
         }
     }
 
-    /** Creates the node, then writes its status (which a create does not store). */
+    /**
+     * Creates the node, then writes its status (which a create does not store). The admission plugin
+     * TaintNodesByCondition gives every new node the taint {@value #NOT_READY_TAINT}{@code :NoSchedule}; a node
+     * written Ready loses it here, as the node lifecycle controller (not run) removes it once the kubelet reports
+     * Ready.
+     */
     @Override
     public Node addNode(Node node) {
         Node created = client().nodes().resource(node).create();
@@ -492,8 +497,21 @@ public final class RealApiServer implements ClusterBackend {
             created.setStatus(node.getStatus());
             created = client().nodes().resource(created).updateStatus();
         }
+        boolean ready = created.getStatus() != null && created.getStatus().getConditions() != null
+                && created.getStatus().getConditions().stream()
+                        .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+        if (ready && created.getSpec().getTaints() != null
+                && created.getSpec().getTaints().stream().anyMatch(t -> NOT_READY_TAINT.equals(t.getKey()))) {
+            created = client().nodes().withName(created.getMetadata().getName()).edit(n -> {
+                n.getSpec().getTaints().removeIf(t -> NOT_READY_TAINT.equals(t.getKey()));
+                return n;
+            });
+        }
         return created;
     }
+
+    /** The taint a node gets at its creation until the node lifecycle controller sees it Ready. */
+    public static final String NOT_READY_TAINT = "node.kubernetes.io/not-ready";
 
     /**
      * Creates the driver pod of {@link EmbeddedCluster#addDriverPod} (ServiceAccount {@code default}, bound to the
