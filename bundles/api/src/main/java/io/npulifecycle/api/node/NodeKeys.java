@@ -55,6 +55,15 @@ public final class NodeKeys {
      */
     public static final String DRIVER_COMBINATION = PREFIX + "driver-combination";
 
+    /**
+     * Annotation written by the control plane only, in the same patch that cordons a schedulable node for its upgrade
+     * drain: the record that it cordoned the node. Only a node carrying it is uncordoned by the control plane (a node
+     * an administrator cordoned stays cordoned).
+     */
+    public static final String CORDONED_BY = PREFIX + "cordoned-by";
+    /** The value of {@link #CORDONED_BY}. */
+    public static final String CORDONED_BY_VALUE = "npu-lifecycle";
+
     /** Namespace of the driver pods (DESIGN.md). */
     public static final String DRIVER_NAMESPACE = "npu-operator";
     /** Label key of the driver pods (DESIGN.md). */
@@ -80,6 +89,20 @@ public final class NodeKeys {
     /** Event reason (Warning), written by the control plane: the node went to {@code upgrade-failed}; the message says why. */
     public static final String EVENT_DRIVER_UPGRADE_FAILED = "DriverUpgradeFailed";
 
+    /** Event reason (Normal), written by the control plane: it cordoned the node for its drain. */
+    public static final String EVENT_CORDONED = "Cordoned";
+    /** Event reason (Normal), written by the control plane: the drain of the node started; the message names the pods. */
+    public static final String EVENT_DRAIN_STARTED = "DrainStarted";
+    /**
+     * Event reason (Warning), written by the control plane: an eviction was refused; the message names the pod and
+     * the PodDisruptionBudget (or why else the pod cannot go).
+     */
+    public static final String EVENT_DRAIN_BLOCKED = "DrainBlocked";
+    /** Event reason (Warning), written by the control plane: the drain did not finish in time; the message says why. */
+    public static final String EVENT_DRAIN_FAILED = "DrainFailed";
+    /** Event reason (Normal), written by the control plane: it uncordoned the node it had cordoned. */
+    public static final String EVENT_UNCORDONED = "Uncordoned";
+
     /** Event type Normal. */
     public static final String NORMAL = "Normal";
     /** Event type Warning. */
@@ -98,6 +121,7 @@ public final class NodeKeys {
      */
     public static boolean writableByNodeAgent(String key) {
         return key != null && key.startsWith(PREFIX) && !key.equals(APPROVE_REBOOT)
-                && !key.equals(DRIVER_UPGRADE_STATE) && !key.equals(DRIVER_UPGRADE_FAILURE) && key.length() > PREFIX.length();
+                && !key.equals(DRIVER_UPGRADE_STATE) && !key.equals(DRIVER_UPGRADE_FAILURE) && !key.equals(CORDONED_BY)
+                && key.length() > PREFIX.length();
     }
 }

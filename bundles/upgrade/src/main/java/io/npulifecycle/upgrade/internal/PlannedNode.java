@@ -37,6 +37,8 @@ final class PlannedNode {
     final String bootId;
     /** Cordoned ({@code spec.unschedulable}) or {@code Ready != True}. */
     final boolean unavailable;
+    /** {@code spec.unschedulable} is true (by us or by someone else). */
+    final boolean cordoned;
     /** Annotation {@code approve-reboot=true}. */
     final boolean approved;
 
@@ -76,11 +78,11 @@ final class PlannedNode {
         this.loaded = emptyToNull(labels.get(NodeKeys.DRIVER_VERSION));
         this.bootId = emptyToNull(ann.get(NodeKeys.BOOT_ID));
         this.approved = "true".equals(ann.get(NodeKeys.APPROVE_REBOOT));
-        boolean cordoned = node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
+        this.cordoned = node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
         boolean notReady = node.getStatus() != null && node.getStatus().getConditions() != null
                 && node.getStatus().getConditions().stream()
                         .anyMatch(cond -> "Ready".equals(cond.getType()) && !"True".equals(cond.getStatus()));
-        this.unavailable = cordoned || notReady;
+        this.unavailable = this.cordoned || notReady;
     }
 
     /**

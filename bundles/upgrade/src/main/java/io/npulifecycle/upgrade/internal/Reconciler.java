@@ -54,11 +54,23 @@ public final class Reconciler {
      *        controller measured it with its monotonic clock ({@link DeadlineClock}); a node absent here is aged by the
      *        wall clock ({@code now - since}). The in-flight deadlines use it, so a step of the wall clock neither
      *        fires nor stretches them.
+     * @param drainLeft per node being drained: the pods of its drain still on it ({@link DrainScope}), each as
+     *        {@code namespace/name}, with what blocks it when known ({@code (PodDisruptionBudget ns/name)}); a node
+     *        absent here has none left
      */
     public record Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
             Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
             Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
-            Instant now, Map<String, Duration> stateAges) {
+            Instant now, Map<String, Duration> stateAges, Map<String, List<String>> drainLeft) {
+
+        /** The same inputs with no pod left to drain on any node. */
+        public Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
+                Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
+                Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
+                Instant now, Map<String, Duration> stateAges) {
+            this(generation, spec, paused, previous, nodes, driverPods, npuWorkloads, images, daemonSetImages,
+                    recentlyDeletedPods, now, stateAges, Map.of());
+        }
 
         /** The same inputs without measured state ages (every deadline by the wall clock). */
         public Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
@@ -127,7 +139,7 @@ public final class Reconciler {
      * @param inFlight nodes in an in-flight state
      * @param unavailable nodes in flight, {@code upgrade-failed}, cordoned or not Ready
      * @param maxUnavailable the limit of {@code unavailable} ({@code maxUnavailable}, a percentage rounded up)
-     * @param wake the earliest {@code pod-restart-required} deadline of a node granted now, or null
+     * @param wake the earliest deadline of a node granted now, or null
      */
     record Slots(int inFlight, int unavailable, int maxUnavailable, Instant wake) {
     }
@@ -152,7 +164,7 @@ public final class Reconciler {
     /**
      * Computes the plan, phase by phase over the nodes sorted by name: {@link #classify} (on the target? to
      * upgrade?), {@link #imagePreflight}, {@link #advance} (each node's state machine, no slot needed),
-     * {@link Deadlines#check} (in-flight nodes past their deadline fail), {@link #hold} (NPU workloads, bad node info),
+     * {@link DrainStates} (cordon and drain done?), {@link Deadlines#check} (in-flight nodes past their deadline fail), {@link #hold} (NPU workloads, bad node info),
      * {@link #grant} (slots under maxParallelUpgrades and maxUnavailable), then the writes ({@link #nodePatches},
      * {@link #podDeletes}, {@link #daemonSets}) and the status ({@link RolloutStatus}).
      *
@@ -173,6 +185,7 @@ public final class Reconciler {
         for (PlannedNode n : ns) {
             advance(n, pol.version(), verdict.ok(), in.now());
         }
+        DrainStates.advance(ns, pol, in);
         Instant wake = Deadlines.check(ns, pol, in);
         hold(ns, in.npuWorkloads());
         Slots slots = grant(ns, pol, in.paused() || !verdict.ok(), in.now());
@@ -302,7 +315,8 @@ public final class Reconciler {
     }
 
     /**
-     * Grants slots ({@code pod-restart-required}) to the {@code upgrade-required} nodes not held, unless
+     * Grants slots ({@code cordon-required} with the drain enabled, else {@code pod-restart-required}) to the
+     * {@code upgrade-required} nodes not held, unless
      * {@code blocked} (paused, images not confirmed). Each grant keeps in-flight &lt; maxParallelUpgrades (0 =
      * unlimited) and unavailable + 1 &le; maxUnavailable; a node already unavailable costs no unit. Order: approved
      * first (unless autoUpgrade), then already unavailable, then by name.
@@ -322,7 +336,8 @@ public final class Reconciler {
                     .sorted(Comparator.comparing((PlannedNode n) -> pol.autoUpgrade() || !n.approved)
                             .thenComparing(n -> !n.unavailable).thenComparing(n -> n.name))
                     .toList();
-            Duration d = pol.deadlines().getOrDefault(UpgradeState.POD_RESTART_REQUIRED, Duration.ZERO);
+            UpgradeState granted = DrainStates.granted(pol.drain());
+            Duration d = pol.deadlines().getOrDefault(granted, Duration.ZERO);
             for (PlannedNode n : cands) {
                 if (pol.maxParallelUpgrades() > 0 && inFlight >= pol.maxParallelUpgrades()) {
                     break;
@@ -333,7 +348,7 @@ public final class Reconciler {
                 }
                 inFlight++;
                 unavailable += add;
-                n.enter(UpgradeState.POD_RESTART_REQUIRED, pol.version(), n.bootIdOrEmpty(), now);
+                n.enter(granted, pol.version(), n.bootIdOrEmpty(), now);
                 if (!d.isZero()) {
                     wake = Deadlines.earliest(wake, now.plus(d));
                 }

@@ -7,7 +7,11 @@ package io.npulifecycle.upgrade.internal;
 public enum UpgradeState {
     /** The loaded driver differs from the target; waiting for a rollout slot (and preflight). */
     UPGRADE_REQUIRED("upgrade-required", false),
-    /** Slot given: the driver pod was deleted so the DaemonSet recreates it with the target image. */
+    /** Slot given, drain enabled: the control plane cordons the node (unless it is unschedulable already). */
+    CORDON_REQUIRED("cordon-required", true),
+    /** Cordoned: the control plane evicts the node's pods (Eviction API) until none is left. */
+    DRAIN_REQUIRED("drain-required", true),
+    /** Slot given (and drained): the driver pod was deleted so the DaemonSet recreates it with the target image. */
     POD_RESTART_REQUIRED("pod-restart-required", true),
     /** The node agent staged the driver and asked for a reboot: waiting for approval (unless autoUpgrade). */
     REBOOT_REQUIRED("reboot-required", true),

@@ -23,6 +23,7 @@ public class NpuOperatorCtlStatus {
     private List<String> awaitingApproval = new ArrayList<>();
     private List<NodeIssue> failedNodes = new ArrayList<>();
     private List<NodeIssue> heldNodes = new ArrayList<>();
+    private List<NodeIssue> drainingNodes = new ArrayList<>();
     private List<Condition> conditions = new ArrayList<>();
 
     public Long getObservedGeneration() {
@@ -113,6 +114,18 @@ public class NpuOperatorCtlStatus {
         this.heldNodes = heldNodes;
     }
 
+    /**
+     * @return nodes being drained, each with the pods left and what blocks them (the PodDisruptionBudget that
+     *         refused an eviction, a pod without a controller, emptyDir data)
+     */
+    public List<NodeIssue> getDrainingNodes() {
+        return drainingNodes;
+    }
+
+    public void setDrainingNodes(List<NodeIssue> drainingNodes) {
+        this.drainingNodes = drainingNodes;
+    }
+
     public List<Condition> getConditions() {
         return conditions;
     }
@@ -131,6 +144,7 @@ public class NpuOperatorCtlStatus {
                 && Objects.equals(startTime, s.startTime) && Objects.equals(completionTime, s.completionTime)
                 && Objects.equals(nodeCounts, s.nodeCounts) && Objects.equals(awaitingApproval, s.awaitingApproval)
                 && Objects.equals(failedNodes, s.failedNodes) && Objects.equals(heldNodes, s.heldNodes)
+                && Objects.equals(drainingNodes, s.drainingNodes)
                 && Objects.equals(conditions, s.conditions);
     }
 
