@@ -19,6 +19,9 @@ import io.fabric8.kubernetes.api.model.policy.v1.EvictionBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
+import io.fabric8.kubernetes.client.RequestConfig;
+import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.npulifecycle.api.time.TimeSource;
 
 /**
@@ -152,7 +155,8 @@ final class Drainer {
                 eviction.withDeleteOptions(new DeleteOptionsBuilder().withGracePeriodSeconds(grace).build());
             }
             writer.count("eviction");
-            if (client.pods().inNamespace(ns).withName(name).evict(eviction.build())) {
+            var body = eviction.build();
+            if (once(c -> c.pods().inNamespace(ns).withName(name).evict(body))) {
                 LOG.log(Level.INFO, "node " + node + ": evicted " + ns + "/" + name);
                 return true;
             }
@@ -171,6 +175,16 @@ final class Drainer {
             block(node, p, a, "eviction failed (" + e.getCode() + "): " + e.getMessage(), NodeKeys.WARNING);
             return false;
         }
+    }
+
+    /**
+     * Runs one request without fabric8's own retries, which resend a 429 or a 500 at once and then up to 10 times
+     * within seconds, holding the reconcile thread: a refused eviction is tried again by this class's backoff only.
+     */
+    private <T> T once(java.util.function.Function<KubernetesClient, T> call) {
+        RequestConfig noRetry = new RequestConfigBuilder().withRequestRetryBackoffLimit(0)
+                .withRequestTimeout(client.getConfiguration().getRequestTimeout()).build();
+        return client.adapt(NamespacedKubernetesClient.class).withRequestConfig(noRetry).call(call::apply);
     }
 
     /** Records what blocks a pod; the Event {@code DrainBlocked} when that is new for the pod. */
