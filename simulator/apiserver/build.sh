@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, etcd and pki (this Go module) from source into
+# Builds kube-apiserver, kube-controller-manager, etcd and pki (this Go module) from source into
 #   ${NPU_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/npu-lifecycle/kube}/<k8s version>-<hash>/
-# where <hash> is the first 12 hex digits of the sha256 of go.mod, go.sum, every .go file and this script, and
+# where <hash> is the first 12 hex digits of the sha256 of go.mod, go.sum, every .go file, this script and the list of
+# binaries (so a folder built for another set of binaries is never taken for this one), and
 # writes a Java properties file naming that folder (npu.kube.bin) for the tests (RealApiServer in simulator/cluster).
 # A folder that is already complete is used as it is: nothing is rebuilt.
 #
@@ -41,10 +42,12 @@ if [ -z "$minor" ] || [ "$minor" -lt 26 ]; then
 fi
 
 cd "$here"
+# every binary the folder must hold: a folder without one of them is not complete and is rebuilt
+binaries="kube-apiserver kube-controller-manager etcd pki"
 k8s=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ { print $2; exit }' go.mod)
 [ -n "$k8s" ] || { echo "[ERROR] go.mod does not require k8s.io/kubernetes" >&2; exit 1; }
-hash=$( { echo go.mod; echo go.sum; echo build.sh; find . -name '*.go'; } | LC_ALL=C sort | xargs sha256sum \
-  | sha256sum | cut -c1-12)
+hash=$( { { echo go.mod; echo go.sum; echo build.sh; find . -name '*.go'; } | LC_ALL=C sort | xargs sha256sum; \
+  echo "$binaries"; } | sha256sum | cut -c1-12)
 root=${NPU_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/npu-lifecycle/kube}
 dir="$root/$k8s-$hash"
 
@@ -52,11 +55,13 @@ write_properties() {
   printf 'npu.kube.bin=%s\nnpu.kube.version=%s\n' "$dir" "$k8s" > "$out"
 }
 complete() {
-  [ -f "$dir/.complete" ] && [ -x "$dir/kube-apiserver" ] && [ -x "$dir/etcd" ] && [ -x "$dir/pki" ]
+  [ -f "$dir/.complete" ] || return 1
+  local b
+  for b in $binaries; do [ -x "$dir/$b" ] || return 1; done
 }
 
 if complete; then
-  echo "[INFO] kube-apiserver $k8s and etcd are up to date in $dir"
+  echo "[INFO] $binaries ($k8s) are up to date in $dir"
   write_properties
   exit 0
 fi
@@ -76,9 +81,9 @@ ldflags="-X k8s.io/component-base/version.gitVersion=$k8s -X k8s.io/component-ba
 tmp="$dir.tmp.$$"
 rm -rf "$tmp"
 mkdir -p "$tmp"
-echo "[INFO] building kube-apiserver $k8s and etcd with $goversion into $dir (a first build takes many minutes)"
+echo "[INFO] building $binaries ($k8s) with $goversion into $dir (a first build takes many minutes)"
 start=$(date +%s)
-go build -trimpath -ldflags "$ldflags" -o "$tmp/" ./cmd/kube-apiserver ./cmd/etcd ./cmd/pki
+go build -trimpath -ldflags "$ldflags" -o "$tmp/" $(for b in $binaries; do printf './cmd/%s ' "$b"; done)
 echo "$k8s $goversion $(date -u +%FT%TZ)" > "$tmp/.complete"
 rm -rf "$dir"
 mv "$tmp" "$dir"

@@ -1,11 +1,12 @@
 // Command pki writes the certificates and keys of one throw-away API server (RealApiServer in simulator/cluster):
-// a CA, the kube-apiserver serving certificate, the admin client certificate and the service-account signing keys,
+// a CA, the kube-apiserver serving certificate, the admin and kube-controller-manager client certificates and the
+// service-account signing keys,
 // all PEM, into the folder given as its only argument. Standard library only (crypto/x509).
 //
 //	pki <folder>
 //
-// Files: ca.crt, ca.key, server.crt, server.key, admin.crt, admin.key (RSA, PKCS#1), sa.key (RSA, PKCS#1),
-// sa.pub (PKIX). Keys are written with mode 0600. Certificates are valid from one hour ago for 30 days.
+// Files: ca.crt, ca.key, server.crt, server.key, admin.crt, admin.key (RSA, PKCS#1), controller-manager.crt,
+// controller-manager.key (RSA, PKCS#1), sa.key (RSA, PKCS#1), sa.pub (PKIX). Keys are written with mode 0600. Certificates are valid from one hour ago for 30 days.
 // Exit code 2 on a usage error, 1 when a file cannot be written.
 package main
 
@@ -27,7 +28,7 @@ import (
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: pki <folder>  (writes ca.crt ca.key server.crt server.key admin.crt admin.key sa.key sa.pub)")
+		fmt.Fprintln(os.Stderr, "usage: pki <folder>  (writes ca.crt ca.key server.crt server.key admin.crt admin.key controller-manager.crt controller-manager.key sa.key sa.pub)")
 		os.Exit(2)
 	}
 	if err := write(os.Args[1]); err != nil {
@@ -101,26 +102,14 @@ func write(dir string) error {
 
 	// the admin client: group system:masters is bound to cluster-admin by the bootstrap RBAC policy.
 	// RSA because every client (kubectl, fabric8) reads an RSA PKCS#1 key.
-	adminKey, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
+	if err := writeClient(dir, "admin", pkix.Name{CommonName: "admin", Organization: []string{"system:masters"}},
+		ca, caKey, notBefore, notAfter); err != nil {
 		return err
 	}
-	admin := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: "admin", Organization: []string{"system:masters"}},
-		NotBefore:    notBefore,
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	adminDER, err := x509.CreateCertificate(rand.Reader, admin, ca, &adminKey.PublicKey, caKey)
-	if err != nil {
-		return err
-	}
-	if err := writeCert(dir, "admin.crt", adminDER); err != nil {
-		return err
-	}
-	if err := writeRSAKey(dir, "admin.key", adminKey); err != nil {
+	// kube-controller-manager: the user system:kube-controller-manager is bound to its ClusterRole by the
+	// bootstrap RBAC policy (it then runs each controller under that controller's own ServiceAccount)
+	if err := writeClient(dir, "controller-manager", pkix.Name{CommonName: "system:kube-controller-manager"},
+		ca, caKey, notBefore, notAfter); err != nil {
 		return err
 	}
 
@@ -137,6 +126,31 @@ func write(dir string) error {
 		return err
 	}
 	return writePEM(dir, "sa.pub", "PUBLIC KEY", saPub, 0o644)
+}
+
+// writeClient writes <name>.crt and <name>.key: an RSA 2048 client certificate for subject, signed by ca.
+func writeClient(dir, name string, subject pkix.Name, ca *x509.Certificate, caKey *ecdsa.PrivateKey,
+	notBefore, notAfter time.Time) error {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	cert := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      subject,
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, cert, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	if err := writeCert(dir, name+".crt", der); err != nil {
+		return err
+	}
+	return writeRSAKey(dir, name+".key", key)
 }
 
 func serial() *big.Int {

@@ -225,6 +225,9 @@ class AdmissionPolicyCelTest {
                 changed(old, n -> annotations(n).put("npu.openfuyao.com/driver-upgrade-progress", "state=done"))), "annotations");
         assertDenied(admit(request(AGENT, "UPDATE", "n1"), old,
                 changed(old, n -> labels(n).put("npu.openfuyao.com/driver-combination", "910b-0000000000"))), "labels");
+        // the control plane's cordon record: written by a node agent, it would have an admin's cordon undone
+        assertDenied(admit(request(AGENT, "UPDATE", "n1"), old,
+                changed(old, n -> annotations(n).put("npu.openfuyao.com/cordoned-by", "npu-lifecycle"))), "annotations");
     }
 
     @Test

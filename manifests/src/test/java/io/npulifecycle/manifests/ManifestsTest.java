@@ -222,7 +222,8 @@ class ManifestsTest {
             String code = bodies.toString();
             for (Permission p : row.permissions()) {
                 List<String> res = RESOURCE_CALLS.get(p.resource());
-                List<String> verb = p.resource().equals("leases") ? res : VERB_CALLS.get(p.verb());
+                List<String> verb = p.resource().equals("leases") || p.resource().equals("pods/eviction") ? res
+                        : VERB_CALLS.get(p.verb());
                 if (res == null || verb == null || res.stream().noneMatch(code::contains) || verb.stream().noneMatch(code::contains)) {
                     missing.add(p + ": none of " + row.codePaths() + " calls " + res + " with " + verb);
                 }
@@ -236,9 +237,10 @@ class ManifestsTest {
             "events", List.of(".events()"), "daemonsets", List.of(".daemonSets()"),
             "npuoperatorctls", List.of("genericKubernetesResources(", "resources(NpuOperatorCtl.class)"),
             "npuoperatorctls/status", List.of(".updateStatus()"), "leases", List.of("new LeaseLock("),
-            "imagewhitelists", List.of("genericKubernetesResources("));
+            "imagewhitelists", List.of("genericKubernetesResources("),
+            "pods/eviction", List.of(".evict("), "poddisruptionbudgets", List.of(".podDisruptionBudget()"));
     /** fabric8 calls that send a verb. */
-    static final Map<String, List<String>> VERB_CALLS = Map.of("list", List.of("Informer("), "watch", List.of("Informer("),
+    static final Map<String, List<String>> VERB_CALLS = Map.of("list", List.of("Informer(", ".list()"), "watch", List.of("Informer("),
             "get", List.of(".get()"), "update", List.of(".update()", ".updateStatus()"), "patch", List.of(".patch("),
             "create", List.of(".create()"), "delete", List.of(".delete()"));
 

@@ -46,6 +46,23 @@ public final class NodeKeys {
      * docs/upgrade.md "Slots"): the node agent uses no approval while its Node carries it.
      */
     public static final String UPGRADE_STATE_REBOOT_DEFERRED = "reboot-deferred";
+    /** Value of {@link #DRIVER_UPGRADE_STATE} while the control plane cordons the node for its upgrade drain. */
+    public static final String UPGRADE_STATE_CORDON_REQUIRED = "cordon-required";
+    /** Value of {@link #DRIVER_UPGRADE_STATE} while the control plane evicts the node's pods (docs/upgrade.md "Drain"). */
+    public static final String UPGRADE_STATE_DRAIN_REQUIRED = "drain-required";
+
+    /**
+     * Whether the node agent must leave an approval unused while its Node's {@link #DRIVER_UPGRADE_STATE} is
+     * {@code state}: the node gave its slot up ({@code reboot-deferred}), or it is being cordoned or drained and a
+     * reboot now would take down the pods the drain has not evicted yet.
+     *
+     * @param state the label's value, or null
+     * @return true for {@code reboot-deferred}, {@code cordon-required} and {@code drain-required}
+     */
+    public static boolean approvalOnHold(String state) {
+        return UPGRADE_STATE_REBOOT_DEFERRED.equals(state) || UPGRADE_STATE_CORDON_REQUIRED.equals(state)
+                || UPGRADE_STATE_DRAIN_REQUIRED.equals(state);
+    }
     /** Annotation written by the control plane only: why the node is {@code upgrade-failed}. */
     public static final String DRIVER_UPGRADE_FAILURE = PREFIX + "driver-upgrade-failure";
     /**
@@ -59,6 +76,15 @@ public final class NodeKeys {
      * {@code <chip>-<10 hex digits>}; the driver DaemonSet of that combination selects on it.
      */
     public static final String DRIVER_COMBINATION = PREFIX + "driver-combination";
+
+    /**
+     * Annotation written by the control plane only, in the same patch that cordons a schedulable node for its upgrade
+     * drain: the record that it cordoned the node. Only a node carrying it is uncordoned by the control plane (a node
+     * an administrator cordoned stays cordoned).
+     */
+    public static final String CORDONED_BY = PREFIX + "cordoned-by";
+    /** The value of {@link #CORDONED_BY}. */
+    public static final String CORDONED_BY_VALUE = "npu-lifecycle";
 
     /** Namespace of the driver pods (DESIGN.md). */
     public static final String DRIVER_NAMESPACE = "npu-operator";
@@ -85,6 +111,20 @@ public final class NodeKeys {
     /** Event reason (Warning), written by the control plane: the node went to {@code upgrade-failed}; the message says why. */
     public static final String EVENT_DRIVER_UPGRADE_FAILED = "DriverUpgradeFailed";
 
+    /** Event reason (Normal), written by the control plane: it cordoned the node for its drain. */
+    public static final String EVENT_CORDONED = "Cordoned";
+    /** Event reason (Normal), written by the control plane: the drain of the node started; the message names the pods. */
+    public static final String EVENT_DRAIN_STARTED = "DrainStarted";
+    /**
+     * Event reason (Warning), written by the control plane: an eviction was refused; the message names the pod and
+     * the PodDisruptionBudget (or why else the pod cannot go).
+     */
+    public static final String EVENT_DRAIN_BLOCKED = "DrainBlocked";
+    /** Event reason (Warning), written by the control plane: the drain did not finish in time; the message says why. */
+    public static final String EVENT_DRAIN_FAILED = "DrainFailed";
+    /** Event reason (Normal), written by the control plane: it uncordoned the node it had cordoned. */
+    public static final String EVENT_UNCORDONED = "Uncordoned";
+
     /** Event type Normal. */
     public static final String NORMAL = "Normal";
     /** Event type Warning. */
@@ -103,6 +143,7 @@ public final class NodeKeys {
      */
     public static boolean writableByNodeAgent(String key) {
         return key != null && key.startsWith(PREFIX) && !key.equals(APPROVE_REBOOT)
-                && !key.equals(DRIVER_UPGRADE_STATE) && !key.equals(DRIVER_UPGRADE_FAILURE) && key.length() > PREFIX.length();
+                && !key.equals(DRIVER_UPGRADE_STATE) && !key.equals(DRIVER_UPGRADE_FAILURE) && !key.equals(CORDONED_BY)
+                && key.length() > PREFIX.length();
     }
 }

@@ -26,8 +26,10 @@ import io.npulifecycle.api.node.NodeKeys;
  * mark alone would read as a consumption). Any value other than exactly {@code true} is not an approval
  * ({@link ApprovalState#invalid()}) and is never changed.
  *
- * <p>While the control plane's label {@value NodeKeys#DRIVER_UPGRADE_STATE} is {@value #SLOT_GIVEN_UP} (the node gave
- * its rollout slot to another node, docs/upgrade.md "Slots"), the approval is not used: the consumption's write is
+ * <p>While the control plane's label {@value NodeKeys#DRIVER_UPGRADE_STATE} is {@code reboot-deferred} (the node gave
+ * its rollout slot to another node, docs/upgrade.md "Slots"), {@code cordon-required} or {@code drain-required} (the
+ * control plane cordons and drains the node before its upgrade reboot, docs/upgrade.md "Drain"; a staged node that
+ * gets its slot back goes through both again), the approval is not used ({@link NodeKeys#approvalOnHold}): the consumption's write is
  * decided on the Node read right before it and guarded by its resourceVersion, so either the control plane's label
  * change comes first and nothing is consumed ({@link ConsumeResult#NOT_APPROVED}: the approval stays for later), or
  * the consumption comes first and the control plane's write, guarded the same way, is rejected. Thread-safe; the
@@ -36,9 +38,6 @@ import io.npulifecycle.api.node.NodeKeys;
 final class NodeApprovals implements ApprovalService {
 
     private static final System.Logger LOG = System.getLogger(NodeApprovals.class.getName());
-    /** The upgrade state of a node that holds no rollout slot but may have staged a driver: no approval is used. */
-    static final String SLOT_GIVEN_UP = NodeKeys.UPGRADE_STATE_REBOOT_DEFERRED;
-
     private final NodeApi api;
     private final DesiredNodeState desired;
 
@@ -104,8 +103,9 @@ final class NodeApprovals implements ApprovalService {
                     }
                     if (approved(u.node()) && slotGivenUp(u.node())) {
                         LOG.log(Level.INFO, "approval on Node " + api.nodeName() + " not used: "
-                                + NodeKeys.DRIVER_UPGRADE_STATE + "=" + SLOT_GIVEN_UP + " (the node gave its rollout"
-                                + " slot to another node; the approval is used once the control plane gives it one)");
+                                + NodeKeys.DRIVER_UPGRADE_STATE + "=" + upgradeState(u.node()) + " (the node gave its"
+                                + " rollout slot up, or the control plane cordons and drains it; the approval is used"
+                                + " once the node holds a slot and is drained)");
                     }
                     return ConsumeResult.NOT_APPROVED;
                 default:
@@ -126,8 +126,12 @@ final class NodeApprovals implements ApprovalService {
     }
 
     private static boolean slotGivenUp(Node n) {
+        return NodeKeys.approvalOnHold(upgradeState(n));
+    }
+
+    private static String upgradeState(Node n) {
         Map<String, String> l = n.getMetadata() == null ? null : n.getMetadata().getLabels();
-        return l != null && SLOT_GIVEN_UP.equals(l.get(NodeKeys.DRIVER_UPGRADE_STATE));
+        return l == null ? null : l.get(NodeKeys.DRIVER_UPGRADE_STATE);
     }
 
     private static Node consumed(Node n, String bootId) {

@@ -10,6 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.fabric8.kubernetes.api.model.Node;
@@ -62,12 +64,14 @@ class NodeApprovalsTest {
     /**
      * A node that gave its rollout slot to another node (label {@code driver-upgrade-state=reboot-deferred}) keeps
      * its approval unused, decided on the Node read right before the write (the agent's cache has not seen the label
-     * here); once the control plane gives it a slot
-     * again the same approval is consumed.
+     * here); the same holds while the control plane cordons and drains it ({@code cordon-required},
+     * {@code drain-required}: a staged node given its slot back would otherwise reboot before its pods are evicted);
+     * once the node holds a slot past its drain the same approval is consumed.
      */
-    @Test
-    void anApprovalIsNotUsedWhileTheNodeGaveItsSlotUp() {
-        setUpgradeState(NodeApprovals.SLOT_GIVEN_UP);
+    @ParameterizedTest
+    @ValueSource(strings = {"reboot-deferred", "cordon-required", "drain-required"})
+    void anApprovalIsNotUsedWhileTheNodeGaveItsSlotUpOrIsBeingDrained(String state) {
+        setUpgradeState(state);
         mock.annotate(APPROVE_REBOOT, "true");
         mock.cluster.requestLog().clearRequests();
 

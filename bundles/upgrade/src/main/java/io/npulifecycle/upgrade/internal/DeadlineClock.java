@@ -15,8 +15,9 @@ import java.util.Set;
  * At the first sight of a (node, state, since) the age is the wall-clock age {@code now - since} (never negative: a
  * {@code since} in the future, written by a replica whose clock was ahead, counts from the first sight); from then on
  * it grows with the monotonic clock only. A restarted or new leader has only the wall clock to go by at its first
- * sight (the annotation is the only memory that survives it), except for {@code pod-restart-required}, whose next
- * step is the control plane's own (deleting the driver pod): its deadline starts at the new leader's first sight.
+ * sight (the annotation is the only memory that survives it), except for {@code cordon-required} and
+ * {@code pod-restart-required}, whose next step is the control plane's own (cordoning, deleting the driver pod): their
+ * deadline starts at the new leader's first sight.
  * Why: aged by the wall clock alone, the control plane's clock jumping +1 h while a node reboots would fail that node
  * at once ("missed the rebooting deadline of 1800s"); scenario itests/scenarios/reliability/clock.yaml.
  * <p>
@@ -41,7 +42,8 @@ final class DeadlineClock {
         Seen s = seen.get(node);
         if (s == null || s.state() != progress.state() || !s.since().equals(progress.since())) {
             Duration wallAge = Duration.between(progress.since(), wallNow);
-            if (wallAge.isNegative() || progress.state() == UpgradeState.POD_RESTART_REQUIRED) {
+            if (wallAge.isNegative() || progress.state() == UpgradeState.POD_RESTART_REQUIRED
+                    || progress.state() == UpgradeState.CORDON_REQUIRED) {
                 // pod-restart-required waits for the control plane's own step (deleting the driver pod): time in
                 // which no leader ran (both replicas down) is not the node's fault, so a new leader starts this
                 // deadline at its first sight instead of failing the node at once (scenario

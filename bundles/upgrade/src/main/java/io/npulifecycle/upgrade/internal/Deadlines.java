@@ -39,6 +39,13 @@ final class Deadlines {
             Duration measured = n.nextProgress == n.progress ? in.stateAges().get(n.name) : null;
             Duration age = measured != null ? measured : Duration.between(n.nextProgress.since(), now);
             if (age.compareTo(d) >= 0) {
+                if (n.next == UpgradeState.DRAIN_REQUIRED && pol.drain().rebootOnTimeout()) {
+                    DrainStates.timeoutReboot(n, pol, in);
+                    continue;
+                }
+                if (n.next == UpgradeState.DRAIN_REQUIRED) {
+                    DrainStates.timeoutFail(n, pol, in);
+                }
                 n.fail(d, failureDetail(n, pol, in), now);
             } else {
                 wake = earliest(wake, now.plus(d.minus(age)));
@@ -55,6 +62,9 @@ final class Deadlines {
     /** @return what the failure reason of a node past its deadline names, per state (docs/upgrade.md "Deadlines") */
     private static String failureDetail(PlannedNode n, Policy pol, Reconciler.Inputs in) {
         switch (n.next) {
+            case CORDON_REQUIRED:
+            case DRAIN_REQUIRED:
+                return DrainStates.failureDetail(n, in);
             case POD_RESTART_REQUIRED: {
                 Pod p = in.driverPods().get(n.name);
                 return p == null ? "no driver pod on the node"

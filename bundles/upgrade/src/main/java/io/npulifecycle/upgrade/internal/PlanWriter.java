@@ -209,7 +209,8 @@ final class PlanWriter {
                     String.valueOf(c.getLastTransitionTime())));
         }
         return Arrays.asList(s.getObservedGeneration(), s.getTargetVersion(), s.getPaused(), s.getStartTime(),
-                s.getCompletionTime(), s.getAwaitingApproval(), s.getFailedNodes(), s.getHeldNodes(), conds);
+                s.getCompletionTime(), s.getAwaitingApproval(), s.getFailedNodes(), s.getHeldNodes(),
+                s.getDrainingNodes(), conds);
     }
 
     /** @return whether the patch went through */
@@ -245,7 +246,8 @@ final class PlanWriter {
                 LOG.log(Level.INFO, "node " + p.node() + ": driver-upgrade-state " + p.why());
             }
             for (Reconciler.EventSpec e : p.events()) {
-                LOG.log(Level.WARNING, "node " + p.node() + ": upgrade-failed: " + e.message());
+                LOG.log(NodeKeys.WARNING.equals(e.type()) ? Level.WARNING : Level.INFO, "node " + p.node() + ": "
+                        + e.reason() + ": " + e.message());
                 event(e, cr);
             }
             return true;
@@ -261,6 +263,27 @@ final class PlanWriter {
     }
 
     /** @return a Node with only its name: the target of a patch that must not read the object first */
+    /**
+     * Creates an Event on a Node (namespace {@code default}), while leader.
+     *
+     * @param e the Event, {@code kind} {@code Node}
+     */
+    void nodeEvent(Reconciler.EventSpec e) {
+        event(e, null);
+    }
+
+    /**
+     * Records a patch of a node that another writer of this controller made (the cordon), so that the next plan
+     * reads the patched copy while the informer's is older.
+     *
+     * @param node the node
+     * @param fromVersion the resourceVersion the patch was guarded by
+     * @param after the node as the patch returned it
+     */
+    void patchedElsewhere(String node, String fromVersion, Node after) {
+        ownWrites.patched(node, fromVersion, after);
+    }
+
     static Node nodeStub(String name) {
         Node n = new Node();
         n.setMetadata(new ObjectMetaBuilder().withName(name).build());

@@ -38,6 +38,13 @@ final class PlannedNode {
     final String bootId;
     /** Cordoned ({@code spec.unschedulable}) or {@code Ready != True}. */
     final boolean unavailable;
+    /**
+     * Unavailable for a reason other than this controller's own cordon (NotReady, or cordoned by someone else): it
+     * stays unavailable when the controller releases the node and uncordons it.
+     */
+    final boolean staysUnavailable;
+    /** {@code spec.unschedulable} is true (by us or by someone else). */
+    final boolean cordoned;
     /** Annotation {@code approve-reboot=true}. */
     final boolean approved;
 
@@ -82,11 +89,13 @@ final class PlannedNode {
         this.loaded = emptyToNull(labels.get(NodeKeys.DRIVER_VERSION));
         this.bootId = emptyToNull(ann.get(NodeKeys.BOOT_ID));
         this.approved = "true".equals(ann.get(NodeKeys.APPROVE_REBOOT));
-        boolean cordoned = node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
+        this.cordoned = node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
         boolean notReady = node.getStatus() != null && node.getStatus().getConditions() != null
                 && node.getStatus().getConditions().stream()
                         .anyMatch(cond -> "Ready".equals(cond.getType()) && !"True".equals(cond.getStatus()));
-        this.unavailable = cordoned || notReady;
+        this.unavailable = this.cordoned || notReady;
+        this.staysUnavailable = notReady
+                || this.cordoned && !NodeKeys.CORDONED_BY_VALUE.equals(ann.get(NodeKeys.CORDONED_BY));
     }
 
     /**

@@ -13,17 +13,31 @@ import java.util.Map;
  * @param maxParallelUpgrades nodes in flight at once, 0 = unlimited
  * @param maxUnavailable absolute count, or a percentage when {@code maxUnavailablePercent}
  * @param maxUnavailablePercent whether {@code maxUnavailable} is a percentage of the NPU nodes
- * @param deadlines per in-flight state; {@link Duration#ZERO} = none
+ * @param deadlines per in-flight state; {@link Duration#ZERO} = none ({@code drain-required}: the drain's timeout)
+ * @param drain the upgrade drain
  */
 public record Policy(String version, String registry, boolean autoUpgrade, int maxParallelUpgrades, int maxUnavailable,
-        boolean maxUnavailablePercent, Map<UpgradeState, Duration> deadlines) {
+        boolean maxUnavailablePercent, Map<UpgradeState, Duration> deadlines, DrainSettings drain) {
+
+    /** A policy with the default drain ({@link DrainSettings#DEFAULT}). */
+    public Policy(String version, String registry, boolean autoUpgrade, int maxParallelUpgrades, int maxUnavailable,
+            boolean maxUnavailablePercent, Map<UpgradeState, Duration> deadlines) {
+        this(version, registry, autoUpgrade, maxParallelUpgrades, maxUnavailable, maxUnavailablePercent, deadlines,
+                DrainSettings.DEFAULT);
+    }
 
     /** Default registry when {@code spec.driver.registry} is absent. */
     public static final String DEFAULT_REGISTRY = "registry.local";
 
-    /** Default deadlines (seconds): pod restart 900, reboot-required 86400, rebooting 1800, validation 900. */
+    /**
+     * Default deadlines (seconds): cordon 900 (the control plane's own write, as the pod restart: not configurable),
+     * drain 300 (the drain's
+     * {@code timeoutSeconds}), pod restart 900, reboot-required 86400, rebooting 1800, validation 900.
+     */
     public static Map<UpgradeState, Duration> defaultDeadlines() {
         Map<UpgradeState, Duration> m = new EnumMap<>(UpgradeState.class);
+        m.put(UpgradeState.CORDON_REQUIRED, Duration.ofSeconds(900));
+        m.put(UpgradeState.DRAIN_REQUIRED, DrainSettings.DEFAULT.timeout());
         m.put(UpgradeState.POD_RESTART_REQUIRED, Duration.ofSeconds(900));
         m.put(UpgradeState.REBOOT_REQUIRED, Duration.ofSeconds(86400));
         m.put(UpgradeState.REBOOTING, Duration.ofSeconds(1800));

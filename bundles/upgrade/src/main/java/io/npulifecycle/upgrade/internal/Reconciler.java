@@ -54,20 +54,43 @@ public final class Reconciler {
      *        wall clock ({@code now - since}). The in-flight deadlines use it, so a step of the wall clock neither
      *        fires nor stretches them.
      * @param whiteList what the preflight last read of the platform's ImageWhiteList ({@link ImagePreflight})
+     * @param drainLeft per node being drained: the pods of its drain still on it ({@link DrainScope}), each as
+     *        {@code namespace/name}, with what blocks it when known ({@code (PodDisruptionBudget ns/name)}); a node
+     *        absent here has none left
      */
     public record Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
             Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
             Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
-            Instant now, Map<String, Duration> stateAges, WhiteListState whiteList) {
+            Instant now, Map<String, Duration> stateAges, WhiteListState whiteList,
+            Map<String, List<String>> drainLeft) {
+
+        /** The same inputs with no pod left to drain on any node (the drain's pods: {@code drainLeft}). */
+        public Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
+                Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
+                Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
+                Instant now, Map<String, Duration> stateAges, WhiteListState whiteList) {
+            this(generation, spec, paused, previous, nodes, driverPods, npuWorkloads, images, daemonSetImages,
+                    recentlyDeletedPods, now, stateAges, whiteList, Map.of());
+        }
 
         /** The same inputs with the ImageWhiteList check disabled. */
+        public Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
+                Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
+                Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
+                Instant now, Map<String, Duration> stateAges, Map<String, List<String>> drainLeft) {
+            this(generation, spec, paused, previous, nodes, driverPods, npuWorkloads, images, daemonSetImages,
+                    recentlyDeletedPods, now, stateAges, WhiteListState.of(WhiteListState.Status.DISABLED,
+                            WhiteListState.DEFAULT_NAMESPACE, WhiteListState.DEFAULT_NAME, "", ""), drainLeft);
+        }
+
+        /** The same inputs with the ImageWhiteList check disabled and no pod left to drain on any node. */
         public Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
                 Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
                 Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
                 Instant now, Map<String, Duration> stateAges) {
             this(generation, spec, paused, previous, nodes, driverPods, npuWorkloads, images, daemonSetImages,
                     recentlyDeletedPods, now, stateAges, WhiteListState.of(WhiteListState.Status.DISABLED,
-                            WhiteListState.DEFAULT_NAMESPACE, WhiteListState.DEFAULT_NAME, "", ""));
+                            WhiteListState.DEFAULT_NAMESPACE, WhiteListState.DEFAULT_NAME, "", ""), Map.of());
         }
 
         /** The same inputs without measured state ages (every deadline by the wall clock). */
@@ -147,7 +170,7 @@ public final class Reconciler {
      * @param inFlight nodes in an in-flight state
      * @param unavailable nodes in flight, {@code upgrade-failed}, cordoned or not Ready
      * @param maxUnavailable the limit of {@code unavailable} ({@code maxUnavailable}, a percentage rounded up)
-     * @param wake the earliest {@code pod-restart-required} deadline of a node granted now, or null
+     * @param wake the earliest deadline of a node granted now, or null
      */
     record Slots(int inFlight, int unavailable, int maxUnavailable, Instant wake) {
     }
@@ -172,9 +195,10 @@ public final class Reconciler {
     /**
      * Computes the plan, phase by phase over the nodes sorted by name: {@link #classify} (on the target? to
      * upgrade?), {@link #imagePreflight}, {@link #advance} (each node's state machine, no slot needed),
-     * {@link Deadlines#check} (in-flight nodes past their deadline fail), {@link #hold} (NPU workloads, bad node info),
-     * {@link SlotGrants#grant} (slots under maxParallelUpgrades and maxUnavailable; in manual mode an unapproved node
-     * yields its slot to an approved one), then the writes ({@link #nodePatches},
+     * {@link DrainStates} (cordon and drain done?), {@link Deadlines#check} (in-flight nodes past their deadline
+     * fail), {@link #hold} (NPU workloads, bad node info), {@link SlotGrants#grant} (slots under maxParallelUpgrades
+     * and maxUnavailable; in manual mode an unapproved node yields its slot to an approved one), then the writes
+     * ({@link #nodePatches},
      * {@link #podDeletes}, {@link #daemonSets}) and the status ({@link RolloutStatus}).
      *
      * @param in the observed objects and the time
@@ -194,6 +218,7 @@ public final class Reconciler {
         for (PlannedNode n : ns) {
             advance(n, pol.version(), verdict.ok(), in.now());
         }
+        DrainStates.advance(ns, pol, in);
         Instant wake = Deadlines.check(ns, pol, in);
         hold(ns, in.npuWorkloads());
         Slots slots = SlotGrants.grant(ns, pol, in.paused() || !verdict.ok(), in.now());

@@ -102,6 +102,7 @@ final class RolloutStatus {
         st.setFailedNodes(tally.failed());
         st.setHeldNodes(tally.held());
         st.setSlotHolders(tally.slotHolders());
+        st.setDrainingNodes(DrainStates.draining(ns, in.drainLeft()));
         List<Reconciler.EventSpec> crEvents = new ArrayList<>();
         boolean sameTarget = t.equals(prev.getTargetVersion());
         st.setStartTime(sameTarget && prev.getStartTime() != null ? prev.getStartTime() : now.toString());
@@ -118,7 +119,7 @@ final class RolloutStatus {
         }
         for (PlannedNode n : ns) {
             for (Reconciler.EventSpec e : n.events) {
-                if (NodeKeys.WARNING.equals(e.type())) {
+                if (NodeKeys.EVENT_DRIVER_UPGRADE_FAILED.equals(e.reason())) {
                     crEvents.add(crEvent(NodeKeys.WARNING, NpuOperatorCtlType.EVENT_NODE_UPGRADE_FAILED,
                             "node " + n.name + ": " + e.message()));
                 }

@@ -30,8 +30,11 @@ final class SlotGrants {
      * are approved (or autoUpgrade; without an approval a deferred node has nothing to do in a slot). Each grant keeps
      * in-flight &lt; maxParallelUpgrades (0 = unlimited) and unavailable + 1 &le; maxUnavailable; a node already
      * unavailable costs no unit. Order: approved first (unless autoUpgrade), then deferred (staged: the shortest way
-     * to a reboot), then already unavailable, then by name. A granted {@code reboot-deferred} node goes to
-     * {@code reboot-required} when the agent asks for the upgrade reboot, else to {@code pod-restart-required}.
+     * to a reboot), then already unavailable, then by name. A granted node enters {@code cordon-required} when the
+     * drain is enabled (a {@code reboot-deferred} node too: it was uncordoned when it gave its slot up, so pods may
+     * have landed on it since, and the node agent uses no approval until it is drained); without the drain a granted
+     * {@code reboot-deferred} node goes to {@code reboot-required} when the agent asks for the upgrade reboot, else to
+     * {@code pod-restart-required}, like a new one.
      *
      * @param ns the nodes after the advance, deadline and hold phases
      * @param pol the policy
@@ -66,8 +69,9 @@ final class SlotGrants {
             }
             inFlight++;
             unavailable += n.unavailable ? 0 : 1;
-            UpgradeState s = n.next == UpgradeState.REBOOT_DEFERRED && n.agentRequested()
-                    ? UpgradeState.REBOOT_REQUIRED : UpgradeState.POD_RESTART_REQUIRED;
+            UpgradeState s = pol.drain().enable() ? UpgradeState.CORDON_REQUIRED
+                    : n.next == UpgradeState.REBOOT_DEFERRED && n.agentRequested()
+                            ? UpgradeState.REBOOT_REQUIRED : UpgradeState.POD_RESTART_REQUIRED;
             n.enter(s, pol.version(), n.bootIdOrEmpty(), now);
             Duration d = pol.deadlines().getOrDefault(s, Duration.ZERO);
             if (!d.isZero()) {
@@ -98,8 +102,9 @@ final class SlotGrants {
     /**
      * Manual mode: for each approved node passed over (in grant order), the first unapproved node in
      * {@code pod-restart-required} or {@code reboot-required} (by name) whose slot would let it in goes to
-     * {@code reboot-deferred}, keeping the progress' {@code fromBootId}. A yield that would not let the approved node
-     * in (e.g. maxUnavailable is used up by nodes that are down anyway) is not made.
+     * {@code reboot-deferred}, keeping the progress' {@code fromBootId}, and is uncordoned if this controller cordoned it
+     * ({@link DrainWork}). A yield that would not let the approved node in (e.g. maxUnavailable is used up by nodes
+     * that are down anyway) is not made.
      */
     private static void yields(List<PlannedNode> ns, List<PlannedNode> passedOver, int inFlight, int unavailable,
             Policy pol, int maxUnav, Instant now) {
@@ -113,7 +118,9 @@ final class SlotGrants {
                 if (y.yieldsTo != null) {
                     continue;
                 }
-                int freed = y.unavailable ? 0 : 1;
+                // a node this controller cordoned for its drain is uncordoned once it is reboot-deferred: its unit
+                // of maxUnavailable comes back with its slot
+                int freed = y.staysUnavailable ? 0 : 1;
                 if (fits(c, inFlight - 1, unav - freed, pol, maxUnav)) {
                     y.yieldsTo = c.name;
                     y.enter(UpgradeState.REBOOT_DEFERRED, pol.version(), y.nextProgress.fromBootId(), now);

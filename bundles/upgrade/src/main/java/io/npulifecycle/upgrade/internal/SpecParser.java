@@ -67,6 +67,7 @@ public final class SpecParser {
         int maxUnav = 25;
         boolean pct = true;
         Map<UpgradeState, Duration> deadlines = Policy.defaultDeadlines();
+        DrainSettings drain = DrainSettings.DEFAULT;
         Map<?, ?> up = driver.get("upgradePolicy") == null ? null
                 : map(driver.get("upgradePolicy"), "spec.driver.upgradePolicy", p);
         if (up != null) {
@@ -89,6 +90,13 @@ public final class SpecParser {
                 } else {
                     maxUnav = (int) number(mu, f, 25, 0, 100000, p);
                     pct = false;
+                }
+            }
+            Object dr = up.get("drain");
+            if (dr != null) {
+                Map<?, ?> dm = map(dr, "spec.driver.upgradePolicy.drain", p);
+                if (dm != null) {
+                    drain = drain(dm, "spec.driver.upgradePolicy.drain", p);
                 }
             }
             Object d = up.get("deadlines");
@@ -118,14 +126,62 @@ public final class SpecParser {
         if (!p.isEmpty()) {
             return new Result(null, p);
         }
-        return new Result(new Policy(version, registry, auto, maxPar, maxUnav, pct, deadlines), List.of());
+        deadlines.put(UpgradeState.DRAIN_REQUIRED, drain.timeout());
+        return new Result(new Policy(version, registry, auto, maxPar, maxUnav, pct, deadlines, drain), List.of());
+    }
+
+    /** {@code upgradePolicy.drain}: every field checked, each problem naming its field. */
+    private static DrainSettings drain(Map<?, ?> dm, String f, List<String> p) {
+        DrainSettings d = DrainSettings.DEFAULT;
+        boolean enable = bool(dm.get("enable"), f + ".enable", d.enable(), p);
+        Object scope = dm.get("scope");
+        boolean npuOnly = false;
+        if (scope != null) {
+            if ("npu".equals(scope)) {
+                npuOnly = true;
+            } else if (!"all".equals(scope)) {
+                p.add(f + ".scope: " + show(scope) + " is not a scope (expected all or npu)");
+            }
+        }
+        PodSelector selector = PodSelector.ALL;
+        Object sel = dm.get("podSelector");
+        if (sel != null) {
+            if (!(sel instanceof String s)) {
+                p.add(f + ".podSelector: " + show(sel) + " is not a label selector (expected a string like app=train)");
+            } else {
+                try {
+                    selector = PodSelector.parse(s);
+                } catch (IllegalArgumentException e) {
+                    p.add(f + ".podSelector: " + show(sel) + " does not parse: " + e.getMessage());
+                }
+            }
+        }
+        long timeout = number(dm.get("timeoutSeconds"), f + ".timeoutSeconds", d.timeout().toSeconds(), 1, 31_536_000L,
+                p);
+        long grace = number(dm.get("gracePeriodSeconds"), f + ".gracePeriodSeconds", d.gracePeriodSeconds(), -1,
+                31_536_000L, p);
+        boolean emptyDir = bool(dm.get("deleteEmptyDirData"), f + ".deleteEmptyDirData", d.deleteEmptyDirData(), p);
+        boolean force = bool(dm.get("force"), f + ".force", d.force(), p);
+        Object onTimeout = dm.get("onTimeout");
+        boolean reboot = false;
+        if (onTimeout != null) {
+            if ("reboot".equals(onTimeout)) {
+                reboot = true;
+            } else if (!"fail".equals(onTimeout)) {
+                p.add(f + ".onTimeout: " + show(onTimeout) + " is not an action (expected fail or reboot)");
+            }
+        }
+        return new DrainSettings(enable, npuOnly, selector, Duration.ofSeconds(timeout), grace, emptyDir, force, reboot);
     }
 
     /** The fields of the CRD schema, per object (config/kubernetes/crd-npuoperatorctl.yaml). */
     private static final Map<String, List<String>> FIELDS = Map.of(
             "spec", List.of("driver"),
             "spec.driver", List.of("version", "registry", "upgradePolicy", "recoveryPolicy"),
-            "spec.driver.upgradePolicy", List.of("autoUpgrade", "maxParallelUpgrades", "maxUnavailable", "deadlines"),
+            "spec.driver.upgradePolicy", List.of("autoUpgrade", "maxParallelUpgrades", "maxUnavailable", "deadlines",
+                    "drain"),
+            "spec.driver.upgradePolicy.drain", List.of("enable", "scope", "podSelector", "timeoutSeconds",
+                    "gracePeriodSeconds", "deleteEmptyDirData", "force", "onTimeout"),
             "spec.driver.upgradePolicy.deadlines", List.of("podRestartSeconds", "rebootRequiredSeconds",
                     "rebootingSeconds", "validationSeconds"),
             "spec.driver.recoveryPolicy", List.of("autoRecover", "maxReboots", "window"));
@@ -143,6 +199,7 @@ public final class SpecParser {
         check("spec.driver.upgradePolicy", up, p);
         if (up instanceof Map<?, ?> m) {
             check("spec.driver.upgradePolicy.deadlines", m.get("deadlines"), p);
+            check("spec.driver.upgradePolicy.drain", m.get("drain"), p);
         }
         check("spec.driver.recoveryPolicy", driver.get("recoveryPolicy"), p);
     }

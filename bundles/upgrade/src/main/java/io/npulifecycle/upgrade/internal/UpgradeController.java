@@ -53,6 +53,7 @@ public final class UpgradeController implements AutoCloseable {
     private final ControllerConfig cfg;
     private final ImagePreflight preflight;
     private final PlanWriter writer;
+    private final DrainWork drainWork;
     private final ExecutorService worker;
     private final AtomicBoolean leader = new AtomicBoolean();
     private final AtomicBoolean scheduled = new AtomicBoolean();
@@ -90,6 +91,7 @@ public final class UpgradeController implements AutoCloseable {
         this.cfg = cfg;
         this.preflight = new ImagePreflight(client, time, cfg, registry, this::trigger, singleThread("npu-upgrade-preflight"));
         this.writer = new PlanWriter(client, time, cfg, leader::get, this::trigger, this::cachedNode, this::cachedDaemonSet);
+        this.drainWork = new DrainWork(client, time, writer, leader::get);
         this.worker = singleThread("npu-upgrade-reconcile");
     }
 
@@ -324,7 +326,8 @@ public final class UpgradeController implements AutoCloseable {
         }
         Reconciler.Inputs in = new Reconciler.Inputs(cr.getMetadata().getGeneration(), spec, paused, previous, nodes,
                 PodFacts.driverPods(pods), PodFacts.workloads(pods), preflight.results(), dsImages, recentlyDeleted, now,
-                stateAges(nodes, now, mono), preflight.whiteList());
+                stateAges(nodes, now, mono), preflight.whiteList(),
+                spec.valid() ? drainWork.left(nodes, pods, spec.policy().drain()) : Map.of());
         Reconciler.Plan plan = Reconciler.plan(in);
         preflight.request(plan.imagesToCheck(), mono);
         publish(plan);
@@ -337,6 +340,10 @@ public final class UpgradeController implements AutoCloseable {
         }
         boolean applied = writer.apply(plan, cr, mono);
         startDeadlines(plan, now, mono);
+        Duration retry = spec.valid() ? drainWork.act(plan, nodes, pods, spec.policy()) : null;
+        if (retry != null) {
+            time.schedule(this::trigger, retry.plusMillis(1)); // a refused eviction's backoff, then a new attempt
+        }
         if (!applied) {
             return;
         }

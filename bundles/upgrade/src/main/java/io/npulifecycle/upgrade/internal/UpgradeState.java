@@ -9,7 +9,11 @@ import io.npulifecycle.api.node.NodeKeys;
 public enum UpgradeState {
     /** The loaded driver differs from the target; waiting for a rollout slot (and preflight). */
     UPGRADE_REQUIRED("upgrade-required", false),
-    /** Slot given: the driver pod was deleted so the DaemonSet recreates it with the target image. */
+    /** Slot given, drain enabled: the control plane cordons the node (unless it is unschedulable already). */
+    CORDON_REQUIRED(NodeKeys.UPGRADE_STATE_CORDON_REQUIRED, true),
+    /** Cordoned: the control plane evicts the node's pods (Eviction API) until none is left. */
+    DRAIN_REQUIRED(NodeKeys.UPGRADE_STATE_DRAIN_REQUIRED, true),
+    /** Slot given (and drained): the driver pod was deleted so the DaemonSet recreates it with the target image. */
     POD_RESTART_REQUIRED("pod-restart-required", true),
     /** The node agent staged the driver and asked for a reboot: waiting for approval (unless autoUpgrade). */
     REBOOT_REQUIRED("reboot-required", true),

@@ -113,7 +113,12 @@ class OwnWritesTest {
         UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), time,
                 LeaderAndScaleTest.cfg(false, false, "x"), null));
         uc.start();
-        c.createDriver(driver("25.5.0", true, 1, "100%", null));
+        Map<String, Object> spec = driver("25.5.0", true, 1, "100%", null);
+        // the grant's own patch is what this counts: without the drain's cordon-required and drain-required steps
+        @SuppressWarnings("unchecked")
+        Map<String, Object> up = (Map<String, Object>) spec.get("upgradePolicy");
+        up.put("drain", Map.of("enable", false));
+        c.createDriver(spec);
         // the preflight's answers (the ImageWhiteList: not served here) arrive on its own thread: the reconciles below
         // go by them
         Waits.until("informers synced, the CR seen, the preflight passed", Duration.ofSeconds(30), () -> {

@@ -178,7 +178,11 @@ final class PlanRows {
         }
     }
 
-    /** Everything a plan is computed from. Default: policy of the CRD's defaults, every image present. */
+    /**
+     * Everything a plan is computed from. Default: policy of the CRD's defaults but the drain
+     * ({@code drain.enable: false}: these rows are the state machine without it; {@code DrainPlanTest} has the
+     * drain's), every image present.
+     */
     static final class Given {
         final List<NodeSpec> nodes;
         final Map<String, Object> upgradePolicy = new LinkedHashMap<>();
@@ -290,6 +294,7 @@ final class PlanRows {
 
         Reconciler.Inputs inputs() {
             Map<String, Object> up = new LinkedHashMap<>(upgradePolicy);
+            up.putIfAbsent("drain", Map.of("enable", false));
             if (!deadlines.isEmpty()) {
                 up.put("deadlines", deadlines);
             }

@@ -46,12 +46,15 @@ import io.npulifecycle.simulator.cluster.internal.RunRecords;
 import io.npulifecycle.simulator.cluster.internal.ServerProbe;
 
 /**
- * A real Kubernetes API server for tests: {@code kube-apiserver} and its own {@code etcd}, built from source by
+ * A real Kubernetes API server for tests: {@code kube-apiserver}, its own {@code etcd} and a
+ * {@code kube-controller-manager} running only the controllers of {@link KubeCommandLines#CONTROLLERS}, built from
+ * source by
  * {@code simulator/apiserver/build.sh} (system property {@value KubeBinaries#BIN_PROPERTY}), run as child processes
  * on free ports of 127.0.0.1 with a fresh data folder. Unlike {@link EmbeddedCluster} it validates against the
  * OpenAPI and CRD schemas, authorizes with {@code Node,RBAC}, runs admission (ValidatingAdmissionPolicy,
  * NodeRestriction, PodSecurity, ServiceAccount), issues service-account tokens (TokenRequest; a token bound to a pod
- * carries the claim {@code authentication.kubernetes.io/node-name} of the pod's node) and serves the Eviction API.
+ * carries the claim {@code authentication.kubernetes.io/node-name} of the pod's node) and serves the Eviction API,
+ * which PodDisruptionBudgets guard (their status computed by the disruption controller).
  *
  * <pre>
  * try (RealApiServer api = RealApiServer.start()) {
@@ -65,11 +68,13 @@ import io.npulifecycle.simulator.cluster.internal.ServerProbe;
  * <p>Faults for watch-recovery tests: {@link #restartApiServer()} (kube-apiserver killed and started again, etcd and
  * its data kept) and {@link #compact()} (etcd compacted: old resourceVersions answer 410 Gone).
  *
- * <p>No controller-manager, scheduler or kubelet runs: nothing creates the {@code default} ServiceAccount of a
- * namespace ({@link #ensureNamespace} does), schedules or runs pods, or garbage-collects; a deleted pod of a node
+ * <p>No scheduler or kubelet runs, and of the controllers only the disruption controller: nothing creates the
+ * {@code default} ServiceAccount of a namespace ({@link #ensureNamespace} does), creates the pods of a ReplicaSet,
+ * schedules or runs pods, watches node heartbeats, or garbage-collects; a deleted pod of a node
  * stays Terminating until it is deleted again with grace period 0 (the kubelet's part); the status sent with a
  * create is dropped (write it through the status subresource). Certificates: a fresh CA, the admin client is
- * CN=admin, O=system:masters. {@link #close()} stops both processes and removes the data
+ * CN=admin, O=system:masters; kube-controller-manager has its own, CN=system:kube-controller-manager, and runs each
+ * controller under that controller's ServiceAccount. {@link #close()} stops the three processes and removes the data
  * folder; so does a JVM shutdown hook, and after a SIGKILL of the JVM the next {@link #start()} of any JVM on the
  * machine ({@link RunRecords}). Thread-safe.
  */
@@ -90,11 +95,13 @@ public final class RealApiServer implements ClusterBackend {
     private final RunRecords.Record record;
     private final Thread shutdownHook = new Thread(this::close, "npu-real-apiserver-shutdown");
     private final Duration startDuration;
+    private Duration controllerManagerStartDuration;
     private final Duration startTimeout;
     private final LongSupplier nanoClock;
     private KubePki pki;
     private ChildProcess etcd;
     private volatile ChildProcess apiserver;
+    private ChildProcess controllerManager;
     private List<String> apiServerCommand;
     private ServerProbe probe;
     private EtcdGateway etcdGateway;
@@ -142,6 +149,19 @@ public final class RealApiServer implements ClusterBackend {
                     masterUrl = "https://127.0.0.1:" + apiPort;
                 }
             }
+            Path kubeconfig = Kubeconfigs.forControllerManager(data.resolve("controller-manager.kubeconfig"),
+                    masterUrl, pki);
+            long tcm = nanoClock.getAsLong();
+            boolean ready = false;
+            for (int attempt = 1; !ready; attempt++) {
+                int port = ServerProbe.freePort();
+                controllerManager = ChildProcess.start("kube-controller-manager",
+                        KubeCommandLines.kubeControllerManager(bin, pki, kubeconfig, port),
+                        data.resolve("kube-controller-manager.log"));
+                record.add(controllerManager);
+                ready = awaitReady("https://127.0.0.1:" + port + "/healthz", controllerManager, timeout, t0, attempt);
+            }
+            controllerManagerStartDuration = Duration.ofNanos(nanoClock.getAsLong() - tcm);
         } catch (RuntimeException e) {
             close();
             throw e;
@@ -169,7 +189,8 @@ public final class RealApiServer implements ClusterBackend {
 
     /**
      * Starts etcd and kube-apiserver from the binaries of system property {@value KubeBinaries#BIN_PROPERTY} and
-     * waits (at most {@link #DEFAULT_START_TIMEOUT}) until {@code /readyz} answers 200.
+     * waits (at most {@link #DEFAULT_START_TIMEOUT}) until kube-apiserver's {@code /readyz} and then
+     * kube-controller-manager's {@code /healthz} answer 200.
      *
      * @return the ready server
      * @throws IllegalStateException when the binaries are missing (the message says what to install or build), a
@@ -267,9 +288,14 @@ public final class RealApiServer implements ClusterBackend {
         return etcdGateway.compactToCurrent();
     }
 
-    /** @return the pids of etcd and kube-apiserver */
+    /** @return the pids of etcd, kube-apiserver and kube-controller-manager, in that order */
     public List<Long> pids() {
-        return List.of(etcd.pid(), apiserver.pid());
+        return List.of(etcd.pid(), apiserver.pid(), controllerManager.pid());
+    }
+
+    /** @return the kube-controller-manager log file (in the data folder) */
+    public Path controllerManagerLog() {
+        return controllerManager.log();
     }
 
     /** @return the kube-apiserver log file (in the data folder) */
@@ -277,7 +303,13 @@ public final class RealApiServer implements ClusterBackend {
         return apiserver.log();
     }
 
-    /** @return from {@link #start()} to {@code /readyz} answering 200 */
+    /** @return from kube-apiserver's {@code /readyz} answering 200 to kube-controller-manager's {@code /healthz} doing so */
+    public Duration controllerManagerStartDuration() {
+        return controllerManagerStartDuration;
+    }
+
+    /** @return from {@link #start()} to kube-apiserver's {@code /readyz} and kube-controller-manager's {@code /healthz}
+     *          answering 200 */
     public Duration startDuration() {
         return startDuration;
     }
@@ -452,7 +484,12 @@ public final class RealApiServer implements ClusterBackend {
         }
     }
 
-    /** Creates the node, then writes its status (which a create does not store). */
+    /**
+     * Creates the node, then writes its status (which a create does not store). The admission plugin
+     * TaintNodesByCondition gives every new node the taint {@value #NOT_READY_TAINT}{@code :NoSchedule}; a node
+     * written Ready loses it here, as the node lifecycle controller (not run) removes it once the kubelet reports
+     * Ready.
+     */
     @Override
     public Node addNode(Node node) {
         Node created = client().nodes().resource(node).create();
@@ -460,8 +497,21 @@ public final class RealApiServer implements ClusterBackend {
             created.setStatus(node.getStatus());
             created = client().nodes().resource(created).updateStatus();
         }
+        boolean ready = created.getStatus() != null && created.getStatus().getConditions() != null
+                && created.getStatus().getConditions().stream()
+                        .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+        if (ready && created.getSpec().getTaints() != null
+                && created.getSpec().getTaints().stream().anyMatch(t -> NOT_READY_TAINT.equals(t.getKey()))) {
+            created = client().nodes().withName(created.getMetadata().getName()).edit(n -> {
+                n.getSpec().getTaints().removeIf(t -> NOT_READY_TAINT.equals(t.getKey()));
+                return n;
+            });
+        }
         return created;
     }
+
+    /** The taint a node gets at its creation until the node lifecycle controller sees it Ready. */
+    public static final String NOT_READY_TAINT = "node.kubernetes.io/not-ready";
 
     /**
      * Creates the driver pod of {@link EmbeddedCluster#addDriverPod} (ServiceAccount {@code default}, bound to the
@@ -538,7 +588,10 @@ public final class RealApiServer implements ClusterBackend {
                 .getStatus().getToken();
     }
 
-    /** Stops kube-apiserver, then etcd (SIGTERM, SIGKILL after 10 s), closes the client, removes the data folder. */
+    /**
+     * Stops kube-controller-manager, kube-apiserver, then etcd (SIGTERM, SIGKILL after 10 s), closes the client,
+     * removes the data folder.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -546,7 +599,7 @@ public final class RealApiServer implements ClusterBackend {
         }
         closed = true;
         shared.close();
-        for (ChildProcess p : new ChildProcess[] {apiserver, etcd}) {
+        for (ChildProcess p : new ChildProcess[] {controllerManager, apiserver, etcd}) {
             if (p != null) {
                 p.stop(STOP_GRACE);
             }

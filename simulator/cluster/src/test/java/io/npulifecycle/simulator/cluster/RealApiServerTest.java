@@ -349,7 +349,7 @@ class RealApiServerTest {
         Child child = startChild();
         child.process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
         // each server watches its parent (simulator/apiserver internal/parentwatch) and stops once it is gone
-        await("etcd and kube-apiserver to stop after their JVM was SIGKILLed",
+        await("etcd, kube-apiserver and kube-controller-manager to stop after their JVM was SIGKILLed",
                 () -> child.pids.stream().noneMatch(RealApiServerTest::running), child.pids::toString);
         assertTrue(Files.isDirectory(child.data), "the data folder waits for the next start");
 
@@ -386,7 +386,8 @@ class RealApiServerTest {
         assertNotNull(ready, () -> "the child JVM printed nothing: " + read(err));
         String[] f = ready.split(" ");
         assertEquals("READY", f[0], ready);
-        return new Child(child, List.of(Long.parseLong(f[1]), Long.parseLong(f[2])), Paths.get(f[3]), err);
+        return new Child(child, List.of(Long.parseLong(f[1]), Long.parseLong(f[2]), Long.parseLong(f[3])),
+                Paths.get(f[4]), err);
     }
 
     @Test

@@ -270,6 +270,134 @@ sealed interface Action {
         }
     }
 
+    // ---- workloads and scheduling ----
+
+    /** Controllers a {@code pod:} step may give its pod ({@code none}: a bare pod, which only {@code force} deletes). */
+    List<String> CONTROLLERS = List.of("ReplicaSet", "StatefulSet", "DaemonSet", "mirror", "none");
+
+    /** An RFC 1123 DNS label (a namespace, a PDB or pod name part). */
+    String DNS_LABEL = "[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?";
+
+    private static String checkName(String v, String field) {
+        if (v != null && !v.matches(DNS_LABEL)) {
+            throw new Bad(field, "'" + v + "' is not a lower-case DNS label (a-z, 0-9, '-', at most 63)");
+        }
+        return v;
+    }
+
+    private static void checkLabels(Map<String, String> labels, String field) {
+        if (labels == null) {
+            return;
+        }
+        for (Map.Entry<String, String> e : labels.entrySet()) {
+            if (e.getValue() == null
+                    || !e.getKey().matches("([a-z0-9.-]+/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+                    || !e.getValue().matches("([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")) {
+                throw new Bad(field, "'" + e.getKey() + ": " + e.getValue() + "' is not a Kubernetes label");
+            }
+        }
+    }
+
+    /**
+     * A workload pod bound to a node (Running and Ready once the kubelet emulation sees it).
+     *
+     * @param node the node
+     * @param name the pod's name
+     * @param namespace its namespace (default {@code default}, created when absent)
+     * @param npu how many {@code huawei.com/Ascend910} it requests (default 0)
+     * @param labels its labels
+     * @param controller {@link #CONTROLLERS}, default {@code ReplicaSet}: a ReplicaSet or StatefulSet object of one
+     *        replica owns it (no controller runs to recreate it; a PodDisruptionBudget's {@code maxUnavailable}
+     *        counts its replicas); {@code DaemonSet}: owned by a DaemonSet; {@code mirror}: a static pod's mirror
+     * @param emptyDir whether it mounts an emptyDir volume (default false)
+     */
+    @JsonTypeName("pod")
+    record PodStep(String node, String name, String namespace, Integer npu, Map<String, String> labels,
+            String controller, Boolean emptyDir) implements Action, OnNode {
+        public PodStep {
+            required(node, "node", "a node name");
+            checkName(required(name, "name", "the pod's name"), "name");
+            namespace = checkName(namespace == null ? "default" : namespace, "namespace");
+            if (namespace.equals(DaemonSetController.NAMESPACE)) {
+                throw new Bad("namespace", "'" + namespace + "' is the operator's own namespace, whose DaemonSets "
+                        + "the harness runs as the driver's: give a workload's namespace");
+            }
+            npu = npu == null ? 0 : npu;
+            checkRange(npu, "npu", 0, 64);
+            labels = labels == null ? Map.of() : Map.copyOf(labels);
+            checkLabels(labels, "labels");
+            controller = controller == null ? "ReplicaSet" : controller;
+            if (!CONTROLLERS.contains(controller)) {
+                throw new Bad("controller", "'" + controller + "' is not one of " + CONTROLLERS);
+            }
+            emptyDir = emptyDir != null && emptyDir;
+        }
+    }
+
+    /**
+     * A PodDisruptionBudget ({@code policy/v1}); exactly one of {@code minAvailable} and {@code maxUnavailable}, each
+     * a number of pods or a percentage like {@code 50%}.
+     *
+     * @param name its name
+     * @param namespace its namespace (default {@code default})
+     * @param selector the {@code matchLabels} of its selector (required, not empty)
+     * @param minAvailable pods that must stay available
+     * @param maxUnavailable pods that may be unavailable
+     */
+    @JsonTypeName("pdb")
+    record Pdb(String name, String namespace, Map<String, String> selector, Object minAvailable,
+            Object maxUnavailable) implements Action {
+        public Pdb {
+            checkName(required(name, "name", "the budget's name"), "name");
+            namespace = checkName(namespace == null ? "default" : namespace, "namespace");
+            if (required(selector, "selector", "matchLabels of the pods it guards").isEmpty()) {
+                throw new Bad("selector", "is empty: a budget must select its pods");
+            }
+            selector = Map.copyOf(selector);
+            checkLabels(selector, "selector");
+            if ((minAvailable == null) == (maxUnavailable == null)) {
+                throw new Bad(minAvailable == null ? "minAvailable" : "maxUnavailable",
+                        "needs exactly one of minAvailable and maxUnavailable");
+            }
+            checkPodCount(minAvailable, "minAvailable");
+            checkPodCount(maxUnavailable, "maxUnavailable");
+        }
+    }
+
+    private static void checkPodCount(Object v, String field) {
+        if (v == null || v instanceof Integer i && i >= 0 && i <= 100_000) {
+            return;
+        }
+        if (!(v instanceof String s) || !s.matches("(100|[1-9]?[0-9])%")) {
+            throw new Bad(field, "must be a number of pods (0..100000) or a percentage like 50%, got " + v);
+        }
+    }
+
+    /** Deletes a PodDisruptionBudget (absent: nothing happens). */
+    @JsonTypeName("deletePdb")
+    record DeletePdb(String name, String namespace) implements Action {
+        public DeletePdb {
+            checkName(required(name, "name", "the budget's name"), "name");
+            namespace = checkName(namespace == null ? "default" : namespace, "namespace");
+        }
+    }
+
+    /** Cordons a node as an administrator does ({@code kubectl cordon}: {@code spec.unschedulable: true}). */
+    @JsonTypeName("cordon")
+    record Cordon(String node) implements Action, OnNode {
+        public Cordon {
+            required(node, "node", "a node name");
+        }
+    }
+
+    /** Uncordons a node as an administrator does ({@code kubectl uncordon}). */
+    @JsonTypeName("uncordon")
+    record Uncordon(String node) implements Action, OnNode {
+        public Uncordon {
+            required(node, "node", "a node name");
+        }
+    }
+
     // ---- the NPUOperatorCtl ----
 
     /** Patches {@code spec.driver} of the NPUOperatorCtl with a policy (the shorthand of the file's {@code policy:}). */
@@ -305,14 +433,17 @@ sealed interface Action {
      * @param status NPUOperatorCtl status paths ({@code conditions[type=Complete].status}) to value, null = absent
      * @param violations drivers unloaded in a running kernel (the simulator counts them)
      * @param mbean an MBean attribute of the node's runtime
+     * @param unschedulable the node's {@code spec.unschedulable} (absent counts as false)
+     * @param taints taint key to value, null = no taint with that key
+     * @param pods pods that must exist (not terminating) and pods that must be gone
      * @param within how long to poll (simulated time), or null to check once
      * @param holdFor how long it must then go on holding (simulated time), or null
      */
     @JsonTypeName("expect")
     record Expect(String node, Map<String, String> labels, Map<String, String> annotations, List<EventCheck> events,
             Integer reboots, MarkerCheck markers, String driverVersion, Expected upgradeState,
-            Map<String, String> status, Integer violations, MBeanCheck mbean, Duration within, Duration holdFor)
-            implements Action {
+            Map<String, String> status, Integer violations, MBeanCheck mbean, Boolean unschedulable,
+            Map<String, String> taints, PodsCheck pods, Duration within, Duration holdFor) implements Action {
         /** {@link #node()} of an expectation on every node. */
         static final String ALL = "all";
 
@@ -323,9 +454,35 @@ sealed interface Action {
             checkVersion(driverVersion, "driverVersion");
             if (labels == null && annotations == null && events == null && reboots == null && markers == null
                     && driverVersion == null && upgradeState == null && status == null && violations == null
-                    && mbean == null) {
+                    && mbean == null && unschedulable == null && taints == null && pods == null) {
                 throw new Bad(null, "nothing to check");
             }
+        }
+    }
+
+    /**
+     * @param present pods ({@code namespace/name}) that must exist and not be terminating
+     * @param absent pods that must not exist (a terminating pod still exists)
+     */
+    record PodsCheck(List<String> present, List<String> absent) {
+        public PodsCheck {
+            present = present == null ? List.of() : List.copyOf(present);
+            absent = absent == null ? List.of() : List.copyOf(absent);
+            for (String p : present) {
+                checkPodRef(p, "present");
+            }
+            for (String p : absent) {
+                checkPodRef(p, "absent");
+            }
+            if (present.isEmpty() && absent.isEmpty()) {
+                throw new Bad(null, "needs present or absent pods");
+            }
+        }
+    }
+
+    private static void checkPodRef(String ref, String field) {
+        if (ref == null || !ref.matches(DNS_LABEL + "/" + DNS_LABEL)) {
+            throw new Bad(field, "'" + ref + "' is not namespace/name");
         }
     }
 

@@ -343,6 +343,11 @@ public final class ScenarioRunner {
         });
         on(Action.MarkersReadOnly.class, a -> node(a).markersReadOnly(a.on()));
         on(Action.MarkersFull.class, a -> node(a).markersFull(a.on()));
+        on(Action.PodStep.class, a -> sim.workloads().addPod(a));
+        on(Action.Pdb.class, a -> sim.workloads().applyPdb(a));
+        on(Action.DeletePdb.class, a -> sim.workloads().deletePdb(a.name(), a.namespace()));
+        on(Action.Cordon.class, a -> sim.workloads().setUnschedulable(a.node(), true));
+        on(Action.Uncordon.class, a -> sim.workloads().setUnschedulable(a.node(), false));
     }
 
     /** @return the action types that have a handler */
@@ -436,6 +441,18 @@ public final class ScenarioRunner {
                     return "upgradeState of " + name + ": expected " + show(expected) + ", saw " + show(v);
                 }
             }
+            if (e.unschedulable() != null) {
+                boolean v = sim.workloads().unschedulable(name);
+                if (v != e.unschedulable()) {
+                    return "unschedulable of " + name + ": expected " + e.unschedulable() + ", saw " + v;
+                }
+            }
+            if (e.taints() != null) {
+                String f = compare("taint", name, sim.workloads().taints(name), e.taints());
+                if (f != null) {
+                    return f;
+                }
+            }
             if (e.reboots() != null) {
                 int r = n.reboots() - rebootsAtStart.getOrDefault(name, 0);
                 if (r != e.reboots()) {
@@ -496,6 +513,22 @@ public final class ScenarioRunner {
                     if (num < mb.atLeast()) {
                         return what + ": expected at least " + mb.atLeast() + ", saw " + show(seen);
                     }
+                }
+            }
+        }
+        if (e.pods() != null) {
+            Workloads w = sim.workloads();
+            for (String ref : e.pods().present()) {
+                var p = w.pod(ref);
+                if (p == null || p.getMetadata().getDeletionTimestamp() != null) {
+                    return "pod " + ref + ": expected present, saw " + (p == null ? "absent" : "terminating");
+                }
+            }
+            for (String ref : e.pods().absent()) {
+                var p = w.pod(ref);
+                if (p != null) {
+                    return "pod " + ref + ": expected absent, saw " + (p.getMetadata().getDeletionTimestamp() != null
+                            ? "terminating" : "present");
                 }
             }
         }

@@ -466,6 +466,11 @@ public final class SimCluster implements AutoCloseable {
         return nodes;
     }
 
+    /** @return the scenario's workloads and scheduling edits on this cluster's API server */
+    Workloads workloads() {
+        return new Workloads(cluster);
+    }
+
     /** @return the fabric8 client of the embedded API */
     public KubernetesClient client() {
         return cluster.client();

@@ -119,7 +119,8 @@ class ScenarioTest {
         assertEquals(actions, new ScenarioRunner(null, null, System.out).handledActions());
         assertEquals(java.util.Set.of("wedge", "recover", "setChip", "persistent", "approve", "annotate", "setPolicy",
                 "setVersion", "killAgent", "killControlPlane", "startControlPlane", "apiOutage", "apiGone",
-                "apiUnreachable", "clockJump", "markersReadOnly", "markersFull", "expect"), Scenario.ACTIONS.keySet(),
+                "apiUnreachable", "clockJump", "markersReadOnly", "markersFull", "pod", "pdb", "deletePdb", "cordon",
+                "uncordon", "expect"), Scenario.ACTIONS.keySet(),
                 "the actions of docs/simulator.md");
     }
 
@@ -202,6 +203,81 @@ class ScenarioTest {
         assertEquals("all", ready.node());
         assertEquals(Map.of("upgradePolicy", Map.of("maxUnavailable", "25%", "deadlines", Map.of("rebootingSeconds", 600)),
                 "recoveryPolicy", Map.of("window", "24h")), ((Action.SetPolicy) s.steps.get(5).action()).policy().driver());
+    }
+
+    @Test
+    void workloadStepsParseWithTheirDefaults() throws Exception {
+        Scenario s = Scenario.parse("ok.yaml", String.join("\n",
+                "cluster: {nodes: 2}",
+                "steps:",
+                "  - at: 0s",
+                "    pod: {node: node-1, name: train-0, namespace: ml, npu: 8, labels: {job: train},"
+                        + " controller: StatefulSet, emptyDir: true}",
+                "  - at: 0s",
+                "    pod: {node: node-0, name: bare, controller: none}",
+                "  - at: 1s",
+                "    pdb: {name: train, namespace: ml, selector: {job: train}, minAvailable: 1}",
+                "  - at: 1s",
+                "    pdb: {name: half, selector: {job: train}, maxUnavailable: 50%}",
+                "  - at: 2s",
+                "    deletePdb: {name: train, namespace: ml}",
+                "  - at: 3s",
+                "    cordon: {node: node-0}",
+                "  - at: 4s",
+                "    uncordon: {node: node-0}",
+                "  - at: 5s",
+                "    expect: {node: node-0, unschedulable: false, taints: {npu.openfuyao.com/npu-unhealthy: null},"
+                        + " pods: {present: [ml/train-0], absent: [default/bare]}}",
+                ""));
+        assertEquals(new Action.PodStep("node-1", "train-0", "ml", 8, Map.of("job", "train"), "StatefulSet", true),
+                s.steps.get(0).action());
+        assertEquals(new Action.PodStep("node-0", "bare", "default", 0, Map.of(), "none", false),
+                s.steps.get(1).action());
+        assertEquals(new Action.Pdb("train", "ml", Map.of("job", "train"), 1, null), s.steps.get(2).action());
+        assertEquals(new Action.Pdb("half", "default", Map.of("job", "train"), null, "50%"), s.steps.get(3).action());
+        assertEquals(new Action.DeletePdb("train", "ml"), s.steps.get(4).action());
+        assertEquals(new Action.Cordon("node-0"), s.steps.get(5).action());
+        assertEquals(new Action.Uncordon("node-0"), s.steps.get(6).action());
+        Action.Expect e = (Action.Expect) s.steps.get(7).action();
+        assertEquals(Boolean.FALSE, e.unschedulable());
+        java.util.Map<String, String> noTaint = new java.util.HashMap<>();
+        noTaint.put("npu.openfuyao.com/npu-unhealthy", null);
+        assertEquals(noTaint, e.taints());
+        assertEquals(new Action.PodsCheck(java.util.List.of("ml/train-0"), java.util.List.of("default/bare")), e.pods());
+    }
+
+    @Test
+    void badWorkloadStepsNameTheField() {
+        String head = "cluster: {nodes: 1}\nsteps:\n  - at: 0s\n    ";
+        assertTrue(invalid(head + "pod: {node: node-3, name: a}\n").where()
+                .contains("steps[0].pod.node: no node 'node-3'"));
+        assertTrue(invalid(head + "pod: {node: node-0}\n").where()
+                .contains("steps[0].pod.name is missing (the pod's name)"));
+        assertTrue(invalid(head + "pod: {node: node-0, name: Big_Pod}\n").where()
+                .contains("steps[0].pod.name 'Big_Pod' is not a lower-case DNS label"));
+        assertTrue(invalid(head + "pod: {node: node-0, name: a, controller: Deployment}\n").where()
+                .contains("steps[0].pod.controller 'Deployment' is not one of [ReplicaSet, StatefulSet, DaemonSet,"
+                        + " mirror, none]"));
+        assertTrue(invalid(head + "pod: {node: node-0, name: a, npu: -1}\n").where()
+                .contains("steps[0].pod.npu -1 is outside 0..64"));
+        assertTrue(invalid(head + "pod: {node: node-0, name: a, namespace: npu-operator}\n").where()
+                .contains("steps[0].pod.namespace 'npu-operator' is the operator's own namespace"));
+        assertTrue(invalid(head + "pdb: {name: p, selector: {a: b}}\n").where()
+                .contains("steps[0].pdb.minAvailable needs exactly one of minAvailable and maxUnavailable"));
+        assertTrue(invalid(head + "pdb: {name: p, selector: {a: b}, minAvailable: 1, maxUnavailable: 1}\n").where()
+                .contains("steps[0].pdb.maxUnavailable needs exactly one of minAvailable and maxUnavailable"));
+        assertTrue(invalid(head + "pdb: {name: p, selector: {a: b}, maxUnavailable: lots}\n").where()
+                .contains("steps[0].pdb.maxUnavailable must be a number of pods (0..100000) or a percentage"));
+        assertTrue(invalid(head + "pdb: {name: p, minAvailable: 1}\n").where()
+                .contains("steps[0].pdb.selector is missing"));
+        assertTrue(invalid(head + "deletePdb: {namespace: ml}\n").where()
+                .contains("steps[0].deletePdb.name is missing"));
+        assertTrue(invalid(head + "cordon: {node: node-9}\n").where()
+                .contains("steps[0].cordon.node: no node 'node-9'"));
+        assertTrue(invalid(head + "expect: {pods: {present: [just-a-name]}}\n").where()
+                .contains("steps[0].expect.pods.present 'just-a-name' is not namespace/name"));
+        assertTrue(invalid(head + "expect: {unschedulable: maybe}\n").where()
+                .contains("steps[0].expect.unschedulable must be true or false, got maybe"));
     }
 
     @Test

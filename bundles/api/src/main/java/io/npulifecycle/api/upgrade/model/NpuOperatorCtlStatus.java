@@ -24,6 +24,7 @@ public class NpuOperatorCtlStatus {
     private List<NodeIssue> failedNodes = new ArrayList<>();
     private List<NodeIssue> heldNodes = new ArrayList<>();
     private List<NodeIssue> slotHolders = new ArrayList<>();
+    private List<NodeIssue> drainingNodes = new ArrayList<>();
     private List<Condition> conditions = new ArrayList<>();
 
     public Long getObservedGeneration() {
@@ -135,6 +136,23 @@ public class NpuOperatorCtlStatus {
         this.slotHolders = slotHolders;
     }
 
+    /**
+     * @return nodes being drained, each with the pods left and what blocks them (the PodDisruptionBudget that
+     *         refused an eviction, a pod without a controller, emptyDir data)
+     * @since 1.1
+     */
+    public List<NodeIssue> getDrainingNodes() {
+        return drainingNodes;
+    }
+
+    /**
+     * @param drainingNodes see {@link #getDrainingNodes()}
+     * @since 1.1
+     */
+    public void setDrainingNodes(List<NodeIssue> drainingNodes) {
+        this.drainingNodes = drainingNodes;
+    }
+
     public List<Condition> getConditions() {
         return conditions;
     }
@@ -153,7 +171,8 @@ public class NpuOperatorCtlStatus {
                 && Objects.equals(startTime, s.startTime) && Objects.equals(completionTime, s.completionTime)
                 && Objects.equals(nodeCounts, s.nodeCounts) && Objects.equals(awaitingApproval, s.awaitingApproval)
                 && Objects.equals(failedNodes, s.failedNodes) && Objects.equals(heldNodes, s.heldNodes)
-                && Objects.equals(slotHolders, s.slotHolders) && Objects.equals(conditions, s.conditions);
+                && Objects.equals(slotHolders, s.slotHolders) && Objects.equals(drainingNodes, s.drainingNodes)
+                && Objects.equals(conditions, s.conditions);
     }
 
     @Override

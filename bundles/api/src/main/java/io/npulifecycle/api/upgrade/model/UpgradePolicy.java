@@ -8,6 +8,7 @@ public class UpgradePolicy {
     private Integer maxParallelUpgrades;
     private IntOrString maxUnavailable;
     private Deadlines deadlines;
+    private DrainPolicy drain;
 
     /** @return true: reboot without approval; default false */
     public Boolean getAutoUpgrade() {
@@ -42,5 +43,14 @@ public class UpgradePolicy {
 
     public void setDeadlines(Deadlines deadlines) {
         this.deadlines = deadlines;
+    }
+
+    /** @return how a node is drained before its reboot; absent = the defaults (drain enabled) */
+    public DrainPolicy getDrain() {
+        return drain;
+    }
+
+    public void setDrain(DrainPolicy drain) {
+        this.drain = drain;
     }
 }

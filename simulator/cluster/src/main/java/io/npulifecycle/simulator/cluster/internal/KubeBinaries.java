@@ -8,13 +8,14 @@ import java.nio.file.Paths;
 import java.util.Properties;
 
 /**
- * The folder of the {@code kube-apiserver}, {@code etcd} and {@code pki} binaries that
+ * The folder of the {@code kube-apiserver}, {@code kube-controller-manager}, {@code etcd} and {@code pki} binaries
+ * that
  * {@code simulator/apiserver/build.sh} builds from source (Maven runs it before the tests of simulator/cluster and
  * hands the folder to them in the system property {@value #BIN_PROPERTY}).
  */
 public final class KubeBinaries {
 
-    /** System property: the folder holding the three binaries. */
+    /** System property: the folder holding the four binaries. */
     public static final String BIN_PROPERTY = "npu.kube.bin";
     /** System property set by build.sh instead of {@value #BIN_PROPERTY} when it could not build (e.g. no Go). */
     public static final String ERROR_PROPERTY = "npu.kube.bin.error";
@@ -151,7 +152,7 @@ public final class KubeBinaries {
      */
     public static KubeBinaries in(Path folder) {
         KubeBinaries b = new KubeBinaries(folder.toAbsolutePath().normalize());
-        for (Path p : new Path[] {b.kubeApiserver(), b.etcd(), b.pki()}) {
+        for (Path p : new Path[] {b.kubeApiserver(), b.kubeControllerManager(), b.etcd(), b.pki()}) {
             if (!Files.isExecutable(p)) {
                 throw new IllegalStateException(p + " is missing or not executable: build it with "
                         + "simulator/apiserver/build.sh (Maven does so for simulator/cluster)");
@@ -168,6 +169,11 @@ public final class KubeBinaries {
     /** @return the kube-apiserver binary */
     public Path kubeApiserver() {
         return folder.resolve("kube-apiserver");
+    }
+
+    /** @return the kube-controller-manager binary */
+    public Path kubeControllerManager() {
+        return folder.resolve("kube-controller-manager");
     }
 
     /** @return the etcd binary */

@@ -57,4 +57,38 @@ public final class KubeCommandLines {
                 "--enable-admission-plugins=NodeRestriction,ValidatingAdmissionPolicy", "--allow-privileged=true",
                 "--endpoint-reconciler-type=none", "--profiling=false");
     }
+
+    /**
+     * The controllers {@link #kubeControllerManager} runs. {@code disruption} computes the status of
+     * PodDisruptionBudgets ({@code disruptionsAllowed}, {@code observedGeneration}), without which the Eviction API
+     * refuses every pod a budget selects. Not run: those whose part the simulator plays itself or that would fight
+     * it: {@code replicaset}, {@code statefulset}, {@code daemonset} (they would create pods that no scheduler
+     * places; the harness creates a workload's pods and the controller object whose {@code spec.replicas} a budget's
+     * {@code maxUnavailable} is computed from), {@code nodelifecycle} (it would taint and evict every node whose
+     * kubelet sends no heartbeat: the harness writes node status itself), {@code podgc} (it deletes pods the
+     * kubelet emulation ends itself), {@code garbagecollector} (its graph watches every resource, seconds of CPU on
+     * a shared machine, and nothing simulated deletes an owner while its pods matter), {@code serviceaccount}
+     * ({@code RealApiServer.ensureNamespace} creates the {@code default} ServiceAccount).
+     */
+    public static final List<String> CONTROLLERS = List.of("disruption");
+
+    /**
+     * kube-controller-manager with {@link #CONTROLLERS} only, no leader election, each controller under its own
+     * ServiceAccount (the bootstrap RBAC policy's {@code system:controller:*} roles), serving its health endpoints
+     * on 127.0.0.1 with kube-apiserver's serving certificate (which names 127.0.0.1) so that the CA's probe trusts
+     * them.
+     *
+     * @param bin the binaries
+     * @param pki the certificates and keys
+     * @param kubeconfig its kubeconfig ({@link Kubeconfigs#forControllerManager})
+     * @param port the HTTPS port of its health endpoints on 127.0.0.1
+     * @return the command line
+     */
+    public static List<String> kubeControllerManager(KubeBinaries bin, KubePki pki, Path kubeconfig, int port) {
+        return List.of(bin.kubeControllerManager().toString(), "--kubeconfig=" + kubeconfig,
+                "--controllers=" + String.join(",", CONTROLLERS), "--leader-elect=false",
+                "--use-service-account-credentials=true", "--bind-address=127.0.0.1", "--secure-port=" + port,
+                "--tls-cert-file=" + pki.serverCert(), "--tls-private-key-file=" + pki.serverKey(),
+                "--profiling=false");
+    }
 }

@@ -14,7 +14,9 @@ import java.util.concurrent.TimeUnit;
  * The certificates and keys of one throw-away API server, written by the {@code pki} binary
  * (simulator/apiserver/cmd/pki, Go crypto/x509) into a folder: a CA (ECDSA P-256), the serving certificate of
  * kube-apiserver (127.0.0.1, 10.0.0.1, localhost, kubernetes.default.svc...), the admin client certificate
- * (CN=admin, O=system:masters, RSA 2048, PKCS#1) and the service-account signing key pair (RSA 2048). Valid 30 days.
+ * (CN=admin, O=system:masters, RSA 2048, PKCS#1), the kube-controller-manager client certificate
+ * (CN=system:kube-controller-manager, RSA 2048, PKCS#1) and the service-account signing key pair (RSA 2048). Valid
+ * 30 days.
  */
 public final class KubePki {
 
@@ -81,6 +83,16 @@ public final class KubePki {
     /** @return the admin client key (PEM, RSA PKCS#1) */
     public Path adminKey() {
         return folder.resolve("admin.key");
+    }
+
+    /** @return the kube-controller-manager client certificate (PEM, CN=system:kube-controller-manager) */
+    public Path controllerManagerCert() {
+        return folder.resolve("controller-manager.crt");
+    }
+
+    /** @return the kube-controller-manager client key (PEM, RSA PKCS#1) */
+    public Path controllerManagerKey() {
+        return folder.resolve("controller-manager.key");
     }
 
     /** @return the private key that signs service-account tokens (PEM, RSA PKCS#1) */

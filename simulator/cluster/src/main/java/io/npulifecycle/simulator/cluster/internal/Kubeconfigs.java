@@ -31,6 +31,22 @@ public final class Kubeconfigs {
     }
 
     /**
+     * Writes the kubeconfig of kube-controller-manager (its own client certificate,
+     * CN=system:kube-controller-manager).
+     *
+     * @param file where to write it; folders are created; mode 0600
+     * @param server e.g. {@code https://127.0.0.1:41231}
+     * @param pki the CA and the controller manager's certificate and key
+     * @return {@code file}
+     * @throws UncheckedIOException when it cannot be written
+     */
+    public static Path forControllerManager(Path file, String server, KubePki pki) {
+        return write(file, server, pki, "kube-system", "    client-certificate-data: "
+                + KubePki.base64(pki.controllerManagerCert()) + "\n    client-key-data: "
+                + KubePki.base64(pki.controllerManagerKey()) + "\n");
+    }
+
+    /**
      * Writes a kubeconfig authenticating with a bearer token.
      *
      * @param file where to write it; folders are created; mode 0600

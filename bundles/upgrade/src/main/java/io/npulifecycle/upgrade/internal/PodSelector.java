@@ -1,0 +1,101 @@
+package io.npulifecycle.upgrade.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A label selector in the string syntax of {@code kubectl -l} and {@code metav1.ParseToLabelSelector}: requirements
+ * separated by commas, each {@code key=value}, {@code key==value}, {@code key!=value}, {@code key in (a,b)},
+ * {@code key notin (a,b)}, {@code key} (exists) or {@code !key} (does not exist). An empty string selects everything.
+ *
+ * @param text the selector as written
+ * @param requirements the parsed requirements, all of which must hold
+ */
+record PodSelector(String text, List<Requirement> requirements) {
+
+    /** The selector that selects every pod. */
+    static final PodSelector ALL = new PodSelector("", List.of());
+
+    private static final String KEY = "([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?";
+    private static final String VALUE = "([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?";
+    private static final Pattern SET = Pattern.compile("^(" + KEY + ")\\s+(in|notin)\\s+\\(([^()]*)\\)$");
+    private static final Pattern EQ = Pattern.compile("^(" + KEY + ")\\s*(==|!=|=)\\s*(" + VALUE + ")$");
+    private static final Pattern EXISTS = Pattern.compile("^(!?)\\s*(" + KEY + ")$");
+
+    /** One requirement: an operator over a key and its values. */
+    record Requirement(String key, String op, Set<String> values) {
+        boolean matches(Map<String, String> labels) {
+            String v = labels.get(key);
+            return switch (op) {
+                case "in", "=" -> v != null && values.contains(v);
+                case "notin", "!=" -> v == null || !values.contains(v);
+                case "exists" -> v != null;
+                default -> v == null; // "!": does not exist
+            };
+        }
+    }
+
+    /**
+     * @param text a selector, may be null or blank (everything)
+     * @return the parsed selector
+     * @throws IllegalArgumentException naming the requirement that does not parse
+     */
+    static PodSelector parse(String text) {
+        if (text == null || text.isBlank()) {
+            return ALL;
+        }
+        List<Requirement> out = new ArrayList<>();
+        for (String part : splitOutsideParens(text)) {
+            String r = part.strip();
+            Matcher m;
+            if ((m = SET.matcher(r)).matches()) {
+                Set<String> vals = new java.util.TreeSet<>();
+                for (String v : m.group(6).split(",")) {
+                    String s = v.strip();
+                    if (!s.matches(VALUE)) {
+                        throw new IllegalArgumentException("'" + r + "': '" + s + "' is not a label value");
+                    }
+                    vals.add(s);
+                }
+                out.add(new Requirement(m.group(1), m.group(5), Set.copyOf(vals)));
+            } else if ((m = EQ.matcher(r)).matches()) {
+                out.add(new Requirement(m.group(1), m.group(5).equals("!=") ? "!=" : "=", Set.of(m.group(6))));
+            } else if ((m = EXISTS.matcher(r)).matches()) {
+                out.add(new Requirement(m.group(2), m.group(1).isEmpty() ? "exists" : "!", Set.of()));
+            } else {
+                throw new IllegalArgumentException("'" + r + "' is not a requirement (expected key=value, key!=value, "
+                        + "key in (a,b), key notin (a,b), key or !key)");
+            }
+        }
+        return new PodSelector(text.strip(), List.copyOf(out));
+    }
+
+    private static List<String> splitOutsideParens(String s) {
+        List<String> parts = new ArrayList<>();
+        int depth = 0;
+        int start = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+            if (c == ',' && depth == 0) {
+                parts.add(s.substring(start, i));
+                start = i + 1;
+            }
+        }
+        parts.add(s.substring(start));
+        return parts;
+    }
+
+    /**
+     * @param labels a pod's labels, may be null
+     * @return whether every requirement holds
+     */
+    boolean matches(Map<String, String> labels) {
+        Map<String, String> l = labels == null ? Map.of() : labels;
+        return requirements.stream().allMatch(r -> r.matches(l));
+    }
+}

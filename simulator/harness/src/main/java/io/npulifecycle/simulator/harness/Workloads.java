@@ -1,0 +1,219 @@
+package io.npulifecycle.simulator.harness;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.PodSpecBuilder;
+import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Taint;
+import io.fabric8.kubernetes.api.model.apps.DaemonSetBuilder;
+import io.fabric8.kubernetes.api.model.apps.ReplicaSetBuilder;
+import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.npulifecycle.simulator.cluster.ClusterBackend;
+import io.npulifecycle.simulator.cluster.NodeEdits;
+
+/**
+ * The workloads and the administrator's scheduling edits of a scenario ({@code pod:}, {@code pdb:},
+ * {@code deletePdb:}, {@code cordon:}, {@code uncordon:}), written through the admin client on either API server.
+ *
+ * <p>A pod's controller is an object of its kind owning it ({@code controller: true} owner reference) that no
+ * controller acts on: neither API server runs the ReplicaSet, StatefulSet or DaemonSet controller, so nothing
+ * recreates an evicted pod, and the disruption controller (real API server) reads the owner's
+ * {@code spec.replicas} (1) for a budget's {@code maxUnavailable}. A mirror pod carries
+ * {@code kubernetes.io/config.mirror} and is owned by its Node, as the kubelet writes it.
+ */
+final class Workloads {
+
+    /** The NPU resource a {@code pod:} step requests ({@code npu: N}). */
+    static final String NPU_RESOURCE = "huawei.com/Ascend910";
+    /** Label of every workload pod the harness creates, with the pod's name: its owner's selector. */
+    static final String POD_LABEL = "sim.npulifecycle.io/pod";
+    /** The annotation the kubelet puts on the mirror pod of a static pod. */
+    static final String MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
+
+    private final ClusterBackend cluster;
+    private final KubernetesClient client;
+
+    /** @param cluster the API server; its admin client writes */
+    Workloads(ClusterBackend cluster) {
+        this.cluster = cluster;
+        this.client = cluster.client();
+    }
+
+    /**
+     * Creates the pod of a {@code pod:} step and its owner (created first, named as the pod).
+     *
+     * @param a the step
+     * @return the pod as created
+     * @throws KubernetesClientException when the API server refuses a write (e.g. the pod exists)
+     */
+    Pod addPod(Action.PodStep a) {
+        ensureNamespace(a.namespace());
+        Map<String, String> labels = new LinkedHashMap<>(a.labels());
+        labels.put(POD_LABEL, a.name());
+        PodSpecBuilder spec = new PodSpecBuilder().withNodeName(a.node()).withTerminationGracePeriodSeconds(30L)
+                .addNewContainer().withName("main").withImage("registry.local/workload:1").withNewResources()
+                .endResources().endContainer();
+        if (a.npu() > 0) {
+            Quantity q = new Quantity(Integer.toString(a.npu()));
+            spec.editFirstContainer().editResources().addToRequests(NPU_RESOURCE, q).addToLimits(NPU_RESOURCE, q)
+                    .endResources().endContainer();
+        }
+        if (a.emptyDir()) {
+            spec.addNewVolume().withName("scratch").withNewEmptyDir().endEmptyDir().endVolume()
+                    .editFirstContainer().addNewVolumeMount().withName("scratch").withMountPath("/scratch")
+                    .endVolumeMount().endContainer();
+        }
+        PodSpec podSpec = spec.build();
+        ObjectMeta meta = new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(a.name())
+                .withNamespace(a.namespace()).withLabels(labels).build();
+        OwnerReference owner = owner(a, labels, podSpec);
+        if (owner != null) {
+            meta.setOwnerReferences(List.of(owner));
+        }
+        if (a.controller().equals("mirror")) {
+            meta.setAnnotations(Map.of(MIRROR_ANNOTATION, "sim-" + a.name()));
+        }
+        return client.pods().inNamespace(a.namespace()).resource(new PodBuilder().withMetadata(meta)
+                .withSpec(podSpec).build()).create();
+    }
+
+    private OwnerReference owner(Action.PodStep a, Map<String, String> labels, PodSpec podSpec) {
+        Map<String, String> selector = Map.of(POD_LABEL, a.name());
+        var template = new PodTemplateSpecBuilder().withNewMetadata().withLabels(labels).endMetadata()
+                .withSpec(podSpec).build();
+        HasMetadata o;
+        String apiVersion = "apps/v1";
+        switch (a.controller()) {
+            case "ReplicaSet" -> o = client.apps().replicaSets().inNamespace(a.namespace()).resource(
+                    new ReplicaSetBuilder().withNewMetadata().withName(a.name()).withNamespace(a.namespace())
+                            .endMetadata().withNewSpec().withReplicas(1).withNewSelector()
+                            .withMatchLabels(selector).endSelector().withTemplate(template).endSpec().build())
+                    .create();
+            case "StatefulSet" -> o = client.apps().statefulSets().inNamespace(a.namespace()).resource(
+                    new StatefulSetBuilder().withNewMetadata().withName(a.name()).withNamespace(a.namespace())
+                            .endMetadata().withNewSpec().withReplicas(1).withServiceName(a.name())
+                            .withNewSelector().withMatchLabels(selector).endSelector().withTemplate(template)
+                            .endSpec().build())
+                    .create();
+            case "DaemonSet" -> o = client.apps().daemonSets().inNamespace(a.namespace()).resource(
+                    new DaemonSetBuilder().withNewMetadata().withName(a.name()).withNamespace(a.namespace())
+                            .endMetadata().withNewSpec().withNewSelector().withMatchLabels(selector).endSelector()
+                            .withTemplate(template).endSpec().build())
+                    .create();
+            case "mirror" -> {
+                o = client.nodes().withName(a.node()).get();
+                apiVersion = "v1";
+            }
+            default -> o = null;
+        }
+        if (o == null) {
+            return null;
+        }
+        return new OwnerReferenceBuilder().withApiVersion(apiVersion).withKind(o.getKind())
+                .withName(o.getMetadata().getName()).withUid(o.getMetadata().getUid()).withController(true).build();
+    }
+
+    /**
+     * Creates or replaces (a whole new spec) the PodDisruptionBudget of a {@code pdb:} step.
+     *
+     * @param a the step
+     */
+    void applyPdb(Action.Pdb a) {
+        ensureNamespace(a.namespace());
+        var b = new PodDisruptionBudgetBuilder().withNewMetadata().withName(a.name()).withNamespace(a.namespace())
+                .endMetadata().withNewSpec().withNewSelector().withMatchLabels(a.selector()).endSelector();
+        if (a.minAvailable() != null) {
+            b.withMinAvailable(intOrString(a.minAvailable()));
+        } else {
+            b.withMaxUnavailable(intOrString(a.maxUnavailable()));
+        }
+        var pdb = b.endSpec().build();
+        var budgets = client.policy().v1().podDisruptionBudget().inNamespace(a.namespace());
+        NodeEdits.retryOnConflict(() -> {
+            var old = budgets.withName(a.name()).get();
+            if (old == null) {
+                budgets.resource(pdb).create();
+            } else {
+                pdb.getMetadata().setResourceVersion(old.getMetadata().getResourceVersion());
+                budgets.resource(pdb).update();
+            }
+        });
+    }
+
+    /**
+     * @param name the budget
+     * @param namespace its namespace
+     */
+    void deletePdb(String name, String namespace) {
+        client.policy().v1().podDisruptionBudget().inNamespace(namespace).withName(name).delete();
+    }
+
+    /**
+     * Sets {@code spec.unschedulable} of a node, as {@code kubectl cordon} and {@code uncordon} do.
+     *
+     * @param node the node
+     * @param unschedulable true to cordon
+     */
+    void setUnschedulable(String node, boolean unschedulable) {
+        NodeEdits.retryOnConflict(() -> client.nodes().withName(node).edit(n -> {
+            n.getSpec().setUnschedulable(unschedulable ? Boolean.TRUE : null);
+            return n;
+        }));
+    }
+
+    /**
+     * @param node the node
+     * @return its taints by key (the value, or "" for a taint without one); empty when none
+     */
+    Map<String, String> taints(String node) {
+        var n = client.nodes().withName(node).get();
+        Map<String, String> out = new LinkedHashMap<>();
+        if (n != null && n.getSpec().getTaints() != null) {
+            for (Taint t : n.getSpec().getTaints()) {
+                out.put(t.getKey(), t.getValue() == null ? "" : t.getValue());
+            }
+        }
+        return out;
+    }
+
+    /**
+     * @param node the node
+     * @return its {@code spec.unschedulable}, absent counting as false
+     */
+    boolean unschedulable(String node) {
+        var n = client.nodes().withName(node).get();
+        return n != null && Boolean.TRUE.equals(n.getSpec().getUnschedulable());
+    }
+
+    /**
+     * @param ref {@code namespace/name}
+     * @return the pod, or null when it does not exist
+     */
+    Pod pod(String ref) {
+        int slash = ref.indexOf('/');
+        return client.pods().inNamespace(ref.substring(0, slash)).withName(ref.substring(slash + 1)).get();
+    }
+
+    /** The namespace and (no controller-manager creates it) its {@code default} ServiceAccount, which pods run as. */
+    private void ensureNamespace(String name) {
+        cluster.ensureNamespace(name);
+    }
+
+    private static IntOrString intOrString(Object v) {
+        return v instanceof Integer i ? new IntOrString(i) : new IntOrString(String.valueOf(v));
+    }
+}
