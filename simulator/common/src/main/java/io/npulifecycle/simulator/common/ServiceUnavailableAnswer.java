@@ -32,14 +32,15 @@ final class ServiceUnavailableAnswer {
      *
      * @param client an accepted connection (for TLS, the handshake happens on the first read)
      * @param retryAfter the {@code Retry-After} header, in whole seconds (at least 1)
+     * @return whether a request was answered (false: the client went away first)
      */
-    static void answer(Socket client, Duration retryAfter) {
+    static boolean answer(Socket client, Duration retryAfter) {
         try {
             client.setSoTimeout((int) READ_TIMEOUT.toMillis());
             InputStream in = client.getInputStream();
             String head = readHead(in);
             if (head == null) {
-                return; // closed before a whole request head, or not TLS the proxy accepts
+                return false; // closed before a whole request head, or not TLS the proxy accepts
             }
             long length = contentLength(head);
             for (long left = length; left > 0;) {
@@ -63,8 +64,9 @@ final class ServiceUnavailableAnswer {
             out.write(response.getBytes(StandardCharsets.US_ASCII));
             out.write(body);
             out.flush();
+            return true;
         } catch (IOException e) {
-            // the client went away (or the outage ended and closed it): nothing to answer
+            return false; // the client went away (or the outage ended and closed it): nothing to answer
         }
     }
 

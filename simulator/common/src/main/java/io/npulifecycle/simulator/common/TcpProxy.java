@@ -76,6 +76,7 @@ public final class TcpProxy implements AutoCloseable {
     private final Set<Socket> answering = ConcurrentHashMap.newKeySet();
     private volatile ServerSocket server;
     private volatile boolean closed;
+    private final java.util.concurrent.atomic.AtomicLong answered503 = new java.util.concurrent.atomic.AtomicLong();
     /** While not null: every new connection is answered 503 with this {@code Retry-After}. */
     private volatile Duration unavailableRetryAfter;
 
@@ -207,7 +208,9 @@ public final class TcpProxy implements AutoCloseable {
         }
         Thread t = new Thread(() -> {
             try {
-                ServiceUnavailableAnswer.answer(client, retryAfter);
+                if (ServiceUnavailableAnswer.answer(client, retryAfter)) {
+                    answered503.incrementAndGet();
+                }
             } finally {
                 closeQuietly(client);
                 answering.remove(client);
@@ -292,6 +295,11 @@ public final class TcpProxy implements AutoCloseable {
         int n = closeOpen(Disconnect.CLOSE);
         log.accept("api: " + n + " connection(s) on port " + port + " closed");
         return n;
+    }
+
+    /** @return how many requests were answered 503 since the proxy started */
+    public long answered503() {
+        return answered503.get();
     }
 
     /** @return whether requests are answered 503 now ({@link #serviceUnavailable(Duration)}) */

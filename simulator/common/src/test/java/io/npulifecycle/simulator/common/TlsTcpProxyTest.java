@@ -137,6 +137,7 @@ class TlsTcpProxyTest {
                     && down.body().contains("\"reason\":\"ServiceUnavailable\"")
                     && down.body().contains("POST /api/v1/nodes HTTP/1.1"), down.body());
             assertEquals(1, requestsSeen.size(), "no request reached the server while unavailable");
+            assertEquals(1, proxy.answered503());
 
             proxy.restore();
             assertFalse(proxy.isUnavailable());

@@ -4,7 +4,17 @@ import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
 
 import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
@@ -124,10 +134,53 @@ final class ApiFaults implements AutoCloseable {
         }
         long revision = ((RealApiServer) cluster).compact();
         int closed = proxy.dropConnections();
+        awaitGone(revision);
         String done = "etcd compacted to revision " + revision + ", " + closed + " runtime connection(s) closed: "
-                + "every watch resuming from an older resourceVersion is answered 410 Gone";
+                + "every watch resuming from an older resourceVersion is answered 410 Gone (a watch from "
+                + "resourceVersion 1 was)";
         log.accept("api: " + done);
         return done;
+    }
+
+    /** @return what the forwarder did over the run, e.g. how many requests it answered 503; null for nothing */
+    String summary() {
+        long n = proxy.answered503();
+        return n == 0 ? null : "the front proxy answered " + n + " request(s) of the runtimes 503 Service Unavailable";
+    }
+
+    /**
+     * Checks that the compaction is one the runtimes' watches meet: a watch of the nodes from resourceVersion 1
+     * (older than any compaction to a later revision) must end with 410 Gone.
+     *
+     * @throws IllegalStateException when it does not within 30 s (e.g. the server has its watch cache on)
+     */
+    private void awaitGone(long revision) {
+        CompletableFuture<WatcherException> closed = new CompletableFuture<>();
+        try (Watch w = cluster.client().nodes().watch(new ListOptionsBuilder().withResourceVersion("1").build(),
+                new Watcher<Node>() {
+                    @Override
+                    public void eventReceived(Action action, Node node) {
+                    }
+
+                    @Override
+                    public void onClose(WatcherException cause) {
+                        closed.complete(cause);
+                    }
+                })) {
+            WatcherException gone = closed.get(30, TimeUnit.SECONDS);
+            if (gone == null || !gone.isHttpGone()) {
+                throw new IllegalStateException("after compacting etcd to revision " + revision
+                        + ", a watch from resourceVersion 1 ended with " + gone + ", not 410 Gone");
+            }
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("after compacting etcd to revision " + revision + ", a watch from "
+                    + "resourceVersion 1 was not answered 410 Gone within 30 s (is the watch cache on?)", e);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("the 410 check failed: " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while checking the compaction", e);
+        }
     }
 
     private void restoreAfter(Duration wall, String name) {

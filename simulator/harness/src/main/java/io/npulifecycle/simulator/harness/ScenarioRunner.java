@@ -119,6 +119,10 @@ public final class ScenarioRunner {
             sim.watchesFromEtcd(s.uses(Action.ApiGone.class));
             ScenarioRunner r = new ScenarioRunner(s, sim, out);
             String failure = r.execute();
+            String faults = sim.apiFaultSummary();
+            if (faults != null) {
+                out.println("   api: " + faults);
+            }
             double secs = (System.nanoTime() - wall) / 1e9;
             if (!s.cases.isEmpty()) {
                 int failedCases = 0;

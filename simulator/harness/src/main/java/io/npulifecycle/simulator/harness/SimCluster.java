@@ -323,6 +323,11 @@ public final class SimCluster implements AutoCloseable {
         return apiFaults.gone(failNext);
     }
 
+    /** @return what the API faults did over the run (e.g. how many requests were answered 503), or null */
+    public String apiFaultSummary() {
+        return apiFaults == null ? null : apiFaults.summary();
+    }
+
     /**
      * Moves the wall clock of the control plane (every replica) by {@code delta}: PID {@code io.npulifecycle.time}
      * key {@code wallOffsetMillis}, applied in place by the running clock.
