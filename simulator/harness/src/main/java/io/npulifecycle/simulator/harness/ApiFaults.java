@@ -30,14 +30,16 @@ import io.npulifecycle.simulator.common.TcpProxy;
  * <ul>
  * <li>On the embedded mock the forwarder passes bytes through; a 503 outage and 410 Gone are the mock's own
  *     ({@link EmbeddedFaults}: every client, the harness included, sees them).
- * <li>On a real kube-apiserver the forwarder terminates TLS with the server's own serving certificate (127.0.0.1,
- *     the server's CA, which the runtimes' kubeconfigs trust) and relays HTTP/1.1 over a TLS connection of its own;
- *     each request keeps its bearer token. A 503 outage is the forwarder answering every request
- *     {@code 503 Service Unavailable} (a kube Status body, {@code Retry-After}) after closing every open connection;
- *     410 Gone is etcd compacted for real ({@link RealApiServer#compact()}) and the runtimes' connections closed,
- *     so every watch resumes from a resourceVersion older than the compaction and etcd answers it 410 Gone; that
- *     needs the server to serve watches from etcd ({@link #realServerFlags(boolean)}), as the watch cache would
- *     otherwise resume them from its own window.
+ * <li>On a real kube-apiserver, when the run needs 503 answers ({@code start(cluster, true, log)}), the forwarder is a
+ *     front proxy that terminates TLS with the server's own serving certificate (127.0.0.1, the server's CA, which
+ *     the runtimes' kubeconfigs trust) and relays HTTP/1.1 over a TLS connection of its own, each request keeping
+ *     its bearer token; a 503 outage is that proxy closing every open connection and answering every request
+ *     {@code 503 Service Unavailable} (a kube Status body, {@code Retry-After}). Otherwise the forwarder passes the
+ *     TLS bytes through, so the runtimes speak to the server as they would without it (HTTP/2).
+ * <li>410 Gone on a real server is etcd compacted for real ({@link RealApiServer#compact()}) and the runtimes'
+ *     connections closed, so every watch resumes from a resourceVersion older than the compaction and etcd answers
+ *     it 410 Gone; that needs the server to serve watches from etcd ({@link #realServerFlags(boolean)}), as the
+ *     watch cache would otherwise resume them from its own window.
  * </ul>
  */
 final class ApiFaults implements AutoCloseable {
@@ -57,14 +59,16 @@ final class ApiFaults implements AutoCloseable {
 
     /**
      * @param cluster the running API server
+     * @param answers503 whether the run makes a real server answer 503 ({@code apiOutage}): the forwarder then
+     *        terminates TLS; ignored on the embedded mock
      * @param log told each fault as it starts and ends
      * @return the forwarder in front of {@code cluster}, listening on a free loopback port
      * @throws IOException if no port can be bound
      * @throws IllegalStateException when the real server's certificates cannot be read
      */
-    static ApiFaults start(ClusterBackend cluster, Consumer<String> log) throws IOException {
+    static ApiFaults start(ClusterBackend cluster, boolean answers503, Consumer<String> log) throws IOException {
         URI master = URI.create(cluster.masterUrl());
-        TcpProxy.Tls tls = cluster instanceof RealApiServer real
+        TcpProxy.Tls tls = answers503 && cluster instanceof RealApiServer real
                 ? new TcpProxy.Tls(real.servingSslContext().getServerSocketFactory(),
                         real.trustingSslContext().getSocketFactory())
                 : null;
@@ -103,11 +107,16 @@ final class ApiFaults implements AutoCloseable {
      * @param wall how long
      * @return what was done, for the scenario's output
      * @throws IOException when the forwarder cannot listen again
+     * @throws IllegalStateException on a real server when {@link #start} was not told {@code answers503}
      */
     String unavailableFor(Duration wall) throws IOException {
         if (cluster instanceof EmbeddedCluster embedded) {
             embedded.faults().outageFor(wall, EmbeddedFaults.OutageMode.SERVICE_UNAVAILABLE);
             return "the embedded API server answers every request 503 for " + wall.toMillis() + " ms";
+        }
+        if (!proxy.url().startsWith("https:")) {
+            throw new IllegalStateException("apiOutage on a real API server needs the TLS front proxy: the simulated "
+                    + "cluster must be told answers503(true) before it starts");
         }
         proxy.serviceUnavailable(RETRY_AFTER);
         restoreAfter(wall, "api-unavailable");

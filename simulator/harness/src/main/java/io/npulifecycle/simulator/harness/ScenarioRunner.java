@@ -117,6 +117,7 @@ public final class ScenarioRunner {
             sim.controlPlaneReplicas(s.controlPlanes);
             sim.markersOnTmpfs(s.uses(Action.MarkersReadOnly.class) || s.uses(Action.MarkersFull.class));
             sim.watchesFromEtcd(s.uses(Action.ApiGone.class));
+            sim.answers503(s.uses(Action.ApiOutage.class));
             ScenarioRunner r = new ScenarioRunner(s, sim, out);
             String failure = r.execute();
             String faults = sim.apiFaultSummary();

@@ -54,6 +54,7 @@ public final class SimCluster implements AutoCloseable {
     private int replicas = 1;
     private boolean markersOnTmpfs;
     private boolean watchesFromEtcd;
+    private boolean answers503;
     private ApiFaults apiFaults;
     private Jolokia controlPlaneJolokia;
     private int controlPlanePort;
@@ -111,7 +112,7 @@ public final class SimCluster implements AutoCloseable {
         credentials = new RuntimeCredentials(cluster);
         // the runtimes reach the API server through a forwarder that can make it unreachable, unavailable (503) or
         // close their watches (ApiFaults)
-        apiFaults = ApiFaults.start(cluster, log);
+        apiFaults = ApiFaults.start(cluster, answers503, log);
         runtimeMaster = apiFaults.runtimeMaster();
         credentials.applyManifests(install.resolve("conf/kubernetes"), log);
         cluster.installCrd();
@@ -174,6 +175,17 @@ public final class SimCluster implements AutoCloseable {
      */
     public void watchesFromEtcd(boolean value) {
         this.watchesFromEtcd = value;
+    }
+
+    /**
+     * Whether {@link #unavailableFor} will be used: on a real API server the runtimes then reach it through a TLS
+     * front proxy that can answer 503 (HTTP/1.1), otherwise through a forwarder that passes TLS through; before
+     * {@link #start(List)}. No effect on the embedded mock.
+     *
+     * @param value whether to
+     */
+    public void answers503(boolean value) {
+        this.answers503 = value;
     }
 
     /**
@@ -302,7 +314,7 @@ public final class SimCluster implements AutoCloseable {
 
     /**
      * Makes the runtimes' requests fail with {@code 503 Service Unavailable} for {@code wall} of wall-clock time, in
-     * the background (see {@link ApiFaults#unavailableFor}).
+     * the background (see {@link ApiFaults#unavailableFor}); on a real server after {@link #answers503(boolean)}.
      *
      * @param wall how long
      * @return what was done
