@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
@@ -19,19 +18,14 @@ import org.junit.jupiter.api.io.TempDir;
  * The README's main job and the CI scenario suite, run exactly as a user runs them: {@code bin/npu-lifecycle demo}
  * and {@code bin/npu-lifecycle scenario itests/scenarios/*.yaml} on simulated clusters of real runtimes, on a real
  * kube-apiserver ({@code --api real}: RBAC, the node agent's admission policy, every runtime on its own
- * ServiceAccount) unless system property {@value #API_PROPERTY} says {@code embedded}. The scenarios whose fault only
- * the embedded mock can make ({@link #EMBEDDED_ONLY}) run on the mock.
+ * ServiceAccount) unless system property {@value #API_PROPERTY} says {@code embedded}. Every scenario runs on the
+ * chosen server, the API faults included: on the real one the runtimes' front proxy answers 503 for
+ * {@code apiOutage} and etcd is compacted for {@code apiGone}.
  */
 class SimulatedClusterIT {
 
     /** System property: the API server of the demo and the suite, {@code real} (default) or {@code embedded}. */
     static final String API_PROPERTY = "itests.api";
-
-    /**
-     * Scenario files that run on the embedded mock whatever {@value #API_PROPERTY} says: their fault is an API server
-     * answering 503 on demand ({@code apiOutage}), which a real kube-apiserver cannot be made to do.
-     */
-    static final Set<String> EMBEDDED_ONLY = Set.of("10-api-outage-during-rollout.yaml");
 
     /**
      * Scenario files that need a real API server whatever {@value #API_PROPERTY} says: the Eviction API and the
@@ -78,13 +72,10 @@ class SimulatedClusterIT {
             files = s.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
         }
         assertTrue(files.size() > 8, "scenario files in " + scenarios());
-        List<Path> onMock = files.stream().filter(p -> EMBEDDED_ONLY.contains(p.getFileName().toString())).toList();
-        assertEquals(EMBEDDED_ONLY.size(), onMock.size(), "the embedded-only files exist in " + scenarios());
         if (api().equals("embedded")) {
             runSuite("embedded", files.stream().filter(p -> !REAL_ONLY.contains(p.getFileName().toString())).toList());
         } else {
-            runSuite("real", files.stream().filter(p -> !onMock.contains(p)).toList());
-            runSuite("embedded", onMock);
+            runSuite(api(), files);
         }
     }
 

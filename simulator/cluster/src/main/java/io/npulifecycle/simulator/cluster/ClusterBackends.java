@@ -60,9 +60,26 @@ public final class ClusterBackends {
      *         message), a process exits or does not get ready within {@link RealApiServer#DEFAULT_START_TIMEOUT}
      */
     public static ClusterBackend start(String kind, Supplier<KubeBinaries> realBinaries) {
+        return start(kind, realBinaries, List.of());
+    }
+
+    /**
+     * Starts a backend, a real one with more kube-apiserver flags (see
+     * {@link RealApiServer#start(KubeBinaries, java.time.Duration, java.util.function.LongSupplier, List)}).
+     *
+     * @param kind {@value ClusterBackend#EMBEDDED} (a free loopback port) or {@value ClusterBackend#REAL}
+     * @param realBinaries where a real server's binaries come from; called only for {@value ClusterBackend#REAL}
+     * @param realApiServerFlags e.g. {@code List.of("--watch-cache=false")}; ignored for the embedded mock
+     * @return the running backend, as {@link #start(String, Supplier)}
+     * @throws IllegalArgumentException for any other kind (the message names it and the two choices)
+     * @throws IllegalStateException when a real server cannot start
+     */
+    public static ClusterBackend start(String kind, Supplier<KubeBinaries> realBinaries,
+            List<String> realApiServerFlags) {
         if (ClusterBackend.EMBEDDED.equals(checkKind(kind))) {
             return EmbeddedCluster.start();
         }
-        return RealApiServer.start(realBinaries.get(), RealApiServer.DEFAULT_START_TIMEOUT, System::nanoTime);
+        return RealApiServer.start(realBinaries.get(), RealApiServer.DEFAULT_START_TIMEOUT, System::nanoTime,
+                realApiServerFlags);
     }
 }

@@ -254,6 +254,25 @@ public final class RealApiServer implements ClusterBackend {
     }
 
     /**
+     * @return a new TLS server context presenting kube-apiserver's serving certificate (127.0.0.1, signed by
+     *         {@link #caCertificate()}), for a front proxy that the server's clients trust as they trust the server
+     *         (no ALPN: clients speak HTTP/1.1 to it)
+     * @throws IllegalStateException when the certificate or key cannot be read
+     */
+    public javax.net.ssl.SSLContext servingSslContext() {
+        return pki.servingSslContext();
+    }
+
+    /**
+     * @return a new TLS client context that trusts {@link #caCertificate()} only, without a client certificate: how
+     *         a front proxy reaches kube-apiserver while each request keeps its own bearer token
+     * @throws IllegalStateException when the CA certificate cannot be read
+     */
+    public javax.net.ssl.SSLContext trustingSslContext() {
+        return pki.trustingSslContext();
+    }
+
+    /**
      * Kills kube-apiserver (SIGKILL: a crash, no graceful shutdown, every watch and connection cut), keeps etcd and
      * its data, and starts kube-apiserver again with the same command line: the same port, certificates and
      * service-account keys, so that existing clients and tokens go on working once it is back. Returns when

@@ -14,12 +14,25 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLServerSocketFactory;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
+
 /**
  * A TCP forwarder on the loopback interface in front of a server (the Kubernetes API server of the simulator and of
  * the tests), so that the server can be made <em>unreachable</em> and reachable again while it keeps running:
  * {@link #cutOff(Disconnect)} closes the listening socket (new connections are refused, {@code ECONNREFUSED}) and
  * ends every open connection (requests in flight and watches end with a connection error, not an HTTP answer);
  * {@link #restore()} listens again on the same port. Whoever must never be cut off talks to the server directly.
+ *
+ * <p>With {@link Tls} the proxy terminates TLS itself (a serving certificate the clients trust, no ALPN, so clients
+ * speak HTTP/1.1) and relays the HTTP bytes to the server over a TLS connection of its own; it can then also make the
+ * server <em>unavailable</em>: {@link #serviceUnavailable(Duration)} closes every open connection and answers each
+ * request of a new one with a real {@code 503 Service Unavailable} (a Kubernetes {@code Status} body and
+ * {@code Retry-After}, see {@link ServiceUnavailableAnswer}) until {@link #restore()}. {@link #dropConnections()}
+ * ends every open connection while new ones get through, as a server closing its connections does. Without
+ * {@link Tls} the bytes pass through unchanged (TLS included).
  *
  * <p>Each connection uses two daemon threads (one per direction). Thread-safe.
  */
@@ -33,17 +46,39 @@ public final class TcpProxy implements AutoCloseable {
         CLOSE
     }
 
+    /**
+     * TLS termination: {@code listen} makes the client-facing server sockets (its certificate must be one the clients
+     * trust for {@code 127.0.0.1}), {@code upstream} the connections to the server (verified as {@code https} to
+     * 127.0.0.1).
+     *
+     * @param listen e.g. {@code SSLContext.getServerSocketFactory()} of a context holding the serving key
+     * @param upstream e.g. {@code SSLContext.getSocketFactory()} of a context trusting the server's CA
+     */
+    public record Tls(SSLServerSocketFactory listen, SSLSocketFactory upstream) {
+        public Tls {
+            Objects.requireNonNull(listen, "listen");
+            Objects.requireNonNull(upstream, "upstream");
+        }
+    }
+
     /** How long {@link #restore()} retries binding the port while the kernel releases it. */
     public static final Duration REBIND_TIMEOUT = Duration.ofSeconds(10);
 
     private static final long REBIND_RETRY_MILLIS = 100;
 
     private final int targetPort;
+    private final Tls tls;
     private final int port;
     private final Consumer<String> log;
+    /** Both sockets of every forwarded connection. */
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    /** The client sockets being answered 503. */
+    private final Set<Socket> answering = ConcurrentHashMap.newKeySet();
     private volatile ServerSocket server;
     private volatile boolean closed;
+    private final java.util.concurrent.atomic.AtomicLong answered503 = new java.util.concurrent.atomic.AtomicLong();
+    /** While not null: every new connection is answered 503 with this {@code Retry-After}. */
+    private volatile Duration unavailableRetryAfter;
 
     /**
      * Starts forwarding from a free loopback port to {@code 127.0.0.1:targetPort}.
@@ -54,7 +89,21 @@ public final class TcpProxy implements AutoCloseable {
      * @throws IOException if no port can be bound
      */
     public TcpProxy(int targetPort, Consumer<String> log) throws IOException {
+        this(targetPort, null, log);
+    }
+
+    /**
+     * Starts forwarding from a free loopback port to {@code 127.0.0.1:targetPort}, terminating TLS when {@code tls}
+     * is given.
+     *
+     * @param targetPort the server's loopback port
+     * @param tls how to terminate TLS and reach the server over TLS, or null to pass bytes through unchanged
+     * @param log receives one line per cut-off, outage, drop and restore; {@code s -> { }} for none
+     * @throws IOException if no port can be bound
+     */
+    public TcpProxy(int targetPort, Tls tls, Consumer<String> log) throws IOException {
         this.targetPort = targetPort;
+        this.tls = tls;
         this.log = Objects.requireNonNull(log);
         ServerSocket s = bind(0);
         this.port = s.getLocalPort();
@@ -76,13 +125,16 @@ public final class TcpProxy implements AutoCloseable {
         return port;
     }
 
-    /** @return {@code http://127.0.0.1:<port>}, the URL clients that may be cut off are given */
+    /**
+     * @return {@code http://127.0.0.1:<port>} ({@code https} with {@link Tls}), the URL clients that may be cut off
+     *         are given
+     */
     public String url() {
-        return "http://" + InetAddress.getLoopbackAddress().getHostAddress() + ":" + port;
+        return (tls != null ? "https" : "http") + "://" + InetAddress.getLoopbackAddress().getHostAddress() + ":" + port;
     }
 
-    private static ServerSocket bind(int port) throws IOException {
-        ServerSocket s = new ServerSocket();
+    private ServerSocket bind(int port) throws IOException {
+        ServerSocket s = tls != null ? tls.listen().createServerSocket() : new ServerSocket();
         s.setReuseAddress(true);
         s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 200);
         return s;
@@ -108,16 +160,21 @@ public final class TcpProxy implements AutoCloseable {
      * {@code listening} accepted it: a connection accepted while {@link #cutOff} runs never gets through.
      */
     private void connect(ServerSocket listening, Socket client) {
+        Duration retryAfter = unavailableRetryAfter;
+        if (retryAfter != null) {
+            answerUnavailable(listening, client, retryAfter);
+            return;
+        }
         Socket upstream;
         try {
-            upstream = new Socket(InetAddress.getLoopbackAddress(), targetPort);
+            upstream = upstream();
         } catch (IOException e) {
             closeQuietly(client); // the server is down: the client sees its connection closed
             return;
         }
         synchronized (this) {
-            if (server != listening || closed) {
-                closeQuietly(client);
+            if (server != listening || closed || unavailableRetryAfter != null) {
+                closeQuietly(client); // cut off or made unavailable since it was accepted: a retry gets the new answer
                 closeQuietly(upstream);
                 return;
             }
@@ -126,6 +183,41 @@ public final class TcpProxy implements AutoCloseable {
         }
         pump(client, upstream);
         pump(upstream, client);
+    }
+
+    private Socket upstream() throws IOException {
+        if (tls == null) {
+            return new Socket(InetAddress.getLoopbackAddress(), targetPort);
+        }
+        // by address literal: the certificate is checked for 127.0.0.1 (an InetAddress would be checked as localhost)
+        SSLSocket s = (SSLSocket) tls.upstream().createSocket(InetAddress.getLoopbackAddress().getHostAddress(),
+                targetPort);
+        SSLParameters p = s.getSSLParameters();
+        p.setEndpointIdentificationAlgorithm("HTTPS"); // the server's certificate must name 127.0.0.1
+        s.setSSLParameters(p);
+        return s;
+    }
+
+    private void answerUnavailable(ServerSocket listening, Socket client, Duration retryAfter) {
+        synchronized (this) {
+            if (server != listening || closed) {
+                closeQuietly(client);
+                return;
+            }
+            answering.add(client);
+        }
+        Thread t = new Thread(() -> {
+            try {
+                if (ServiceUnavailableAnswer.answer(client, retryAfter)) {
+                    answered503.incrementAndGet();
+                }
+            } finally {
+                closeQuietly(client);
+                answering.remove(client);
+            }
+        }, "tcp-proxy-503-" + port);
+        t.setDaemon(true);
+        t.start();
     }
 
     private void pump(Socket from, Socket to) {
@@ -167,7 +259,62 @@ public final class TcpProxy implements AutoCloseable {
             closeQuietly(s);
             server = null;
         }
-        int n = 0;
+        int n = closeOpen(how);
+        log.accept("api: unreachable (port " + port + " refuses connections, " + n + " connection(s) "
+                + (how == Disconnect.RESET ? "reset" : "closed") + ")");
+    }
+
+    /**
+     * Makes the server unavailable: ends every open connection (an orderly close) and answers every request of each
+     * new connection with {@code 503 Service Unavailable} until {@link #restore()}; listens again first when cut off.
+     *
+     * @param retryAfter the {@code Retry-After} of each answer (whole seconds, at least 1)
+     * @throws IllegalStateException without {@link Tls}: the proxy sees only encrypted bytes, it cannot answer HTTP
+     * @throws IOException if the port must be bound again and cannot be within {@link #REBIND_TIMEOUT}
+     */
+    public synchronized void serviceUnavailable(Duration retryAfter) throws IOException {
+        if (tls == null) {
+            throw new IllegalStateException("a proxy that passes TLS through cannot answer 503: construct it with Tls");
+        }
+        unavailableRetryAfter = Objects.requireNonNull(retryAfter, "retryAfter");
+        if (server == null && !closed) {
+            accept(rebind());
+        }
+        int n = closeOpen(Disconnect.CLOSE);
+        log.accept("api: unavailable (port " + port + " answers every request 503 Service Unavailable, Retry-After "
+                + ServiceUnavailableAnswer.seconds(retryAfter) + " s; " + n + " connection(s) closed)");
+    }
+
+    /**
+     * Ends every open connection (an orderly close), as a server that closes its connections does; new connections
+     * get through as before.
+     *
+     * @return how many client connections were ended
+     */
+    public synchronized int dropConnections() {
+        int n = closeOpen(Disconnect.CLOSE);
+        log.accept("api: " + n + " connection(s) on port " + port + " closed");
+        return n;
+    }
+
+    /** @return how many requests were answered 503 since the proxy started */
+    public long answered503() {
+        return answered503.get();
+    }
+
+    /** @return whether requests are answered 503 now ({@link #serviceUnavailable(Duration)}) */
+    public boolean isUnavailable() {
+        return unavailableRetryAfter != null;
+    }
+
+    /** Closes every open connection; @return how many client connections were ended */
+    private int closeOpen(Disconnect how) {
+        int clients = answering.size();
+        for (Socket c : Set.copyOf(answering)) {
+            closeQuietly(c);
+        }
+        answering.clear();
+        int sockets = 0;
         for (Socket c : Set.copyOf(open)) {
             if (how == Disconnect.RESET) {
                 try {
@@ -177,29 +324,40 @@ public final class TcpProxy implements AutoCloseable {
                 }
             }
             closeQuietly(c);
-            n++;
+            sockets++;
         }
         open.clear();
-        log.accept("api: unreachable (port " + port + " refuses connections, " + n / 2 + " connection(s) "
-                + (how == Disconnect.RESET ? "reset" : "closed") + ")");
+        return clients + sockets / 2;
     }
 
     /**
-     * Listens again on the same port; does nothing when not cut off or closed.
+     * Forwards again: listens again on the same port when cut off, stops answering 503 when unavailable; does
+     * nothing when neither, or closed.
      *
      * @throws IOException if the port cannot be bound again within {@link #REBIND_TIMEOUT}
      */
     public synchronized void restore() throws IOException {
-        if (server != null || closed) {
+        if (closed) {
             return;
         }
+        if (unavailableRetryAfter != null) {
+            unavailableRetryAfter = null;
+            closeOpen(Disconnect.CLOSE); // connections still being answered 503
+            log.accept("api: available again on port " + port);
+        }
+        if (server != null) {
+            return;
+        }
+        accept(rebind());
+        log.accept("api: reachable again on port " + port);
+    }
+
+    private ServerSocket rebind() throws IOException {
         IOException last = null;
         long end = System.nanoTime() + REBIND_TIMEOUT.toNanos();
         while (System.nanoTime() - end < 0) {
             try {
-                accept(bind(port));
-                log.accept("api: reachable again on port " + port);
-                return;
+                return bind(port);
             } catch (IOException e) {
                 last = e;
                 try {
@@ -227,10 +385,7 @@ public final class TcpProxy implements AutoCloseable {
         if (s != null) {
             closeQuietly(s);
         }
-        for (Socket c : Set.copyOf(open)) {
-            closeQuietly(c);
-        }
-        open.clear();
+        closeOpen(Disconnect.CLOSE);
     }
 
     private static void closeQuietly(AutoCloseable c) {

@@ -242,7 +242,11 @@ sealed interface Action {
 
     // ---- API server ----
 
-    /** Every API request is answered 503 for {@code duration} (simulated time). */
+    /**
+     * Every API request is answered 503 for {@code duration} (simulated time): on a real server, the runtimes' front
+     * proxy closes their connections and answers each request {@code 503 Service Unavailable}; on the embedded mock,
+     * the mock answers every client 503.
+     */
     @JsonTypeName("apiOutage")
     record ApiOutage(Duration duration) implements Action {
         public ApiOutage {
@@ -259,8 +263,10 @@ sealed interface Action {
     }
 
     /**
-     * The API server compacted its history: every open watch ends with 410 Expired and the next {@code failNext}
-     * watch requests are answered 410 Gone (default 5).
+     * The API server compacted its history. On the embedded mock every open watch ends with 410 Expired and the next
+     * {@code failNext} watch requests are answered 410 Gone (default 5). On a real server etcd is compacted and the
+     * runtimes' connections are closed: each watch resuming from an older resourceVersion is answered 410 Gone by
+     * etcd ({@code failNext} does not apply; the scenario's server serves watches from etcd).
      */
     @JsonTypeName("apiGone")
     record ApiGone(Integer failNext) implements Action {

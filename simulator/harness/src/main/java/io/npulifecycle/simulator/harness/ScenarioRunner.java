@@ -17,7 +17,6 @@ import java.util.Properties;
 import java.util.Set;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.npulifecycle.simulator.cluster.EmbeddedFaults;
 
 /**
  * {@code npu-lifecycle scenario FILE...}: runs scenario files on a simulated cluster and reports, for an expectation
@@ -71,17 +70,9 @@ public final class ScenarioRunner {
     }
 
     /**
-     * The faults only the embedded mock can make on demand: a real kube-apiserver cannot be told to answer 503, or 410
-     * Gone to watches, at a given moment.
-     */
-    static final Map<Class<? extends Action>, String> EMBEDDED_ONLY = Map.of(Action.ApiOutage.class, "apiOutage",
-            Action.ApiGone.class, "apiGone");
-
-    /**
      * @param api {@value io.npulifecycle.simulator.cluster.ClusterBackend#EMBEDDED} or
      *        {@value io.npulifecycle.simulator.cluster.ClusterBackend#REAL}: the API server of every scenario
-     * @return 0 when every scenario passed, 1 when one failed, 2 when a file is malformed or needs a fault the API
-     *         server cannot make (nothing was run)
+     * @return 0 when every scenario passed, 1 when one failed, 2 when a file is malformed (nothing was run)
      */
     static int runFiles(List<Path> files, Path work, Path install, String api, PrintStream out, PrintStream err) {
         List<Scenario> scenarios = new ArrayList<>();
@@ -95,17 +86,6 @@ public final class ScenarioRunner {
             } catch (YamlTree.Invalid e) {
                 err.println(e.where());
                 bad = true;
-            }
-        }
-        if (io.npulifecycle.simulator.cluster.ClusterBackend.REAL.equals(api)) {
-            for (Scenario s : scenarios) {
-                for (Map.Entry<Class<? extends Action>, String> e : EMBEDDED_ONLY.entrySet()) {
-                    if (s.uses(e.getKey())) {
-                        err.println(s.file + ": " + e.getValue() + " needs --api embedded (a real API server cannot "
-                                + "be made to answer it on demand)");
-                        bad = true;
-                    }
-                }
             }
         }
         if (bad) {
@@ -136,8 +116,14 @@ public final class ScenarioRunner {
         try (SimCluster sim = new SimCluster(settings, dir, install, api, line -> { })) {
             sim.controlPlaneReplicas(s.controlPlanes);
             sim.markersOnTmpfs(s.uses(Action.MarkersReadOnly.class) || s.uses(Action.MarkersFull.class));
+            sim.watchesFromEtcd(s.uses(Action.ApiGone.class));
+            sim.answers503(s.uses(Action.ApiOutage.class));
             ScenarioRunner r = new ScenarioRunner(s, sim, out);
             String failure = r.execute();
+            String faults = sim.apiFaultSummary();
+            if (faults != null) {
+                out.println("   api: " + faults);
+            }
             double secs = (System.nanoTime() - wall) / 1e9;
             if (!s.cases.isEmpty()) {
                 int failedCases = 0;
@@ -327,13 +313,10 @@ public final class ScenarioRunner {
         on(Action.StartControlPlane.class, a -> sim.startControlPlane(Integer.parseInt(a.replica())));
         // the API server compacted its history: every open watch ends with 410 Expired, and the next watch
         // requests are answered 410 Gone, so informers must list again (DESIGN.md, known traps)
-        on(Action.ApiGone.class, a -> {
-            sim.embedded("apiGone").faults().failNextWatches(a.failNext());
-            sim.embedded("apiGone").faults().expireWatches();
-        });
+        // on a real server: etcd compacted for real and the runtimes' watches closed, so they resume into 410 Gone
+        on(Action.ApiGone.class, a -> out.println("   api: " + sim.apiGone(a.failNext())));
         on(Action.ApiUnreachable.class, a -> sim.unreachableFor(wall(a.duration())));
-        on(Action.ApiOutage.class, a -> sim.embedded("apiOutage").faults().outageFor(wall(a.duration()),
-                EmbeddedFaults.OutageMode.SERVICE_UNAVAILABLE));
+        on(Action.ApiOutage.class, a -> out.println("   api: " + sim.unavailableFor(wall(a.duration()))));
         on(Action.ClockJump.class, a -> {
             if (Action.ClockJump.CONTROL_PLANE.equals(a.node())) {
                 sim.jumpControlPlaneClock(a.by());

@@ -55,7 +55,9 @@ public final class SimCluster implements AutoCloseable {
     private final List<RuntimeProcess> controlPlanes = new ArrayList<>();
     private int replicas = 1;
     private boolean markersOnTmpfs;
-    private TcpProxy proxy;
+    private boolean watchesFromEtcd;
+    private boolean answers503;
+    private ApiFaults apiFaults;
     private Jolokia controlPlaneJolokia;
     private int controlPlanePort;
     private final Map<String, SimNode> nodes = new LinkedHashMap<>();
@@ -107,13 +109,13 @@ public final class SimCluster implements AutoCloseable {
         if (Files.exists(crd)) {
             System.setProperty(EmbeddedCluster.CRD_FILE_PROPERTY, crd.toString());
         }
-        cluster = ClusterBackends.start(api, KubeBinarySource.ofInstall(install));
+        cluster = ClusterBackends.start(api, KubeBinarySource.ofInstall(install),
+                ApiFaults.realServerFlags(watchesFromEtcd));
         credentials = new RuntimeCredentials(cluster);
-        // the runtimes reach the API server through a forwarder that can make it unreachable (apiUnreachable); TLS
-        // passes through it unchanged
-        java.net.URI master = java.net.URI.create(cluster.masterUrl());
-        proxy = new TcpProxy(master.getPort(), log);
-        runtimeMaster = master.getScheme() + "://127.0.0.1:" + proxy.port();
+        // the runtimes reach the API server through a forwarder that can make it unreachable, unavailable (503) or
+        // close their watches (ApiFaults)
+        apiFaults = ApiFaults.start(cluster, answers503, log);
+        runtimeMaster = apiFaults.runtimeMaster();
         credentials.applyManifests(install.resolve("conf/kubernetes"), log);
         cluster.installCrd();
         cluster.ensureNamespace(DaemonSetController.NAMESPACE);
@@ -172,6 +174,27 @@ public final class SimCluster implements AutoCloseable {
             throw new IllegalArgumentException("control-plane replicas must be 1 or 2, got " + n);
         }
         this.replicas = n;
+    }
+
+    /**
+     * Whether a real API server serves watches from etcd ({@code --watch-cache=false}), so that {@link #apiGone}
+     * makes etcd itself answer resumed watches 410 Gone; before {@link #start(List)}. No effect on the embedded mock.
+     *
+     * @param value whether to
+     */
+    public void watchesFromEtcd(boolean value) {
+        this.watchesFromEtcd = value;
+    }
+
+    /**
+     * Whether {@link #unavailableFor} will be used: on a real API server the runtimes then reach it through a TLS
+     * front proxy that can answer 503 (HTTP/1.1), otherwise through a forwarder that passes TLS through; before
+     * {@link #start(List)}. No effect on the embedded mock.
+     *
+     * @param value whether to
+     */
+    public void answers503(boolean value) {
+        this.answers503 = value;
     }
 
     /**
@@ -295,19 +318,35 @@ public final class SimCluster implements AutoCloseable {
      * @param wall how long
      */
     public void unreachableFor(java.time.Duration wall) {
-        proxy.cutOff();
-        Thread t = new Thread(() -> {
-            try {
-                Thread.sleep(wall.toMillis()); // the outage's own length
-                proxy.restore();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (IOException e) {
-                log.accept("api: cannot end the unreachable period: " + e.getMessage());
-            }
-        }, "api-unreachable");
-        t.setDaemon(true);
-        t.start();
+        apiFaults.unreachableFor(wall);
+    }
+
+    /**
+     * Makes the runtimes' requests fail with {@code 503 Service Unavailable} for {@code wall} of wall-clock time, in
+     * the background (see {@link ApiFaults#unavailableFor}); on a real server after {@link #answers503(boolean)}.
+     *
+     * @param wall how long
+     * @return what was done
+     * @throws IOException when the forwarder cannot listen again
+     */
+    public String unavailableFor(java.time.Duration wall) throws IOException {
+        return apiFaults.unavailableFor(wall);
+    }
+
+    /**
+     * Makes the runtimes' watches end and resume with {@code 410 Gone} (see {@link ApiFaults#gone}; on a real server
+     * after {@link #watchesFromEtcd(boolean)}).
+     *
+     * @param failNext the embedded mock's count of watch requests answered 410 Gone
+     * @return what was done
+     */
+    public String apiGone(int failNext) {
+        return apiFaults.gone(failNext);
+    }
+
+    /** @return what the API faults did over the run (e.g. how many requests were answered 503), or null */
+    public String apiFaultSummary() {
+        return apiFaults == null ? null : apiFaults.summary();
     }
 
     /**
@@ -481,19 +520,6 @@ public final class SimCluster implements AutoCloseable {
         return cluster;
     }
 
-    /**
-     * @param fault the scenario action that needs it, for the message
-     * @return the embedded API server, for the faults only the mock can make (503 answers, 410 Gone on watches)
-     * @throws UnsupportedOperationException on a real API server, naming the fault's need
-     */
-    public EmbeddedCluster embedded(String fault) {
-        if (cluster instanceof EmbeddedCluster e) {
-            return e;
-        }
-        throw new UnsupportedOperationException(fault + " needs the embedded API server (--api embedded): the real "
-                + "kube-apiserver cannot be made to answer it on demand");
-    }
-
     /** @return the cluster registry */
     public FakeRegistry registry() {
         return registry;
@@ -562,8 +588,8 @@ public final class SimCluster implements AutoCloseable {
                 n.unmountMarkers();
             }
         }
-        if (proxy != null) {
-            proxy.close();
+        if (apiFaults != null) {
+            apiFaults.close();
         }
         if (registry != null) {
             registry.close();

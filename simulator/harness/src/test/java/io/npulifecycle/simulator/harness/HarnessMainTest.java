@@ -55,21 +55,4 @@ class HarnessMainTest {
         String text = err.toString(StandardCharsets.UTF_8);
         assertTrue(text.contains("npu-lifecycle scenario: --api needs embedded or real"), text);
     }
-
-    @Test
-    void aScenarioWithAFaultOnlyTheMockCanMakeIsRefusedOnTheRealServerBeforeAnythingRuns() throws Exception {
-        Path file = java.nio.file.Files.writeString(install.resolve("gone.yaml"), String.join("\n",
-                "name: gone",
-                "cluster: {nodes: 1}",
-                "steps:",
-                "  - at: 0s",
-                "    apiGone: {}",
-                ""));
-        Path work = install.resolve("work");
-        assertEquals(2, run("scenario", file.toString(), "--api", "real", "--work", work.toString()));
-        String text = err.toString(StandardCharsets.UTF_8);
-        assertTrue(text.contains("apiGone needs --api embedded"), text);
-        assertTrue(text.contains("nothing was run"), text);
-        assertTrue(!java.nio.file.Files.exists(work.resolve("scenario-0")), "no cluster was started");
-    }
 }
