@@ -75,6 +75,12 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
                 "Access-Control-Request-Method", "POST").status);
         // Jolokia's service authentication sends no challenge (documented in docs/security.md, "Jolokia")
         assertNull(c.get("/version", null, null).header("WWW-Authenticate"));
+        // the 401 body is a Jolokia-style JSON error, not Jetty's HTML page
+        JolokiaClient.Reply unauthorized = c.post("{\"type\":\"version\"}", O, "wrong-password-123");
+        assertTrue(unauthorized.toString(), unauthorized.body.startsWith("{\"status\":401,")
+                && unauthorized.body.contains("\"error\":\"authentication required") && !unauthorized.body.contains("<"));
+        assertTrue(String.valueOf(unauthorized.header("Content-Type")),
+                String.valueOf(unauthorized.header("Content-Type")).startsWith("application/json"));
     }
 
     @Test
@@ -83,7 +89,8 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
         JolokiaClient c = client();
         for (String path : new String[] {"/version", "/read/io.npulifecycle:type=Runtime/Role",
             "/read/java.lang:type=Memory/HeapMemoryUsage", "/read/java.lang:type=Runtime/Uptime",
-            "/list/io.npulifecycle", "/list/java.lang", "/search/io.npulifecycle:*", "/search/java.lang:*"}) {
+            "/list/io.npulifecycle", "/list/java.lang", "/search/io.npulifecycle:*", "/search/java.lang:*",
+            "/read/io.npulifecycle:type=Health"}) {
             JolokiaClient.Reply r = c.get(path, V, VP);
             assertEquals(path + ": " + r, 200, r.status);
             assertTrue(path + ": " + r, r.body.contains("\"status\":200"));
@@ -100,17 +107,35 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
             assertEquals(path + ": " + r, 403, r.status);
             assertTrue(path + ": " + r, r.body.contains("role viewer may not"));
         }
+        // POST (jolokia.js, Hawtio): a refused request is a Jolokia error entry (HTTP 200, status 403), which
+        // jolokia.js hands to its error callback
         for (String body : new String[] {
             "{\"type\":\"exec\",\"mbean\":\"io.npulifecycle:type=KubernetesClient\",\"operation\":\"checkConnection\"}",
-            "{\"type\":\"write\",\"mbean\":\"java.lang:type=Memory\",\"attribute\":\"Verbose\",\"value\":true}",
-            "[{\"type\":\"read\",\"mbean\":\"java.lang:type=Memory\"},{\"type\":\"exec\",\"mbean\":"
-                + "\"java.lang:type=Memory\",\"operation\":\"gc\"}]",
-            "[{\"type\":\"version\"},{\"type\":\"write\",\"mbean\":\"io.npulifecycle:type=Runtime\",\"attribute\":"
-                + "\"Role\",\"value\":\"x\"}]"}) {
+            "{\"type\":\"write\",\"mbean\":\"java.lang:type=Memory\",\"attribute\":\"Verbose\",\"value\":true}"}) {
             JolokiaClient.Reply r = c.post(body, V, VP);
-            assertEquals(body + ": " + r, 403, r.status);
-            assertTrue(r.body, r.body.contains("\"status\":403") && r.body.contains("role viewer may not"));
+            assertEquals(body + ": " + r, 200, r.status);
+            assertTrue(r.body, r.body.startsWith("{\"status\":403,") && r.body.contains("role viewer may not")
+                    && r.body.contains("\"request\":{"));
         }
+        // in a bulk, each refused item gets its own 403 entry and the others are served, in order
+        JolokiaClient.Reply mixed = c.post("[{\"type\":\"read\",\"mbean\":\"io.npulifecycle:type=Runtime\","
+                + "\"attribute\":\"Role\"},{\"type\":\"exec\",\"mbean\":\"java.lang:type=Memory\",\"operation\":\"gc\"},"
+                + "{\"type\":\"version\"},{\"type\":\"write\",\"mbean\":\"io.npulifecycle:type=Runtime\",\"attribute\":"
+                + "\"Role\",\"value\":\"x\"}]", V, VP);
+        assertEquals(mixed.toString(), 200, mixed.status);
+        int read = mixed.body.indexOf("\"value\":\"control-plane\"");
+        int exec = mixed.body.indexOf("role viewer may not exec");
+        int version = mixed.body.indexOf("\"agent\"");
+        int write = mixed.body.indexOf("role viewer may not write");
+        assertTrue(mixed.body, read > 0 && exec > read && version > exec && write > version);
+        JolokiaClient.Reply allRefused = c.post("[{\"type\":\"exec\",\"mbean\":\"java.lang:type=Memory\","
+                + "\"operation\":\"gc\"}]", V, VP);
+        assertEquals(allRefused.toString(), 200, allRefused.status);
+        assertTrue(allRefused.body, allRefused.body.startsWith("[{\"status\":403,"));
+        // an empty bulk (Hawtio sends one on every refresh) is answered with an empty array
+        JolokiaClient.Reply empty = c.post("[]", V, VP);
+        assertEquals(empty.toString(), 200, empty.status);
+        assertEquals("[]", empty.body.trim());
         assertEquals(400, c.post("{\"type\":", V, VP).status);
     }
 
@@ -157,8 +182,9 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
                 assertEquals(path + ": " + r, 403, r.status);
                 assertTrue(r.body, r.body.contains("only on io.npulifecycle MBeans") || r.body.contains("never reachable"));
             }
-            assertEquals(403, c.post("{\"type\":\"exec\",\"mbean\":\"java.lang:type=Memory\",\"operation\":\"gc\"}",
-                    O, OP).status);
+            JolokiaClient.Reply gcByPost = c.post("{\"type\":\"exec\",\"mbean\":\"java.lang:type=Memory\","
+                    + "\"operation\":\"gc\"}", O, OP);
+            assertTrue(gcByPost.toString(), gcByPost.status == 200 && gcByPost.body.startsWith("{\"status\":403,"));
             assertTrue(audit.toString(), audit.stream().anyMatch(l -> l.contains("exec user=" + O + " role=operator "
                     + "mbean=java.lang:type=Memory operation=gc outcome=denied")));
             // reads of the forbidden MBeans: refused by the restrictor (Jolokia's JSON status 403), whatever the role
@@ -236,5 +262,66 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
         JolokiaClient.Reply post = c.send("POST", "", O, OP, "{\"type\":\"version\"}", "Origin", "http://evil.example");
         assertNull(post.header("Access-Control-Allow-Origin"));
         assertTrue(post.toString(), !post.body.contains("\"status\":200"));
+    }
+
+    /**
+     * Hawtio's proxy forwards the browser's Origin: one {@code <allow-origin>} line in the policy lets it in, without a
+     * restart; the refusal before is audited with the origin and the fix; a broken policy keeps the one before.
+     */
+    @Test
+    public void anAllowedOriginIsOneLineOfThePolicyReReadWhenItChangesAndEveryRefusalIsAuditedWithTheFix()
+            throws Exception {
+        awaitJolokia();
+        JolokiaClient c = client();
+        String hawtio = "http://localhost:8080";
+        List<String> audit = new CopyOnWriteArrayList<>();
+        Logger logger = Logger.getLogger("io.npulifecycle.audit");
+        Handler h = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                audit.add(r.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        logger.addHandler(h);
+        java.nio.file.Path policy = java.nio.file.Path.of(property("npu.lifecycle.jolokia.policy"));
+        String original = java.nio.file.Files.readString(policy);
+        long mtime = java.nio.file.Files.getLastModifiedTime(policy).toMillis();
+        try {
+            JolokiaClient.Reply refused = c.send("POST", "", V, VP, "{\"type\":\"version\"}", "Origin", hawtio);
+            assertEquals(refused.toString(), 403, refused.status);
+            assertTrue(refused.body, refused.body.contains("<allow-origin>" + hawtio + "</allow-origin>"));
+            assertTrue(audit.toString(), audit.stream().anyMatch(l -> l.contains("origin user=" + V)
+                    && l.contains("origin=" + hawtio) && l.contains("<allow-origin>" + hawtio + "</allow-origin>")));
+
+            write(policy, original.replace("<strict-checking/>", "<allow-origin>" + hawtio
+                    + "</allow-origin><strict-checking/>"), mtime + 2000);
+            JolokiaClient.Reply allowed = c.send("POST", "", V, VP, "{\"type\":\"version\"}", "Origin", hawtio);
+            assertTrue(allowed.toString(), allowed.status == 200 && allowed.body.contains("\"status\":200"));
+            assertEquals(hawtio, allowed.header("Access-Control-Allow-Origin"));
+
+            write(policy, "<restrict><cors>", mtime + 4000);
+            JolokiaClient.Reply kept = c.send("POST", "", V, VP, "{\"type\":\"version\"}", "Origin", hawtio);
+            assertTrue("a broken policy keeps the one before: " + kept, kept.body.contains("\"status\":200"));
+            assertTrue(audit.toString(), audit.stream().anyMatch(l -> l.contains(policy.toString())
+                    && l.contains("cannot be used") && l.contains("keeping the policy loaded before")));
+        } finally {
+            logger.removeHandler(h);
+            write(policy, original, mtime + 6000);
+        }
+        JolokiaClient.Reply again = c.send("POST", "", V, VP, "{\"type\":\"version\"}", "Origin", hawtio);
+        assertEquals("the restored policy applies: " + again, 403, again.status);
+    }
+
+    static void write(java.nio.file.Path f, String text, long mtime) throws java.io.IOException {
+        java.nio.file.Files.writeString(f, text);
+        java.nio.file.Files.setLastModifiedTime(f, java.nio.file.attribute.FileTime.fromMillis(mtime));
     }
 }
