@@ -123,7 +123,7 @@ final class FootprintSection {
     /** One more start of each with -XX:NativeMemoryTracking=summary: where the agent's memory goes. */
     @SuppressWarnings("unchecked")
     private Map<String, Long>[] nmt(long settleMs) throws Exception {
-        String opts = nodeJvmOptions + " -XX:NativeMemoryTracking=summary";
+        String opts = nodeJvmOptions + " -XX:NativeMemoryTracking=summary -XX:-DisableAttachMechanism";
         Map<String, Long> agent;
         Map<String, Long> bare;
         String classes;
