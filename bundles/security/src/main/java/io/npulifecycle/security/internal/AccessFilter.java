@@ -32,8 +32,8 @@ import jakarta.servlet.http.HttpServletResponse;
  * {@link RoleRestrictor} being the second.
  *
  * <p>It runs after {@link JolokiaAuthenticator} (the context's {@code handleSecurity} comes before filters), reads the
- * caller from the request attributes, classifies the request ({@link RequestClassifier}) and answers a real HTTP 403
- * with a JSON body naming the reason when:
+ * caller from the request attributes, classifies the request ({@link RequestClassifier}) and refuses it, naming the
+ * reason in a JSON body, when:
  * <ul>
  * <li>any request of it carries a JSR-160 proxy {@code target} (or a {@code target} query parameter);</li>
  * <li>a request type is not allowed for the caller's role (a viewer's exec or write);</li>
@@ -44,9 +44,10 @@ import jakarta.servlet.http.HttpServletResponse;
  * <li>there is no authenticated caller, or no restrictor with a loaded policy (fail closed); 503 while more than
  * one Jolokia servlet is registered ({@link JolokiaServletGuard}).</li>
  * </ul>
- * For a POST (what jolokia.js and Hawtio send) the role and MBean refusals are per request, answered as Jolokia answers
- * a failed request: HTTP 200 with a Jolokia error entry of status 403 (a bulk's other items are served, see
- * {@link PartialBulk}); an empty bulk is answered {@code []}. A POST body that is not a Jolokia request gets 400. Otherwise it puts the caller on the thread for the restrictor
+ * The role and MBean refusals are per request, answered as Jolokia answers a failed request: HTTP 200 with a Jolokia
+ * error entry of status 403, which jolokia.js hands to its error callback (a POST bulk's other items are served, see
+ * {@link PartialBulk}); an empty bulk is answered {@code []}. A proxy {@code target}, a foreign origin, no caller or no
+ * policy refuse the whole request with HTTP 403. A POST body that is not a Jolokia request gets 400. Otherwise it puts the caller on the thread for the restrictor
  * ({@link Caller}), passes the (buffered, at most {@value #MAX_BODY_BYTES} bytes) request on, and clears the caller in
  * {@code finally}.
  */
@@ -110,8 +111,21 @@ public class AccessFilter implements Filter {
         }
         for (RequestClassifier.Op op : ops) {
             String reason = refusal(caller, op);
-            if (reason != null) {
+            if (reason != null && op.proxy) {
                 send(res, 403, reason);
+                return;
+            }
+            if (reason != null) {
+                // as Jolokia answers a failed request (jolokia.js sends a single request as a GET)
+                java.util.Map<String, Object> echo = new java.util.LinkedHashMap<>();
+                echo.put("type", op.type);
+                if (op.mbean != null) {
+                    echo.put("mbean", op.mbean);
+                }
+                if (op.member != null) {
+                    echo.put("exec".equals(op.type) ? "operation" : "attribute", op.member);
+                }
+                sendJson(res, 200, PartialBulk.json(PartialBulk.refusal(reason, echo)));
                 return;
             }
         }
