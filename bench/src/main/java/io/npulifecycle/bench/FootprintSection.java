@@ -185,7 +185,7 @@ final class FootprintSection {
 
     /** One more start of each with -XX:NativeMemoryTracking=summary: where the agent's memory goes. */
     private void nmt() throws Exception {
-        String opts = nodeJvmOptions + " -XX:NativeMemoryTracking=summary";
+        String opts = nodeJvmOptions + " -XX:NativeMemoryTracking=summary -XX:-DisableAttachMechanism";
         Map<String, Long> agent;
         Map<String, Long> bare;
         List<JvmInspect.Loader> loaders;

@@ -163,6 +163,68 @@ public class NodeRuntimeIT extends NodeRuntimeSupport {
         }
     }
 
+    /**
+     * A bundle in deploy/ that cannot resolve: readiness is CRITICAL and the Health MBean says which check, and why
+     * the bundle does not resolve (the missing package); removed, everything is OK again.
+     */
+    @Test
+    public void theHealthMBeanSaysWhichCheckFailsAndWhyABundleDoesNotResolve() throws Exception {
+        awaitProductActive();
+        MBeanServer mbs = ManagementFactory.getPlatformMBeanServer();
+        ObjectName health = new ObjectName("io.npulifecycle:type=Health");
+        Path deploy = home().resolve("deploy");
+        Path tmp = deploy.resolve("unresolvable.jar.part");
+        Path target = deploy.resolve("unresolvable.jar");
+        java.util.jar.Manifest m = new java.util.jar.Manifest();
+        m.getMainAttributes().put(java.util.jar.Attributes.Name.MANIFEST_VERSION, "1.0");
+        m.getMainAttributes().putValue("Bundle-ManifestVersion", "2");
+        m.getMainAttributes().putValue("Bundle-SymbolicName", "io.npulifecycle.itests.unresolvable");
+        m.getMainAttributes().putValue("Bundle-Version", "1.0.0");
+        m.getMainAttributes().putValue("Import-Package", "com.example.nowhere;version=\"[1,2)\"");
+        try (java.util.jar.JarOutputStream jar = new java.util.jar.JarOutputStream(Files.newOutputStream(tmp), m)) {
+            jar.putNextEntry(new java.util.jar.JarEntry("readme.txt"));
+            jar.write("imports a package nobody exports".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            jar.closeEntry();
+        }
+        try {
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+            await("the Health MBean names the unresolved bundle", TIMEOUT, () -> {
+                try {
+                    String[] u = (String[]) mbs.getAttribute(health, "UnresolvedBundles");
+                    return u.length == 1 && u[0].startsWith("io.npulifecycle.itests.unresolvable 1.0.0 (id ");
+                } catch (Exception e) {
+                    return false;
+                }
+            }, this::bundleTable);
+            String[] unresolved = (String[]) mbs.getAttribute(health, "UnresolvedBundles");
+            assertTrue(unresolved[0], unresolved[0].contains("missing requirement osgi.wiring.package; ")
+                    && unresolved[0].contains("com.example.nowhere"));
+            assertEquals("CRITICAL", mbs.getAttribute(health, "ReadyStatus"));
+            javax.management.openmbean.CompositeData[] checks =
+                    (javax.management.openmbean.CompositeData[]) mbs.getAttribute(health, "Checks");
+            javax.management.openmbean.CompositeData bundles = java.util.Arrays.stream(checks)
+                    .filter(c -> "npu-lifecycle bundles active".equals(c.get("name"))).findFirst().orElseThrow();
+            assertEquals("CRITICAL", bundles.get("status"));
+            assertTrue(String.valueOf(bundles.get("message")), String.valueOf(bundles.get("message"))
+                    .contains("io.npulifecycle.itests.unresolvable") && String.valueOf(bundles.get("message"))
+                    .contains("com.example.nowhere"));
+            assertNotNull(java.time.Instant.parse(String.valueOf(bundles.get("since"))));
+            assertEquals(503, get("/health/ready", null, null).status);
+            Answer viaJolokia = jolokia("/read/io.npulifecycle:type=Health/UnresolvedBundles");
+            assertTrue(viaJolokia.body, viaJolokia.body.contains("com.example.nowhere"));
+        } finally {
+            Files.deleteIfExists(target);
+        }
+        await("ready again", TIMEOUT, () -> {
+            try {
+                return "OK".equals(mbs.getAttribute(health, "ReadyStatus"))
+                        || "WARN".equals(mbs.getAttribute(health, "ReadyStatus"));
+            } catch (Exception e) {
+                return false;
+            }
+        }, this::bundleTable);
+    }
+
     @Test
     public void truncatedJarInDeployIsLoggedWithItsNameAndNotInstalled() throws Exception {
         awaitProductActive();

@@ -164,6 +164,58 @@ public class ProbeHotUpdateIT extends NodeRuntimeSupport {
         assertTrue("driver-ready restored", marker(Markers.DRIVER_READY).present());
     }
 
+    /**
+     * A copy of the probe under another file name with a higher version is refused by the deploy guard (listed with
+     * the installed file's name), never installed beside the running probe; removing it clears the refusal.
+     */
+    @Test
+    public void aSecondCopyOfTheProbeUnderAnotherNameIsRefusedAndNeverInstalled() throws Exception {
+        await("the probe bundle ACTIVE", TIMEOUT, () -> {
+            Bundle b = findBundle("io.npulifecycle.probe");
+            return b != null && b.getState() == Bundle.ACTIVE;
+        }, this::bundleTable);
+        Path deployed = home().resolve("deploy/io.npulifecycle.probe.jar");
+        Path part = deployed.resolveSibling("my-new-probe.jar.part");
+        Path copy = deployed.resolveSibling("my-new-probe.jar");
+        try (java.util.jar.JarInputStream in = new java.util.jar.JarInputStream(Files.newInputStream(deployed))) {
+            java.util.jar.Manifest m = in.getManifest();
+            m.getMainAttributes().putValue("Bundle-Version", "99.0.0");
+            try (java.util.jar.JarOutputStream out = new java.util.jar.JarOutputStream(Files.newOutputStream(part), m)) {
+                for (java.util.jar.JarEntry e = in.getNextJarEntry(); e != null; e = in.getNextJarEntry()) {
+                    out.putNextEntry(new java.util.jar.JarEntry(e.getName()));
+                    in.transferTo(out);
+                    out.closeEntry();
+                }
+            }
+        }
+        Files.move(part, copy, StandardCopyOption.ATOMIC_MOVE);
+        ObjectName deploy = new ObjectName("io.npulifecycle:type=Deploy");
+        String expected = copy.toAbsolutePath().normalize() + ": Bundle-SymbolicName io.npulifecycle.probe is already "
+                + "installed from " + deployed.toAbsolutePath().normalize() + " (bundle id ";
+        await("the copy listed as refused", TIMEOUT, () -> {
+            try {
+                String[] rejected = (String[]) mbs().getAttribute(deploy, "RejectedFiles");
+                return rejected.length == 1 && rejected[0].startsWith(expected);
+            } catch (Exception e) {
+                return false;
+            }
+        }, () -> String.valueOf(attr("io.npulifecycle:type=Deploy", "RejectedFiles")));
+        // FileInstall polls every second: during three polls there is never a second copy
+        org.awaitility.Awaitility.await("never two copies").during(Duration.ofSeconds(3)).atMost(TIMEOUT)
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> java.util.Arrays.stream(bundleContext.getBundles())
+                        .filter(b -> "io.npulifecycle.probe".equals(b.getSymbolicName())).count() == 1);
+        Files.delete(copy);
+        await("the refusal cleared", TIMEOUT, () -> {
+            try {
+                return ((String[]) mbs().getAttribute(deploy, "RejectedFiles")).length == 0;
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        assertEquals(Bundle.ACTIVE, findBundle("io.npulifecycle.probe").getState());
+    }
+
     FakeNpuSmi fake() {
         return FakeNpuSmi.attach(Path.of(property("itest.npusmi.mode")));
     }

@@ -392,6 +392,8 @@ class ManifestsTest {
         assertTrue(opts.find(), "bin/npu-lifecycle has a default_opts line for the node role");
         assertEquals(opts.group(1).replaceAll("\\\\\\n", "").replaceAll("\\s+", " ").trim(),
                 env(c, "NPU_LIFECYCLE_JAVA_OPTS"), "the DaemonSet's JVM options = bin/npu-lifecycle's node defaults");
+        // no Attach API: an attach-started local JMX agent would listen on all interfaces (docs/security.md)
+        assertTrue(env(c, "NPU_LIFECYCLE_JAVA_OPTS").contains("-XX:+DisableAttachMechanism"), "attach disabled");
         // the command line of the node runtime
         assertEquals("/opt/npu-lifecycle/bin/npu-lifecycle", c.getCommand().get(0));
         LaunchOptions o = parse(c.getCommand().subList(1, c.getCommand().size()));

@@ -26,7 +26,7 @@ import io.npulifecycle.itests.RuntimeOptions;
 /**
  * Jolokia access control on a real control-plane runtime (the distribution's bundles, the launcher's framework
  * properties, a users file with a viewer and an operator): 401 without credentials on every endpoint, the viewer
- * reads but gets HTTP 403 for every exec and write, the operator drives io.npulifecycle MBeans only, the forbidden
+ * reads but is refused (status 403) every exec and write, the operator drives io.npulifecycle MBeans only, the forbidden
  * MBeans stay out of reach, no JSR-160 proxy, no CORS for a foreign origin, and the audit log names the user.
  */
 @RunWith(PaxExam.class)
@@ -75,6 +75,12 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
                 "Access-Control-Request-Method", "POST").status);
         // Jolokia's service authentication sends no challenge (documented in docs/security.md, "Jolokia")
         assertNull(c.get("/version", null, null).header("WWW-Authenticate"));
+        // the 401 body is a Jolokia-style JSON error, not Jetty's HTML page
+        JolokiaClient.Reply unauthorized = c.post("{\"type\":\"version\"}", O, "wrong-password-123");
+        assertTrue(unauthorized.toString(), unauthorized.body.startsWith("{\"status\":401,")
+                && unauthorized.body.contains("\"error\":\"authentication required") && !unauthorized.body.contains("<"));
+        assertTrue(String.valueOf(unauthorized.header("Content-Type")),
+                String.valueOf(unauthorized.header("Content-Type")).startsWith("application/json"));
     }
 
     @Test
@@ -83,7 +89,8 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
         JolokiaClient c = client();
         for (String path : new String[] {"/version", "/read/io.npulifecycle:type=Runtime/Role",
             "/read/java.lang:type=Memory/HeapMemoryUsage", "/read/java.lang:type=Runtime/Uptime",
-            "/list/io.npulifecycle", "/list/java.lang", "/search/io.npulifecycle:*", "/search/java.lang:*"}) {
+            "/list/io.npulifecycle", "/list/java.lang", "/search/io.npulifecycle:*", "/search/java.lang:*",
+            "/read/io.npulifecycle:type=Health"}) {
             JolokiaClient.Reply r = c.get(path, V, VP);
             assertEquals(path + ": " + r, 200, r.status);
             assertTrue(path + ": " + r, r.body.contains("\"status\":200"));
@@ -97,20 +104,39 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
             "/write/java.lang:type=Memory/Verbose/true", "/write/io.npulifecycle:type=Runtime/Role/x",
             "/EXEC/io.npulifecycle:type=KubernetesClient/checkConnection", "?p=/exec/java.lang:type=Memory/gc"}) {
             JolokiaClient.Reply r = c.get(path, V, VP);
-            assertEquals(path + ": " + r, 403, r.status);
-            assertTrue(path + ": " + r, r.body.contains("role viewer may not"));
+            // a Jolokia error entry (HTTP 200, status 403): jolokia.js sends single requests as GETs
+            assertEquals(path + ": " + r, 200, r.status);
+            assertTrue(path + ": " + r, r.body.startsWith("{\"status\":403,") && r.body.contains("role viewer may not"));
         }
+        // POST (jolokia.js, Hawtio): a refused request is a Jolokia error entry (HTTP 200, status 403), which
+        // jolokia.js hands to its error callback
         for (String body : new String[] {
             "{\"type\":\"exec\",\"mbean\":\"io.npulifecycle:type=KubernetesClient\",\"operation\":\"checkConnection\"}",
-            "{\"type\":\"write\",\"mbean\":\"java.lang:type=Memory\",\"attribute\":\"Verbose\",\"value\":true}",
-            "[{\"type\":\"read\",\"mbean\":\"java.lang:type=Memory\"},{\"type\":\"exec\",\"mbean\":"
-                + "\"java.lang:type=Memory\",\"operation\":\"gc\"}]",
-            "[{\"type\":\"version\"},{\"type\":\"write\",\"mbean\":\"io.npulifecycle:type=Runtime\",\"attribute\":"
-                + "\"Role\",\"value\":\"x\"}]"}) {
+            "{\"type\":\"write\",\"mbean\":\"java.lang:type=Memory\",\"attribute\":\"Verbose\",\"value\":true}"}) {
             JolokiaClient.Reply r = c.post(body, V, VP);
-            assertEquals(body + ": " + r, 403, r.status);
-            assertTrue(r.body, r.body.contains("\"status\":403") && r.body.contains("role viewer may not"));
+            assertEquals(body + ": " + r, 200, r.status);
+            assertTrue(r.body, r.body.startsWith("{\"status\":403,") && r.body.contains("role viewer may not")
+                    && r.body.contains("\"request\":{"));
         }
+        // in a bulk, each refused item gets its own 403 entry and the others are served, in order
+        JolokiaClient.Reply mixed = c.post("[{\"type\":\"read\",\"mbean\":\"io.npulifecycle:type=Runtime\","
+                + "\"attribute\":\"Role\"},{\"type\":\"exec\",\"mbean\":\"java.lang:type=Memory\",\"operation\":\"gc\"},"
+                + "{\"type\":\"version\"},{\"type\":\"write\",\"mbean\":\"io.npulifecycle:type=Runtime\",\"attribute\":"
+                + "\"Role\",\"value\":\"x\"}]", V, VP);
+        assertEquals(mixed.toString(), 200, mixed.status);
+        int read = mixed.body.indexOf("\"value\":\"control-plane\"");
+        int exec = mixed.body.indexOf("role viewer may not exec");
+        int version = mixed.body.indexOf("\"agent\"");
+        int write = mixed.body.indexOf("role viewer may not write");
+        assertTrue(mixed.body, read > 0 && exec > read && version > exec && write > version);
+        JolokiaClient.Reply allRefused = c.post("[{\"type\":\"exec\",\"mbean\":\"java.lang:type=Memory\","
+                + "\"operation\":\"gc\"}]", V, VP);
+        assertEquals(allRefused.toString(), 200, allRefused.status);
+        assertTrue(allRefused.body, allRefused.body.startsWith("[{\"status\":403,"));
+        // an empty bulk (Hawtio sends one on every refresh) is answered with an empty array
+        JolokiaClient.Reply empty = c.post("[]", V, VP);
+        assertEquals(empty.toString(), 200, empty.status);
+        assertEquals("[]", empty.body.trim());
         assertEquals(400, c.post("{\"type\":", V, VP).status);
     }
 
@@ -154,11 +180,12 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
                 "/exec/jdk.management.jfr:type=FlightRecorder/newRecording",
                 "/exec/JMImplementation:type=MBeanServerDelegate/x"}) {
                 JolokiaClient.Reply r = c.get(path, O, OP);
-                assertEquals(path + ": " + r, 403, r.status);
+                assertTrue(path + ": " + r, r.status == 200 && r.body.startsWith("{\"status\":403,"));
                 assertTrue(r.body, r.body.contains("only on io.npulifecycle MBeans") || r.body.contains("never reachable"));
             }
-            assertEquals(403, c.post("{\"type\":\"exec\",\"mbean\":\"java.lang:type=Memory\",\"operation\":\"gc\"}",
-                    O, OP).status);
+            JolokiaClient.Reply gcByPost = c.post("{\"type\":\"exec\",\"mbean\":\"java.lang:type=Memory\","
+                    + "\"operation\":\"gc\"}", O, OP);
+            assertTrue(gcByPost.toString(), gcByPost.status == 200 && gcByPost.body.startsWith("{\"status\":403,"));
             assertTrue(audit.toString(), audit.stream().anyMatch(l -> l.contains("exec user=" + O + " role=operator "
                     + "mbean=java.lang:type=Memory operation=gc outcome=denied")));
             // reads of the forbidden MBeans: refused by the restrictor (Jolokia's JSON status 403), whatever the role
@@ -236,5 +263,132 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
         JolokiaClient.Reply post = c.send("POST", "", O, OP, "{\"type\":\"version\"}", "Origin", "http://evil.example");
         assertNull(post.header("Access-Control-Allow-Origin"));
         assertTrue(post.toString(), !post.body.contains("\"status\":200"));
+    }
+
+    /**
+     * Hawtio's proxy forwards the browser's Origin: one {@code <allow-origin>} line in the policy lets it in, without a
+     * restart; the refusal before is audited with the origin and the fix; a broken policy keeps the one before.
+     */
+    @Test
+    public void anAllowedOriginIsOneLineOfThePolicyReReadWhenItChangesAndEveryRefusalIsAuditedWithTheFix()
+            throws Exception {
+        awaitJolokia();
+        JolokiaClient c = client();
+        String hawtio = "http://localhost:8080";
+        List<String> audit = new CopyOnWriteArrayList<>();
+        Logger logger = Logger.getLogger("io.npulifecycle.audit");
+        Handler h = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                audit.add(r.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        logger.addHandler(h);
+        java.nio.file.Path policy = java.nio.file.Path.of(property("npu.lifecycle.jolokia.policy"));
+        String original = java.nio.file.Files.readString(policy);
+        long mtime = java.nio.file.Files.getLastModifiedTime(policy).toMillis();
+        try {
+            JolokiaClient.Reply refused = c.send("POST", "", V, VP, "{\"type\":\"version\"}", "Origin", hawtio);
+            assertEquals(refused.toString(), 403, refused.status);
+            assertTrue(refused.body, refused.body.contains("<allow-origin>" + hawtio + "</allow-origin>"));
+            assertTrue(audit.toString(), audit.stream().anyMatch(l -> l.contains("origin user=" + V)
+                    && l.contains("origin=" + hawtio) && l.contains("<allow-origin>" + hawtio + "</allow-origin>")));
+
+            write(policy, original.replace("<strict-checking/>", "<allow-origin>" + hawtio
+                    + "</allow-origin><strict-checking/>"), mtime + 2000);
+            JolokiaClient.Reply allowed = c.send("POST", "", V, VP, "{\"type\":\"version\"}", "Origin", hawtio);
+            assertTrue(allowed.toString(), allowed.status == 200 && allowed.body.contains("\"status\":200"));
+            assertEquals(hawtio, allowed.header("Access-Control-Allow-Origin"));
+
+            write(policy, "<restrict><cors>", mtime + 4000);
+            JolokiaClient.Reply kept = c.send("POST", "", V, VP, "{\"type\":\"version\"}", "Origin", hawtio);
+            assertTrue("a broken policy keeps the one before: " + kept, kept.body.contains("\"status\":200"));
+            assertTrue(audit.toString(), audit.stream().anyMatch(l -> l.contains(policy.toString())
+                    && l.contains("cannot be used") && l.contains("keeping the policy loaded before")));
+        } finally {
+            logger.removeHandler(h);
+            write(policy, original, mtime + 6000);
+        }
+        JolokiaClient.Reply again = c.send("POST", "", V, VP, "{\"type\":\"version\"}", "Origin", hawtio);
+        assertEquals("the restored policy applies: " + again, 403, again.status);
+    }
+
+    static void write(java.nio.file.Path f, String text, long mtime) throws java.io.IOException {
+        java.nio.file.Files.writeString(f, text);
+        java.nio.file.Files.setLastModifiedTime(f, java.nio.file.attribute.FileTime.fromMillis(mtime));
+    }
+
+    /**
+     * jolokia.js 2.6 from npm, driven by node, as the README shows it: an operator reads, searches and execs; a
+     * viewer's bulk with a forbidden exec gets the read in its success callback and the exec, status 403 with the
+     * reason, in its error callback; a single refused exec reaches the error callback too. Needs node and npm
+     * (jolokia.js is installed into target/ once, from the npm cache when offline).
+     */
+    @Test
+    public void jolokiaJsFromNpmReadsSearchesExecsAndHandsEachRefusedItemToItsErrorCallback() throws Exception {
+        awaitJolokia();
+        java.nio.file.Path js = java.nio.file.Path.of("src/test/js").toAbsolutePath();
+        java.nio.file.Path prefix = java.nio.file.Path.of("target/jolokia-js").toAbsolutePath();
+        org.junit.Assume.assumeTrue("node and npm are needed for the jolokia.js test",
+                run(List.of("node", "--version"), js, Duration.ofSeconds(20)) != null
+                        && run(List.of("npm", "--version"), js, Duration.ofSeconds(20)) != null);
+        if (!java.nio.file.Files.isDirectory(prefix.resolve("node_modules/jolokia.js"))) {
+            java.nio.file.Files.createDirectories(prefix);
+            String installed = run(List.of("npm", "install", "--prefix", prefix.toString(), "--no-save", "--no-audit",
+                    "--no-fund", "--prefer-offline", "jolokia.js@" + JOLOKIA_JS_VERSION), prefix, Duration.ofMinutes(3));
+            assertTrue("npm install jolokia.js@" + JOLOKIA_JS_VERSION + " failed: " + installed, installed != null);
+        }
+        java.nio.file.Path script = prefix.resolve("jolokia-client.mjs");
+        java.nio.file.Files.copy(js.resolve("jolokia-client.mjs"), script,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        String url = "http://127.0.0.1:" + property("org.osgi.service.http.port") + "/jolokia";
+        String out = run(List.of("node", script.toString(), url, O, OP, V, VP), prefix, Duration.ofSeconds(60));
+        assertTrue("node " + script + " failed", out != null);
+        String line = out.trim().lines().reduce((x, y) -> y).orElse("");
+        for (String expected : new String[] {"{\"readValue\":\"control-plane\",", "\"searchFindsRuntime\":true,",
+            "\"execStatus\":200,", "\"bulkSuccess\":[[0,\"control-plane\"]],",
+            "\"bulkError\":[[1,403,\"role viewer may not exec\"]],", "\"bulkFetchError\":null,",
+            "\"single\":[\"error\",403,\"role viewer may not exec\"]}"}) {
+            assertTrue("jolokia.js: expected " + expected + " in " + out, line.contains(expected));
+        }
+    }
+
+    static final String JOLOKIA_JS_VERSION = "2.6.1";
+
+    /** @return the process's standard output when it exits with 0 within {@code timeout}, else {@code null} */
+    static String run(List<String> command, java.nio.file.Path dir, Duration timeout) {
+        try {
+            Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
+            java.util.concurrent.CompletableFuture<String> output = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> {
+                        try {
+                            return new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                        } catch (java.io.IOException e) {
+                            return "";
+                        }
+                    });
+            if (!p.waitFor(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                return null;
+            }
+            String text = output.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            if (p.exitValue() != 0) {
+                System.err.println(command + " exited " + p.exitValue() + ": " + text);
+                return null;
+            }
+            return text;
+        } catch (java.io.IOException e) {
+            return null;
+        } catch (Exception e) {
+            throw new IllegalStateException(command + ": " + e, e);
+        }
     }
 }

@@ -39,10 +39,17 @@ public interface HealthWatchMXBean {
     /** @return the driver version reported by the last probe, or {@code null} */
     String getDriverVersion();
 
-    /** @return total probe errors since activation */
+    /**
+     * @return probe errors since this activation of the health-watch (starts at 0 at each start, so it can be lower
+     *         than {@link #getProbeErrorsInRow()})
+     */
     long getProbeErrorCount();
 
-    /** @return probe errors in a row */
+    /**
+     * @return probe errors in a row, counted across restarts (kept in the health-watch's persisted state, as the
+     *         strikes are): after a restart the first failed probe can make it 3 while {@link #getProbeErrorCount()}
+     *         is 1
+     */
     int getProbeErrorsInRow();
 
     /** @return whether {@code probeErrorThreshold} probe errors happened in a row (cleared by the next good probe) */

@@ -55,11 +55,18 @@ public interface UpgradeOrchestratorMXBean {
     /**
      * Pauses the rollout (operator role): annotates the NPUOperatorCtl with {@code npu.openfuyao.com/paused=true}, so
      * it survives a leader change; no node gets a new slot, nodes in flight finish their current step. Logged.
+     * {@link #isPaused()} reads the new state at once.
      *
+     * @return the new state: {@code true} (paused)
      * @throws RuntimeException when the CR cannot be patched (message from the API server)
      */
-    void pause();
+    boolean pause();
 
-    /** Resumes the rollout (removes the annotation). Logged. */
-    void resume();
+    /**
+     * Resumes the rollout (removes the annotation). Logged. {@link #isPaused()} reads the new state at once.
+     *
+     * @return the new state: {@code false} (not paused)
+     * @throws RuntimeException when the CR cannot be patched (message from the API server)
+     */
+    boolean resume();
 }

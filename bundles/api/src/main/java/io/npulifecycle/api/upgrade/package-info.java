@@ -5,7 +5,7 @@
  * {@code io.npulifecycle.api.upgrade.model}.
  */
 @Export
-@Version("1.1.0")
+@Version("2.0.0")
 package io.npulifecycle.api.upgrade;
 
 import org.osgi.annotation.bundle.Export;

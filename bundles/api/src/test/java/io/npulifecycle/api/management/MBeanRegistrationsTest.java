@@ -96,6 +96,7 @@ class MBeanRegistrationsTest {
         assertEquals(7, mbean.getAttribute("Count"));
         assertTrue(mbean.getMBeanInfo().getDescriptor().getFieldValue("mxbean").equals("true"), "an MXBean");
         MBeanOperationInfo[] ops = mbean.getMBeanInfo().getOperations();
+        assertEquals("why", ops[0].getSignature()[0].getName(), "the parameter's own name, not p1");
         assertEquals("reset", ops[0].getName());
         assertEquals("reset: test", mbean.invoke("reset", new Object[] {"test"}, new String[] {String.class.getName()}));
         assertEquals(0, counter.count);

@@ -11,7 +11,8 @@ import org.osgi.service.component.annotations.Component;
 
 /**
  * Readiness: every bundle (except fragments and bundles above the framework's start level) is ACTIVE. A bundle
- * dropped into {@code deploy/} that cannot resolve makes the runtime not ready, so the operator sees it.
+ * dropped into {@code deploy/} that cannot resolve makes the runtime not ready, so the operator sees it; the message
+ * names its missing requirements ({@link ResolutionProblems}).
  */
 @Component(service = HealthCheck.class, property = {
     HealthCheck.NAME + "=npu-lifecycle bundles active",
@@ -32,13 +33,19 @@ public class BundlesActiveCheck implements HealthCheck {
         FrameworkStartLevel fsl = context.getBundle(0).adapt(FrameworkStartLevel.class);
         int frameworkLevel = fsl == null ? Integer.MAX_VALUE : fsl.getStartLevel();
         int notActive = 0;
-        for (Bundle b : context.getBundles()) {
+        Bundle[] all = context.getBundles();
+        for (Bundle b : all) {
             if (b.getState() == Bundle.ACTIVE || Bundles.isFragment(b) || Bundles.startLevel(b) > frameworkLevel) {
                 continue;
             }
             notActive++;
-            log.critical("Bundle {} {} (id {}) is {}", b.getSymbolicName(), b.getVersion(), b.getBundleId(),
-                    Bundles.stateName(b.getState()));
+            if (b.getState() == Bundle.INSTALLED) {
+                log.critical("Bundle {} {} (id {}) is INSTALLED, not resolved: {}", b.getSymbolicName(),
+                        b.getVersion(), b.getBundleId(), ResolutionProblems.why(b, all));
+            } else {
+                log.critical("Bundle {} {} (id {}) is {}", b.getSymbolicName(), b.getVersion(), b.getBundleId(),
+                        Bundles.stateName(b.getState()));
+            }
         }
         if (notActive == 0) {
             log.info("All bundles are ACTIVE");

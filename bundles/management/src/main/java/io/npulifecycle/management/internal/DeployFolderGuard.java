@@ -12,7 +12,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.Supplier;
 import java.util.jar.JarFile;
 import java.util.jar.Manifest;
 
@@ -22,6 +25,7 @@ import javax.management.StandardMBean;
 import org.apache.felix.fileinstall.ArtifactInstaller;
 import org.apache.felix.hc.api.HealthCheck;
 import org.apache.felix.hc.api.Result;
+import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -32,19 +36,21 @@ import io.npulifecycle.api.management.Mbeans;
 import io.npulifecycle.api.time.TimeSource;
 
 /**
- * Says which jars in the FileInstall folders are not valid bundles.
+ * Says which jars in the FileInstall folders are not installed, and keeps FileInstall from installing them: jars
+ * that are not valid bundles, and jars whose {@code Bundle-SymbolicName} is already installed from another file
+ * (at most one copy of a bundle runs, see {@link SingleCopyRule}).
  *
  * <p>FileInstall silently waits on a jar it cannot open (it takes it for a copy still in progress), so a truncated
  * or corrupt jar dropped into {@code deploy/} would go unnoticed. This guard scans the folders every
- * {@value #PERIOD_SECONDS} s (wall clock), and logs each invalid jar once per version of the file (path, size,
- * modification time) with the reason, lists it in {@code io.npulifecycle:type=Deploy}, and reports a WARN health
- * check (readiness stays up: nothing else is disturbed). It never deletes or moves the file.
+ * {@value #PERIOD_SECONDS} s (wall clock), logs each refused jar once per reason (a second copy's reason names the
+ * installed file), lists it in {@code io.npulifecycle:type=Deploy}, and reports a WARN health check (readiness stays up: nothing else is disturbed). It never deletes or moves the file.
  *
  * <p>It is also a FileInstall {@link ArtifactInstaller} that claims every jar it refuses: FileInstall hands an artifact
  * that a registered installer can handle to that installer instead of installing it as a bundle, so a jar FileInstall
  * could open (e.g. one with signature files that do not match, which the framework would otherwise install and start)
- * is never installed: reporting it alone would leave a forged "signed" bundle running. Valid jars are left to
- * FileInstall.
+ * is never installed: reporting it alone would leave a forged "signed" bundle running; and a second copy of an
+ * installed bundle never starts beside it. A claimed jar stays uninstalled until FileInstall offers it again (the file
+ * changes). Valid jars whose symbolic name is free are left to FileInstall.
  */
 @Component(service = {DynamicMBean.class, HealthCheck.class, ArtifactInstaller.class}, property = {
     Mbeans.OBJECT_NAME_PROPERTY + "=" + Mbeans.DOMAIN + ":type=Deploy",
@@ -60,20 +66,43 @@ public class DeployFolderGuard extends StandardMBean implements DeployMXBean, He
     private TimeSource time;
 
     private final List<Path> folders = new ArrayList<>();
-    /** path -> "size/mtime" of the version already judged, and its reason (null = valid). */
-    private final Map<Path, String[]> judged = new TreeMap<>();
+    /** The framework's bundles (UNINSTALLED ones left out), for the one-copy rule. */
+    private Supplier<List<SingleCopyRule.Installed>> installed = List::of;
+    /** path -> what was read from the version of the file already judged. */
+    private final Map<Path, Judged> judged = new TreeMap<>();
+    /** Files this guard claimed from FileInstall: not installed until FileInstall offers them again (a change). */
+    private final Set<Path> held = new TreeSet<>();
+    /** path -> the refusal last logged, so each is logged once. */
+    private final Map<Path, String> logged = new TreeMap<>();
     private volatile boolean active;
     private volatile TimeSource.Scheduled next;
+
+    /**
+     * What one version of a file is.
+     *
+     * @param version "size/mtime" of the file read
+     * @param invalid why it is not a valid bundle, or {@code null}
+     * @param symbolicName its Bundle-SymbolicName without directives when valid
+     * @param truncated whether the zip itself could not be read (a copy possibly still in progress)
+     */
+    record Judged(String version, String invalid, String symbolicName, boolean truncated) {
+    }
 
     /** DS constructor. */
     public DeployFolderGuard() {
         super(DeployMXBean.class, true);
     }
 
-    /** Test constructor. */
+    /** Test constructor: no bundle installed. */
     DeployFolderGuard(List<Path> folders) {
+        this(folders, List::of);
+    }
+
+    /** Test constructor: {@code installed} stands for the framework's bundles. */
+    DeployFolderGuard(List<Path> folders, Supplier<List<SingleCopyRule.Installed>> installed) {
         this();
         this.folders.addAll(folders);
+        this.installed = installed;
     }
 
     @Activate
@@ -86,6 +115,15 @@ public class DeployFolderGuard extends StandardMBean implements DeployMXBean, He
                 }
             }
         }
+        installed = () -> {
+            List<SingleCopyRule.Installed> out = new ArrayList<>();
+            for (Bundle b : ctx.getBundles()) {
+                if (b.getState() != Bundle.UNINSTALLED && b.getSymbolicName() != null) {
+                    out.add(new SingleCopyRule.Installed(b.getSymbolicName(), b.getLocation(), b.getBundleId()));
+                }
+            }
+            return out;
+        };
         active = true;
         reschedule();
     }
@@ -111,31 +149,69 @@ public class DeployFolderGuard extends StandardMBean implements DeployMXBean, He
         }, period);
     }
 
-    @Override
-    public synchronized void scan() {
+    /** Reads the folders: judges new and changed jars, forgets removed ones. */
+    private void refresh() {
         Map<Path, String> seen = new TreeMap<>();
         for (Path folder : folders) {
             try (DirectoryStream<Path> ds = Files.newDirectoryStream(folder, "*.jar")) {
                 for (Path jar : ds) {
                     BasicFileAttributes a = Files.readAttributes(jar, BasicFileAttributes.class);
-                    seen.put(jar, a.size() + "/" + a.lastModifiedTime().toMillis());
+                    seen.put(jar.toAbsolutePath().normalize(), a.size() + "/" + a.lastModifiedTime().toMillis());
                 }
             } catch (IOException e) {
                 // a missing folder is FileInstall's business; nothing to judge
             }
         }
         judged.keySet().retainAll(seen.keySet());
+        held.retainAll(seen.keySet());
+        logged.keySet().retainAll(seen.keySet());
         for (Map.Entry<Path, String> e : seen.entrySet()) {
-            String[] previous = judged.get(e.getKey());
-            if (previous != null && previous[0].equals(e.getValue())) {
-                continue;
+            Judged previous = judged.get(e.getKey());
+            if (previous == null || !previous.version().equals(e.getValue())) {
+                judged.put(e.getKey(), read(e.getKey(), e.getValue()));
             }
-            String reason = check(e.getKey());
-            judged.put(e.getKey(), new String[] {e.getValue(), reason});
-            if (reason != null) {
-                LOG.log(Level.WARNING, "Bundle file {0} is not a valid bundle ({1}): FileInstall will not install it. "
-                        + "Replace it by copying the jar to a name ending in .part, then renaming it.", e.getKey(),
-                        reason);
+        }
+    }
+
+    /**
+     * @param jar a judged file
+     * @param offered whether FileInstall is offering it now (a file held earlier is judged afresh)
+     * @return why it is not installed, or {@code null}
+     */
+    private String reason(Path jar, boolean offered) {
+        Judged j = judged.get(jar);
+        if (j == null) {
+            return null;
+        }
+        if (j.invalid() != null) {
+            return j.invalid();
+        }
+        Map<Path, String> candidates = new TreeMap<>();
+        for (Map.Entry<Path, Judged> e : judged.entrySet()) {
+            if (e.getValue().invalid() == null && !held.contains(e.getKey())) {
+                candidates.put(e.getKey(), e.getValue().symbolicName());
+            }
+        }
+        String refusal = SingleCopyRule.refusal(jar, j.symbolicName(), installed.get(), candidates);
+        if (refusal == null && !offered && held.contains(jar)) {
+            return "refused earlier, no longer in conflict; FileInstall installs it when the file changes "
+                    + "(touch it, or copy it again)";
+        }
+        return refusal;
+    }
+
+    @Override
+    public synchronized void scan() {
+        refresh();
+        for (Path jar : judged.keySet()) {
+            String reason = reason(jar, false);
+            if (reason == null) {
+                logged.remove(jar);
+            } else if (!reason.equals(logged.get(jar))) {
+                logged.put(jar, reason);
+                LOG.log(Level.WARNING, "Bundle file {0} is not installed: {1}. {2}", jar, reason,
+                        judged.get(jar).truncated() ? "If it is a copy in progress, copy the jar to a name ending "
+                                + "in .part, then rename it" : "It stays as it is until the file changes");
             }
         }
     }
@@ -145,17 +221,36 @@ public class DeployFolderGuard extends StandardMBean implements DeployMXBean, He
      * @return {@code null} if it is a readable jar with a Bundle-SymbolicName, else why not
      */
     static String check(Path jar) {
-        try (JarFile jf = new JarFile(jar.toFile())) {
-            Manifest m = jf.getManifest();
-            if (m == null) {
-                return "no META-INF/MANIFEST.MF";
-            }
-            if (m.getMainAttributes().getValue("Bundle-SymbolicName") == null) {
-                return "no Bundle-SymbolicName in its manifest: not an OSGi bundle";
-            }
-            return signature(jf);
+        return read(jar, "").invalid();
+    }
+
+    /** Reads a jar's manifest and signature; never throws. */
+    static Judged read(Path jar, String version) {
+        JarFile jf;
+        try {
+            jf = new JarFile(jar.toFile());
         } catch (IOException | SecurityException e) {
-            return "truncated or corrupt: " + e.getMessage();
+            return new Judged(version, "truncated or corrupt: " + e.getMessage(), null, true);
+        }
+        try (jf) {
+            Manifest m;
+            try {
+                m = jf.getManifest();
+            } catch (IOException e) {
+                return new Judged(version, "unreadable META-INF/MANIFEST.MF (" + e.getMessage()
+                        + "): not a bundle", null, false);
+            }
+            if (m == null) {
+                return new Judged(version, "no META-INF/MANIFEST.MF", null, false);
+            }
+            String bsn = m.getMainAttributes().getValue("Bundle-SymbolicName");
+            if (bsn == null || bsn.split(";", 2)[0].isBlank()) {
+                return new Judged(version, "no Bundle-SymbolicName in its manifest: not an OSGi bundle", null, false);
+            }
+            String sig = signature(jf);
+            return new Judged(version, sig, sig == null ? bsn.split(";", 2)[0].trim() : null, false);
+        } catch (IOException | SecurityException e) {
+            return new Judged(version, "truncated or corrupt: " + e.getMessage(), null, true);
         }
     }
 
@@ -200,16 +295,29 @@ public class DeployFolderGuard extends StandardMBean implements DeployMXBean, He
         return null;
     }
 
-    /** FileInstall: claims a {@code .jar} that {@link #check} refuses (and nothing else). */
+    /**
+     * FileInstall: claims a {@code .jar} that is not a valid bundle or whose symbolic name another file or location
+     * holds ({@link SingleCopyRule}), and nothing else.
+     */
     @Override
-    public boolean canHandle(java.io.File artifact) {
-        return artifact.getName().endsWith(".jar") && check(artifact.toPath()) != null;
+    public synchronized boolean canHandle(java.io.File artifact) {
+        if (!artifact.getName().endsWith(".jar")) {
+            return false;
+        }
+        refresh();
+        Path jar = artifact.toPath().toAbsolutePath().normalize();
+        if (!judged.containsKey(jar)) {
+            judged.put(jar, read(jar, ""));
+        }
+        return reason(jar, true) != null;
     }
 
-    /** FileInstall: a refused jar is not installed; it is logged and listed by {@link #scan()}. */
+    /** FileInstall: a refused jar is not installed; it is held, logged and listed by {@link #scan()}. */
     @Override
     public void install(java.io.File artifact) {
-        LOG.log(Level.WARNING, "Bundle file {0} refused: not installed ({1})", artifact, check(artifact.toPath()));
+        synchronized (this) {
+            held.add(artifact.toPath().toAbsolutePath().normalize());
+        }
         scan();
     }
 
@@ -219,9 +327,12 @@ public class DeployFolderGuard extends StandardMBean implements DeployMXBean, He
         install(artifact);
     }
 
-    /** FileInstall: a refused jar was removed: nothing was installed, nothing to remove. */
+    /** FileInstall: a refused jar was removed (or is now installable): nothing was installed, nothing to remove. */
     @Override
     public void uninstall(java.io.File artifact) {
+        synchronized (this) {
+            held.remove(artifact.toPath().toAbsolutePath().normalize());
+        }
         scan();
     }
 
@@ -237,9 +348,10 @@ public class DeployFolderGuard extends StandardMBean implements DeployMXBean, He
     @Override
     public synchronized List<String> getRejectedFiles() {
         List<String> out = new ArrayList<>();
-        for (Map.Entry<Path, String[]> e : judged.entrySet()) {
-            if (e.getValue()[1] != null) {
-                out.add(e.getKey() + ": " + e.getValue()[1]);
+        for (Path jar : judged.keySet()) {
+            String reason = reason(jar, false);
+            if (reason != null) {
+                out.add(jar + ": " + reason);
             }
         }
         return out;

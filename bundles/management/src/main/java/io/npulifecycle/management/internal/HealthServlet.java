@@ -21,7 +21,7 @@ import jakarta.servlet.http.HttpServletResponse;
  * {@code GET /health/ready} answer {@code 200 {"status":"OK"}} (or WARN) when every Felix health check tagged
  * {@code live} / {@code ready} passes, else {@code 503 {"status":"CRITICAL"}} (or the worst status seen). Any
  * other path under {@code /health/} is 404; any method but GET and HEAD is 405. The details of each check are
- * available to authenticated users through the Felix Health Check MBeans and Gogo commands, never here.
+ * available to authenticated users through {@code io.npulifecycle:type=Health} ({@link HealthMBean}), never here.
  */
 @Component(service = Servlet.class, property = {
     HttpWhiteboardConstants.HTTP_WHITEBOARD_SERVLET_PATTERN + "=/health/*",

@@ -32,18 +32,22 @@ import jakarta.servlet.http.HttpServletResponse;
  * {@link RoleRestrictor} being the second.
  *
  * <p>It runs after {@link JolokiaAuthenticator} (the context's {@code handleSecurity} comes before filters), reads the
- * caller from the request attributes, classifies the request ({@link RequestClassifier}) and answers a real HTTP 403
- * with a JSON body naming the reason when:
+ * caller from the request attributes, classifies the request ({@link RequestClassifier}) and refuses it, naming the
+ * reason in a JSON body, when:
  * <ul>
  * <li>any request of it carries a JSR-160 proxy {@code target} (or a {@code target} query parameter);</li>
- * <li>a request type is not allowed for the caller's role (a viewer's exec or write, GET or POST, bulk included);</li>
+ * <li>a request type is not allowed for the caller's role (a viewer's exec or write);</li>
  * <li>an exec or write names an MBean outside {@code io.npulifecycle} (or no valid name);</li>
  * <li>any request names an MBean nobody may reach (JFR, DiagnosticCommand, HotSpotDiagnostic, MLet loaders);</li>
- * <li>its {@code Origin} (or {@code Referer}) matches no {@code <allow-origin>} of the policy (strict CORS);</li>
+ * <li>its {@code Origin} (or {@code Referer}) matches no {@code <allow-origin>} of the policy (strict CORS): audited
+ * and logged with the origin and the line that would allow it;</li>
  * <li>there is no authenticated caller, or no restrictor with a loaded policy (fail closed); 503 while more than
  * one Jolokia servlet is registered ({@link JolokiaServletGuard}).</li>
  * </ul>
- * A POST body that is not a Jolokia request gets 400. Otherwise it puts the caller on the thread for the restrictor
+ * The role and MBean refusals are per request, answered as Jolokia answers a failed request: HTTP 200 with a Jolokia
+ * error entry of status 403, which jolokia.js hands to its error callback (a POST bulk's other items are served, see
+ * {@link PartialBulk}); an empty bulk is answered {@code []}. A proxy {@code target}, a foreign origin, no caller or no
+ * policy refuse the whole request with HTTP 403. A POST body that is not a Jolokia request gets 400. Otherwise it puts the caller on the thread for the restrictor
  * ({@link Caller}), passes the (buffered, at most {@value #MAX_BODY_BYTES} bytes) request on, and clears the caller in
  * {@code finally}.
  */
@@ -71,6 +75,7 @@ public class AccessFilter implements Filter {
             return;
         }
         Caller caller = new Caller((String) user, (Role) role);
+        RoleRestrictor.reloadIfChanged();
         if (!RoleRestrictor.ready()) {
             send(res, 403, "the Jolokia access policy is not loaded: every request is refused (see the log)");
             return;
@@ -81,27 +86,20 @@ public class AccessFilter implements Filter {
         }
         String origin = req.getHeader("Origin") != null ? req.getHeader("Origin") : originOf(req.getHeader("Referer"));
         if (origin != null && !RoleRestrictor.originAllowed(origin)) {
-            send(res, 403, "origin " + origin.replaceAll("[^\\x20-\\x7e]", "?") + " is not allowed to call this agent");
+            String shown = origin.replaceAll("[^\\x20-\\x7e]", "?");
+            String fix = "to allow it, add <allow-origin>" + shown + "</allow-origin> to the <cors> element of "
+                    + RoleRestrictor.policyFile() + " (re-read when it changes)";
+            Audit.originRefused(caller, shown, fix);
+            send(res, 403, "origin " + shown + " is not allowed to call this agent; " + fix);
             return;
         }
-        HttpServletRequest forward = req;
-        List<RequestClassifier.Op> ops = new ArrayList<>();
         String method = req.getMethod().toUpperCase(Locale.ROOT);
         if ("POST".equals(method)) {
-            byte[] body = readBody(req);
-            if (body == null) {
-                send(res, 413, "request body larger than " + MAX_BODY_BYTES + " bytes");
-                return;
-            }
-            Charset cs = charset(req);
-            try {
-                ops.addAll(RequestClassifier.fromBody(new String(body, cs)));
-            } catch (RequestClassifier.BadRequest e) {
-                send(res, 400, e.getMessage());
-                return;
-            }
-            forward = new Buffered(req, body, cs);
-        } else if ("GET".equals(method)) {
+            post(req, res, chain, caller);
+            return;
+        }
+        List<RequestClassifier.Op> ops = new ArrayList<>();
+        if ("GET".equals(method)) {
             ops.add(RequestClassifier.fromPath(req.getPathInfo()));
             String p = req.getParameter("p");
             if (p != null) {
@@ -112,28 +110,108 @@ public class AccessFilter implements Filter {
             }
         }
         for (RequestClassifier.Op op : ops) {
-            String reason = null;
-            if (op.proxy) {
-                reason = "JSR-160 proxy requests (\"target\") are not allowed";
-            } else if (op.type != null && !allowed(caller.role(), op.type)) {
-                reason = "role " + caller.role().id() + " may not " + op.type;
-            } else if (!"search".equals(op.type) && forbiddenMBean(op.mbean)) {
-                // (a search pattern such as *:* is fine: the restrictor hides the forbidden names from its result)
-                reason = "this MBean is never reachable through Jolokia";
-            } else if (op.changes() && !productMBean(op.mbean)) {
-                reason = "exec and write are allowed only on " + RoleRestrictor.PRODUCT_DOMAIN + " MBeans";
-            }
-            if (reason != null) {
-                if (op.changes() || op.proxy) {
-                    Audit.decision(op.proxy ? "proxy" : op.type, caller, op.mbean, op.member, false, reason);
-                }
+            String reason = refusal(caller, op);
+            if (reason != null && op.proxy) {
                 send(res, 403, reason);
                 return;
             }
+            if (reason != null) {
+                // as Jolokia answers a failed request (jolokia.js sends a single request as a GET)
+                java.util.Map<String, Object> echo = new java.util.LinkedHashMap<>();
+                echo.put("type", op.type);
+                if (op.mbean != null) {
+                    echo.put("mbean", op.mbean);
+                }
+                if (op.member != null) {
+                    echo.put("exec".equals(op.type) ? "operation" : "attribute", op.member);
+                }
+                sendJson(res, 200, PartialBulk.json(PartialBulk.refusal(reason, echo)));
+                return;
+            }
         }
+        pass(req, response, chain, caller);
+    }
+
+    /**
+     * A POST: one request or a bulk. A refused request is answered as Jolokia answers a failed one (HTTP 200, a
+     * Jolokia error entry with status 403, which jolokia.js hands to its error callback); in a bulk only the refused
+     * items are refused, the others are served; an empty bulk is answered {@code []}. A proxy {@code target} anywhere
+     * refuses the whole request (HTTP 403).
+     */
+    private void post(HttpServletRequest req, HttpServletResponse res, FilterChain chain, Caller caller)
+            throws IOException, ServletException {
+        byte[] body = readBody(req);
+        if (body == null) {
+            send(res, 413, "request body larger than " + MAX_BODY_BYTES + " bytes");
+            return;
+        }
+        Charset cs = charset(req);
+        RequestClassifier.Parsed parsed;
+        try {
+            parsed = RequestClassifier.parse(new String(body, cs));
+        } catch (RequestClassifier.BadRequest e) {
+            send(res, 400, e.getMessage());
+            return;
+        }
+        if (parsed.bulk() && parsed.items().isEmpty()) {
+            sendJson(res, 200, "[]");
+            return;
+        }
+        for (RequestClassifier.Op op : parsed.ops()) {
+            if (op.proxy) {
+                send(res, 403, refusal(caller, op));
+                return;
+            }
+        }
+        List<String> reasons = new ArrayList<>();
+        for (RequestClassifier.Op op : parsed.ops()) {
+            reasons.add(refusal(caller, op));
+        }
+        if (reasons.stream().allMatch(r -> r == null)) {
+            pass(new Buffered(req, body, cs), res, chain, caller);
+        } else if (!parsed.bulk()) {
+            sendJson(res, 200, PartialBulk.json(PartialBulk.refusal(reasons.get(0), parsed.items().get(0))));
+        } else if (reasons.stream().noneMatch(r -> r == null)) {
+            sendJson(res, 200, PartialBulk.merge(parsed.items(), reasons, null));
+        } else {
+            byte[] served = PartialBulk.served(parsed.items(), reasons).getBytes(StandardCharsets.UTF_8);
+            PartialBulk.Captured captured = new PartialBulk.Captured(res);
+            pass(new Buffered(req, served, StandardCharsets.UTF_8), captured, chain, caller);
+            String jolokia = captured.text();
+            String merged = PartialBulk.merge(parsed.items(), reasons, jolokia);
+            byte[] out = (merged == null ? jolokia : merged).getBytes(StandardCharsets.UTF_8);
+            res.setContentLength(out.length);
+            res.getOutputStream().write(out);
+        }
+    }
+
+    /**
+     * @return why {@code caller} may not make the request {@code op} (audited when it changes something or is a
+     *         proxy request), or {@code null}
+     */
+    private static String refusal(Caller caller, RequestClassifier.Op op) {
+        String reason = null;
+        if (op.proxy) {
+            reason = "JSR-160 proxy requests (\"target\") are not allowed";
+        } else if (op.type != null && !allowed(caller.role(), op.type)) {
+            reason = "role " + caller.role().id() + " may not " + op.type;
+        } else if (!"search".equals(op.type) && forbiddenMBean(op.mbean)) {
+            // (a search pattern such as *:* is fine: the restrictor hides the forbidden names from its result)
+            reason = "this MBean is never reachable through Jolokia";
+        } else if (op.changes() && !productMBean(op.mbean)) {
+            reason = "exec and write are allowed only on " + RoleRestrictor.PRODUCT_DOMAIN + " MBeans";
+        }
+        if (reason != null && (op.changes() || op.proxy)) {
+            Audit.decision(op.proxy ? "proxy" : op.type, caller, op.mbean, op.member, false, reason);
+        }
+        return reason;
+    }
+
+    private static void pass(HttpServletRequest req, ServletResponse res, FilterChain chain, Caller caller)
+            throws IOException, ServletException {
         Caller.set(caller);
         try {
-            chain.doFilter(forward, response);
+            chain.doFilter(req, res);
         } finally {
             Caller.clear();
         }
@@ -222,12 +300,18 @@ public class AccessFilter implements Filter {
     }
 
     private static void send(HttpServletResponse res, int status, String reason) throws IOException {
+        java.util.Map<String, Object> entry = PartialBulk.refusal(reason, null);
+        entry.put("status", status);
+        sendJson(res, status, PartialBulk.json(entry));
+    }
+
+    private static void sendJson(HttpServletResponse res, int status, String json) throws IOException {
         res.setStatus(status);
         res.setContentType("application/json");
         res.setCharacterEncoding("UTF-8");
-        String json = "{\"status\":" + status + ",\"error_type\":\"java.lang.SecurityException\",\"error\":\""
-                + reason.replace("\\", "\\\\").replace("\"", "\\\"").replaceAll("[\\x00-\\x1f]", " ") + "\"}";
-        res.getOutputStream().write(json.getBytes(StandardCharsets.UTF_8));
+        byte[] b = json.getBytes(StandardCharsets.UTF_8);
+        res.setContentLength(b.length);
+        res.getOutputStream().write(b);
     }
 
     /** The request with its body read again from memory. */

@@ -8,7 +8,7 @@ import java.lang.System.Logger.Level;
  * {@code exec} or {@code write} decision, allowed or denied, and per failed login:
  *
  * <pre>
- * AUDIT exec user=alice role=operator mbean=io.npulifecycle:type=Rebooter operation=approve outcome=allowed
+ * AUDIT exec user=alice role=operator mbean=io.npulifecycle:type=Rebooter operation=evaluateNow outcome=allowed
  * AUDIT write user=bob role=viewer mbean=java.lang:type=Memory operation=Verbose outcome=denied reason=...
  * AUDIT login user=mallory remote=127.0.0.1 outcome=denied reason=wrong password
  * </pre>
@@ -59,6 +59,22 @@ final class Audit {
     static void loginFailed(String user, String remote, String reason) {
         LOG.log(Level.WARNING, "AUDIT login user=" + (user == null ? "none" : clean(user)) + " remote="
                 + clean(remote) + " outcome=denied reason=" + reason);
+    }
+
+    /**
+     * A request refused for its browser origin (CORS), also logged as a WARNING by the access filter's logger so it
+     * shows in the runtime's log, not only in the audit log.
+     *
+     * @param caller the authenticated caller
+     * @param origin the {@code Origin} (or the {@code Referer}'s origin), printable
+     * @param fix what allows it
+     */
+    static void originRefused(Caller caller, String origin, String fix) {
+        String line = "AUDIT origin user=" + clean(caller.user()) + " role=" + caller.role().id() + " origin="
+                + clean(origin) + " outcome=denied reason=origin not in the access policy; " + fix;
+        LOG.log(Level.WARNING, line);
+        System.getLogger(AccessFilter.class.getName()).log(Level.WARNING, "Refused a request from browser origin "
+                + clean(origin) + " (user " + clean(caller.user()) + "): " + fix);
     }
 
     /**

@@ -96,35 +96,59 @@ final class RequestClassifier {
     }
 
     /**
+     * A parsed POST body.
+     *
+     * @param bulk whether it is an array (a bulk request), possibly empty
+     * @param items its request objects, in order
+     * @param ops what each asks for, in the same order
+     */
+    record Parsed(boolean bulk, List<Map<?, ?>> items, List<Op> ops) {
+    }
+
+    /**
      * @param body a POST body
      * @return its requests, in order (one for an object, one per element for a bulk array)
      * @throws BadRequest when it is not JSON, not an object or array of objects, or an empty array
      */
     static List<Op> fromBody(String body) throws BadRequest {
+        Parsed p = parse(body);
+        if (p.items().isEmpty()) {
+            throw new BadRequest("the bulk request is an empty array");
+        }
+        return p.ops();
+    }
+
+    /**
+     * @param body a POST body
+     * @return its requests; an empty array is an empty bulk
+     * @throws BadRequest when it is not JSON, or neither an object nor an array of objects
+     */
+    static Parsed parse(String body) throws BadRequest {
         Object json;
         try {
             json = new JSONParser().parse(body);
         } catch (ParseException | IOException | RuntimeException e) {
             throw new BadRequest("the request body is not valid JSON: " + e.getMessage());
         }
-        List<Op> ops = new ArrayList<>();
+        List<Map<?, ?>> items = new ArrayList<>();
         if (json instanceof Map) {
-            ops.add(fromObject((Map<?, ?>) json));
+            items.add((Map<?, ?>) json);
         } else if (json instanceof List) {
             List<?> list = (List<?>) json;
-            if (list.isEmpty()) {
-                throw new BadRequest("the bulk request is an empty array");
-            }
             for (int i = 0; i < list.size(); i++) {
                 if (!(list.get(i) instanceof Map)) {
                     throw new BadRequest("element " + i + " of the bulk request is not a JSON object");
                 }
-                ops.add(fromObject((Map<?, ?>) list.get(i)));
+                items.add((Map<?, ?>) list.get(i));
             }
         } else {
             throw new BadRequest("the request body is neither a JSON object nor an array of objects");
         }
-        return ops;
+        List<Op> ops = new ArrayList<>();
+        for (Map<?, ?> item : items) {
+            ops.add(fromObject(item));
+        }
+        return new Parsed(json instanceof List, items, ops);
     }
 
     private static Op fromObject(Map<?, ?> o) {

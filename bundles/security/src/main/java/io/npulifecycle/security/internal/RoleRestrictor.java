@@ -38,7 +38,9 @@ import org.w3c.dom.NodeList;
  * {@link Restrictor} service and denies when there is none (jolokia-server-core 2.6.0), and it then ignores
  * {@code org.jolokia.policyLocation}; so this component loads the policy itself with Jolokia's own
  * {@link PolicyRestrictor}. When the policy file (framework property {@value #POLICY_PROPERTY}) is missing or not a
- * valid {@code <restrict>} document, activation fails and no restrictor is registered: every request is denied.
+ * valid {@code <restrict>} document, activation fails and no restrictor is registered: every request is denied. The
+ * file is re-read when it changes ({@link #reloadIfChanged()}); a broken or removed new version keeps the policy
+ * loaded before and says why (ERROR log and audit log).
  *
  * <p>Rules, each on top of the policy:
  * <ul>
@@ -75,9 +77,15 @@ public class RoleRestrictor implements Restrictor {
     /** The active restrictor with a loaded policy, or {@code null}: {@link AccessFilter} refuses everything then. */
     private static volatile RoleRestrictor active;
 
-    private Restrictor policy;
-    private List<Pattern> origins;
-    private boolean strictOrigin;
+    /** A loaded policy: Jolokia's restrictor over it and its CORS settings, swapped whole on a reload. */
+    private record Loaded(Restrictor restrictor, List<Pattern> origins, boolean strict) {
+    }
+
+    private volatile Loaded loaded;
+    /** The policy file, or {@code null} when loaded from bytes only (tests). */
+    private Path file;
+    /** "size/mtime" of the file version loaded or refused last, "missing" when it was absent. */
+    private String stamp;
     private MBeanServer server = ManagementFactory.getPlatformMBeanServer();
 
     @Activate
@@ -90,7 +98,7 @@ public class RoleRestrictor implements Restrictor {
             throw new IllegalStateException(msg);
         }
         try {
-            load(Files.readAllBytes(Path.of(p)), p);
+            loadFile(Path.of(p));
             active = this;
         } catch (IOException | RuntimeException e) {
             String msg = "Jolokia access policy " + p + " cannot be used (" + e.getMessage()
@@ -146,9 +154,7 @@ public class RoleRestrictor implements Restrictor {
         } catch (RuntimeException e) {
             throw new IllegalArgumentException(source + " is not a valid Jolokia policy: " + e.getMessage(), e);
         }
-        this.origins = List.copyOf(o);
-        this.strictOrigin = strict;
-        this.policy = r;
+        this.loaded = new Loaded(r, List.copyOf(o), strict);
         LOG.log(Level.INFO, "Jolokia access policy {0} loaded: {1} allowed origin(s)", source, o.size());
     }
 
@@ -156,6 +162,75 @@ public class RoleRestrictor implements Restrictor {
     void deactivate() {
         if (active == this) {
             active = null;
+        }
+    }
+
+    /**
+     * Loads the policy from a file, which {@link #reload()} then watches.
+     *
+     * @param f the policy file
+     * @throws IOException when it cannot be read
+     * @throws IllegalArgumentException when it is not a valid policy
+     */
+    synchronized void loadFile(Path f) throws IOException {
+        String s = stamp(f);
+        load(Files.readAllBytes(f), f.toString());
+        file = f;
+        stamp = s;
+    }
+
+    /**
+     * Re-reads the policy file of the active restrictor when its size or modification time changed (called by the
+     * {@link AccessFilter} on each request: one {@code stat}). A valid new policy replaces the old one at once; a
+     * broken or removed file keeps the previous policy, and the problem (file and reason) is logged as an ERROR and
+     * audited once per version of the file.
+     */
+    static void reloadIfChanged() {
+        RoleRestrictor r = active;
+        if (r != null) {
+            r.reload();
+        }
+    }
+
+    /** @return the policy file of the active restrictor, for messages ("etc/jolokia-access.xml" when unknown) */
+    static String policyFile() {
+        RoleRestrictor r = active;
+        return r == null || r.file == null ? "etc/jolokia-access.xml" : r.file.toString();
+    }
+
+    synchronized void reload() {
+        if (file == null) {
+            return;
+        }
+        String now = stamp(file);
+        if (now.equals(stamp)) {
+            return;
+        }
+        stamp = now;
+        if ("missing".equals(now)) {
+            String msg = "Jolokia access policy " + file + " was removed: keeping the policy loaded before; "
+                    + "put the file back to change it";
+            LOG.log(Level.ERROR, msg);
+            Audit.problem(msg);
+            return;
+        }
+        try {
+            load(Files.readAllBytes(file), file.toString());
+        } catch (IOException | RuntimeException e) {
+            String msg = "Jolokia access policy " + file + " changed but cannot be used (" + e.getMessage()
+                    + "): keeping the policy loaded before";
+            LOG.log(Level.ERROR, msg);
+            Audit.problem(msg);
+        }
+    }
+
+    private static String stamp(Path f) {
+        try {
+            java.nio.file.attribute.BasicFileAttributes a = Files.readAttributes(f,
+                    java.nio.file.attribute.BasicFileAttributes.class);
+            return a.size() + "/" + a.lastModifiedTime().toMillis();
+        } catch (IOException e) {
+            return "missing";
         }
     }
 
@@ -180,7 +255,7 @@ public class RoleRestrictor implements Restrictor {
 
     @Override
     public boolean isHttpMethodAllowed(HttpMethod method) {
-        return Caller.current() != null && policy.isHttpMethodAllowed(method);
+        return Caller.current() != null && loaded.restrictor().isHttpMethodAllowed(method);
     }
 
     @Override
@@ -191,25 +266,48 @@ public class RoleRestrictor implements Restrictor {
         }
         Set<RequestType> allowed = c.role() == io.npulifecycle.security.tool.Role.OPERATOR ? OPERATOR_TYPES
                 : VIEWER_TYPES;
-        return allowed.contains(type) && policy.isTypeAllowed(type);
+        return allowed.contains(type) && loaded.restrictor().isTypeAllowed(type);
     }
 
     @Override
     public boolean isAttributeReadAllowed(ObjectName name, String attribute) {
-        return Caller.current() != null && readable(name) && policy.isAttributeReadAllowed(name, attribute);
+        return Caller.current() != null && readable(name) && loaded.restrictor().isAttributeReadAllowed(name, attribute);
     }
 
     @Override
     public boolean isAttributeWriteAllowed(ObjectName name, String attribute) {
-        return decide("write", name, attribute, policy.isAttributeWriteAllowed(name, attribute));
+        return decide("write", name, attribute, loaded.restrictor().isAttributeWriteAllowed(name, attribute),
+                notWritable(name, attribute));
+    }
+
+    /**
+     * @return why {@code attribute} of {@code name} cannot be written (the MBean has no such attribute, or it is
+     *         read-only), or {@code null} when it is writable or cannot be told (a pattern, no such MBean): so that a write that would fail is
+     *         audited as denied with the reason, not as allowed
+     */
+    String notWritable(ObjectName name, String attribute) {
+        if (name.isPattern() || attribute == null) {
+            return null;
+        }
+        try {
+            for (javax.management.MBeanAttributeInfo a : server.getMBeanInfo(name).getAttributes()) {
+                if (a.getName().equals(attribute)) {
+                    return a.isWritable() ? null : "attribute " + attribute + " is read-only";
+                }
+            }
+            return "MBean has no attribute " + attribute;
+        } catch (javax.management.JMException e) {
+            // no such MBean (Jolokia answers 404) or its info cannot be read: nothing to add
+            return null;
+        }
     }
 
     @Override
     public boolean isOperationAllowed(ObjectName name, String operation) {
-        return decide("exec", name, operation, policy.isOperationAllowed(name, operation));
+        return decide("exec", name, operation, loaded.restrictor().isOperationAllowed(name, operation), null);
     }
 
-    private boolean decide(String action, ObjectName name, String member, boolean policyAllows) {
+    private boolean decide(String action, ObjectName name, String member, boolean policyAllows, String impossible) {
         Caller c = Caller.current();
         String reason = null;
         if (c == null) {
@@ -222,6 +320,8 @@ public class RoleRestrictor implements Restrictor {
             reason = "operators may " + action + " only on " + PRODUCT_DOMAIN + " MBeans";
         } else if (!policyAllows) {
             reason = "denied by the access policy";
+        } else if (impossible != null) {
+            reason = impossible;
         }
         Audit.decision(action, c, String.valueOf(name), member, reason == null, reason);
         return reason == null;
@@ -229,12 +329,12 @@ public class RoleRestrictor implements Restrictor {
 
     @Override
     public boolean isRemoteAccessAllowed(String... hostOrAddress) {
-        return Caller.current() != null && policy.isRemoteAccessAllowed(hostOrAddress);
+        return Caller.current() != null && loaded.restrictor().isRemoteAccessAllowed(hostOrAddress);
     }
 
     @Override
     public boolean isOriginAllowed(String origin, boolean onlyWhenStrictCheckingIsEnabled) {
-        if (onlyWhenStrictCheckingIsEnabled && !strictOrigin) {
+        if (onlyWhenStrictCheckingIsEnabled && !loaded.strict()) {
             return true;
         }
         if (origin == null) {
@@ -245,7 +345,7 @@ public class RoleRestrictor implements Restrictor {
 
     private boolean matchesOrigin(String origin) {
         String o = origin.trim().toLowerCase(Locale.ROOT);
-        for (Pattern p : origins) {
+        for (Pattern p : loaded.origins()) {
             if (p.matcher(o).matches()) {
                 return true;
             }
@@ -255,12 +355,12 @@ public class RoleRestrictor implements Restrictor {
 
     @Override
     public boolean isObjectNameHidden(ObjectName name) {
-        return forbidden(name) || policy.isObjectNameHidden(name);
+        return forbidden(name) || loaded.restrictor().isObjectNameHidden(name);
     }
 
     @Override
     public boolean ignoreScheme() {
-        return policy.ignoreScheme();
+        return loaded.restrictor().ignoreScheme();
     }
 
     /** @return whether a read on this name is allowed by the role rules (any role) */

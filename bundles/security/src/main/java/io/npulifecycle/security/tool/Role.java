@@ -14,7 +14,10 @@ import java.util.Locale;
 public enum Role {
     /** Reads only. */
     VIEWER,
-    /** Reads, and drives the product (approve, reboot, pause, fault injection...). */
+    /**
+     * Reads, and drives the product through its MBeans (pause a rollout, probe or evaluate now, fault injection...).
+     * Reboot approvals are not among them: they are Node annotations, made through the Kubernetes API.
+     */
     OPERATOR;
 
     /** @return the name users type: {@code viewer} or {@code operator} */

@@ -148,4 +148,101 @@ class RoleRestrictorTest {
         assertThrows(IllegalArgumentException.class, () -> r.load(("<!DOCTYPE x [<!ENTITY e SYSTEM "
                 + "\"file:///etc/passwd\">]><restrict>&e;</restrict>").getBytes(), "p"));
     }
+
+    @Test
+    void thePolicyFileIsReReadWhenItChangesAndABrokenOrRemovedOneKeepsThePolicyLoadedBefore(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path f = dir.resolve("jolokia-access.xml");
+        java.nio.file.Files.writeString(f, POLICY);
+        RoleRestrictor fr = new RoleRestrictor();
+        fr.loadFile(f);
+        String hawtio = "http://localhost:8080";
+        assertFalse(fr.isOriginAllowed(hawtio, false));
+        long t = java.nio.file.Files.getLastModifiedTime(f).toMillis();
+
+        write(f, POLICY.replace("<strict-checking/>", "<allow-origin>" + hawtio + "</allow-origin><strict-checking/>"),
+                t + 2000);
+        fr.reload();
+        assertTrue(fr.isOriginAllowed(hawtio, false), "a valid new policy applies at once");
+
+        write(f, "<restrict><cors>", t + 4000);
+        fr.reload();
+        assertTrue(fr.isOriginAllowed(hawtio, false), "a broken new policy keeps the one loaded before");
+        Caller.set(new Caller("bob", Role.OPERATOR));
+        assertFalse(fr.isOperationAllowed(n("io.npulifecycle:type=Secret"), "x"), "the old deny still applies");
+
+        java.nio.file.Files.delete(f);
+        fr.reload();
+        assertTrue(fr.isOriginAllowed(hawtio, false), "a removed policy keeps the one loaded before");
+
+        write(f, POLICY, t + 6000);
+        fr.reload();
+        assertFalse(fr.isOriginAllowed(hawtio, false), "put back, the file applies again");
+    }
+
+    static void write(java.nio.file.Path f, String text, long mtime) throws Exception {
+        java.nio.file.Files.writeString(f, text);
+        java.nio.file.Files.setLastModifiedTime(f, java.nio.file.attribute.FileTime.fromMillis(mtime));
+    }
+
+    /** Management interface of the test MBean below. */
+    public interface ProbeLikeMXBean {
+        /** @return a read-only value */
+        int getCount();
+
+        /** @return a writable value */
+        int getLimit();
+
+        /** @param v the new value */
+        void setLimit(int v);
+    }
+
+    @Test
+    void aWriteOfAReadOnlyAttributeIsDeniedAndAuditedAsSuchNotAllowed() throws Exception {
+        ObjectName name = n("io.npulifecycle:type=ReadOnlyTest");
+        javax.management.MBeanServer mbs = ManagementFactory.getPlatformMBeanServer();
+        mbs.registerMBean(new javax.management.StandardMBean(new ProbeLikeMXBean() {
+            @Override
+            public int getCount() {
+                return 1;
+            }
+
+            @Override
+            public int getLimit() {
+                return 2;
+            }
+
+            @Override
+            public void setLimit(int v) {
+            }
+        }, ProbeLikeMXBean.class, true), name);
+        java.util.List<String> audit = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Logger logger = java.util.logging.Logger.getLogger(Audit.LOGGER);
+        java.util.logging.Handler h = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord rec) {
+                audit.add(rec.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        logger.addHandler(h);
+        try {
+            Caller.set(new Caller("bob", Role.OPERATOR));
+            assertFalse(r.isAttributeWriteAllowed(name, "Count"));
+            assertTrue(audit.stream().anyMatch(l -> l.contains("write user=bob") && l.contains("operation=Count")
+                    && l.contains("outcome=denied reason=attribute Count is read-only")), audit.toString());
+            assertFalse(r.isAttributeWriteAllowed(name, "Nothing"));
+            assertTrue(r.isAttributeWriteAllowed(name, "Limit"));
+        } finally {
+            logger.removeHandler(h);
+            mbs.unregisterMBean(name);
+        }
+    }
 }

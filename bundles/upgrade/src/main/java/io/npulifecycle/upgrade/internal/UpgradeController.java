@@ -354,7 +354,8 @@ public final class UpgradeController implements AutoCloseable {
     }
 
     /**
-     * Sets or removes the pause annotation on the CR (any replica may do this; the leader reacts).
+     * Sets or removes the pause annotation on the CR (any replica may do this; the leader reacts). Once the patch is
+     * accepted, {@link #snapshot()} says the new state at once (the next reconcile confirms it).
      *
      * @param paused true to pause
      * @throws KubernetesClientException when the CR cannot be patched
@@ -370,6 +371,8 @@ public final class UpgradeController implements AutoCloseable {
         client.genericKubernetesResources(CTX).inNamespace(cfg.namespace()).resource(stub)
                 .patch(PatchContext.of(PatchType.JSON_MERGE), json);
         writer.count("cr-annotation");
+        snapshot.updateAndGet(s -> new Snapshot(s.target(), s.counts(), s.nodeStates(), s.awaitingApproval(), s.failed(),
+                s.conditions(), paused));
     }
 
     private void publish(Reconciler.Plan plan) {

@@ -277,14 +277,16 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
     }
 
     @Override
-    public void pause() {
+    public boolean pause() {
         LOG.log(Level.INFO, "operation pause(): pausing the driver rollout of " + cfg.namespace() + "/" + cfg.resourceName());
         controller.setPaused(true);
+        return isPaused();
     }
 
     @Override
-    public void resume() {
+    public boolean resume() {
         LOG.log(Level.INFO, "operation resume(): resuming the driver rollout of " + cfg.namespace() + "/" + cfg.resourceName());
         controller.setPaused(false);
+        return isPaused();
     }
 }

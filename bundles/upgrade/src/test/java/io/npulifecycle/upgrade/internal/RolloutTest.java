@@ -467,6 +467,7 @@ class RolloutTest {
         c.createDriver(driver(NEW, true, 1, "100%", null));
         Waits.until("one node upgraded", WAIT, () -> NEW.equals(c.label("n1", NodeKeys.DRIVER_VERSION)));
         uc.setPaused(true);
+        assertTrue(uc.snapshot().paused(), "the new state at once, before any reconcile");
         Waits.until("Progressing=False Paused, status.paused", WAIT, () -> c.condition("Progressing").startsWith("False Paused")
                 && Boolean.TRUE.equals(c.status().get("paused")));
         Waits.until("in-flight nodes finish", WAIT, () -> c.admin().nodes().list().getItems().stream()
@@ -476,6 +477,7 @@ class RolloutTest {
         assertTrue(reboots < 4, "paused before the end");
         assertTrue(uc.snapshot().paused());
         uc.setPaused(false);
+        assertTrue(!uc.snapshot().paused(), "resumed at once");
         awaitComplete(NEW);
     }
 
