@@ -372,7 +372,7 @@ public final class UpgradeController implements AutoCloseable {
                 .patch(PatchContext.of(PatchType.JSON_MERGE), json);
         writer.count("cr-annotation");
         snapshot.updateAndGet(s -> new Snapshot(s.target(), s.counts(), s.nodeStates(), s.awaitingApproval(), s.failed(),
-                s.conditions(), paused));
+                s.conditions(), paused, s.slotHolders()));
     }
 
     private void publish(Reconciler.Plan plan) {
