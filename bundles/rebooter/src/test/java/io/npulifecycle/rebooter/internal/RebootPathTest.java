@@ -816,8 +816,12 @@ class RebootPathTest {
         approve(a, "true");
 
         armed.set(true);
-        a.rebooter.evaluate();
-        assertFalse(armed.get(), "the other write was made between a read and a PUT of the node agent");
+        // a decision round whose read of the Node fails (a connection reset through the proxy) retries at the next
+        // round, as the health tick does; the round that reads the Node makes the PUT and meets the other write
+        await("the other write made between a read and a PUT of the node agent", () -> {
+            a.rebooter.evaluate();
+            return !armed.get();
+        }, this::tick);
         assertTrue(conflicts.get() >= 1, "the PUT after the other write was refused with 409");
         assertEquals(List.of("recovery"), executor.reboots);
         assertNull(cluster.annotation(NODE, NodeKeys.APPROVE_REBOOT), "approval consumed");

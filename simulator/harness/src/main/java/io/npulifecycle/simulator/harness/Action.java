@@ -100,7 +100,7 @@ sealed interface Action {
     }
 
     private static String checkVersion(String v, String field) {
-        if (v != null && !v.matches("[0-9]+(\\.[0-9A-Za-z]+){1,3}")) {
+        if (v != null && !v.matches("[0-9]+\\.[0-9]+\\.([rR][cC])?[0-9]+(\\.[0-9]+)*")) {
             throw new Bad(field, "'" + v + "' is not a driver version like 25.5.0");
         }
         return v;
@@ -593,7 +593,8 @@ sealed interface Action {
     }
 
     /** {@code spec.driver.upgradePolicy}. */
-    record UpgradePolicy(Boolean autoUpgrade, Integer maxParallelUpgrades, Object maxUnavailable, Deadlines deadlines) {
+    record UpgradePolicy(Boolean autoUpgrade, Integer maxParallelUpgrades, Object maxUnavailable, Deadlines deadlines,
+            Drain drain) {
         public UpgradePolicy {
             checkRange(maxParallelUpgrades, "maxParallelUpgrades", 0, 100_000);
             checkMaxUnavailable(maxUnavailable);
@@ -607,6 +608,40 @@ sealed interface Action {
             if (deadlines != null) {
                 m.put("deadlines", deadlines.fields());
             }
+            if (drain != null) {
+                m.put("drain", drain.fields());
+            }
+            return m;
+        }
+    }
+
+    /**
+     * {@code spec.driver.upgradePolicy.drain} (docs/upgrade.md "Drain"), checked as the CRD schema checks it; the
+     * pod selector's syntax is the controller's to judge ({@code InvalidSpec}), so a scenario can show that too.
+     */
+    record Drain(Boolean enable, String scope, String podSelector, Integer timeoutSeconds, Integer gracePeriodSeconds,
+            Boolean deleteEmptyDirData, Boolean force, String onTimeout) {
+        public Drain {
+            if (scope != null && !scope.equals("all") && !scope.equals("npu")) {
+                throw new Bad("scope", "'" + scope + "' is not all or npu");
+            }
+            checkRange(timeoutSeconds, "timeoutSeconds", 1, 10_000_000);
+            checkRange(gracePeriodSeconds, "gracePeriodSeconds", -1, 10_000_000);
+            if (onTimeout != null && !onTimeout.equals("fail") && !onTimeout.equals("reboot")) {
+                throw new Bad("onTimeout", "'" + onTimeout + "' is not fail or reboot");
+            }
+        }
+
+        Map<String, Object> fields() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            put(m, "enable", enable);
+            put(m, "scope", scope);
+            put(m, "podSelector", podSelector);
+            put(m, "timeoutSeconds", timeoutSeconds);
+            put(m, "gracePeriodSeconds", gracePeriodSeconds);
+            put(m, "deleteEmptyDirData", deleteEmptyDirData);
+            put(m, "force", force);
+            put(m, "onTimeout", onTimeout);
             return m;
         }
     }

@@ -17,6 +17,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.cluster.ClusterBackends;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
+import io.npulifecycle.simulator.cluster.ImageWhiteLists;
 import io.npulifecycle.simulator.cluster.RealApiServer;
 import io.npulifecycle.simulator.cluster.internal.KubeBinaries;
 
@@ -280,6 +281,14 @@ final class ClusterCommand {
         }
         out.println("  NPUOperatorCtl " + EmbeddedCluster.NPU_NAMESPACE + "/" + EmbeddedCluster.NPU_OPERATOR_CTL_NAME
                 + " (spec.driver.version " + cr.get("spec", "driver", "version") + ")");
+        // the platform's ImageWhiteList (runbook preflight item 2), listing the sample CR's driver tag, so the
+        // preflight's check and `kubectl edit imagewhitelist` can be tried here as on the platform
+        ImageWhiteLists.installCrd(backend);
+        Object sampleVersion = cr.get("spec", "driver", "version");
+        String tag = SimCluster.imageTag(EmbeddedCluster.driverImage(String.valueOf(sampleVersion), "910b"));
+        ImageWhiteLists.seed(backend, List.of(tag));
+        out.println("  ImageWhiteList " + ImageWhiteLists.NAMESPACE + "/" + ImageWhiteLists.NAME + " (spec.repoList ["
+                + tag + "])");
         backend.writeKubeconfig(kubeconfig);
         try {
             Files.writeString(kubeconfig, MARKER + "\n" + Files.readString(kubeconfig, StandardCharsets.UTF_8),

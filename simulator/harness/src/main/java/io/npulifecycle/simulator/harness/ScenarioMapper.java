@@ -39,7 +39,10 @@ import tools.jackson.databind.type.LogicalType;
 final class ScenarioMapper {
 
     /** What a bad duration is told. */
-    static final String NOT_A_DURATION = "is not a duration (e.g. 0s, 200s, 5m, 1h, 500ms)";
+    static final String NOT_A_DURATION = "is not a duration of at most 8760h (e.g. 0s, 200s, 5m, 1h, 500ms)";
+
+    /** The longest duration a scenario may name: a year of simulated time (longer ones overflow the clock's sums). */
+    static final Duration MAX_DURATION = Duration.ofHours(8760);
 
     private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m|h)");
 
@@ -60,7 +63,7 @@ final class ScenarioMapper {
 
     /**
      * @param text e.g. {@code 200s}
-     * @return the duration, or null when {@code text} is not one
+     * @return the duration, or null when {@code text} is not one or is longer than {@link #MAX_DURATION}
      */
     static Duration parseDuration(String text) {
         Matcher m = DURATION.matcher(text.trim());
@@ -75,7 +78,8 @@ final class ScenarioMapper {
             case "m": ms = (long) (v * 60_000); break;
             default: ms = (long) (v * 3_600_000); break;
         }
-        return Duration.ofMillis(ms);
+        Duration d = Duration.ofMillis(ms);
+        return d.compareTo(MAX_DURATION) > 0 ? null : d;
     }
 
     /** A duration: {@code 200s}, {@code 5m}. */

@@ -85,7 +85,7 @@ class ClusterCommandTest {
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
                 stop));
         try {
-            awaitText(out, exit, "ready; runs until stopped");
+            awaitText(out, err, exit, "ready; runs until stopped");
             String text = out.toString(StandardCharsets.UTF_8);
             System.out.print(text);
             assertTrue(text.contains("master URL: http://127.0.0.1:"), text);
@@ -99,6 +99,8 @@ class ClusterCommandTest {
                     .withHttpClientFactory(new JdkHttpClientFactory()).build()) {
                 assertEquals(List.of("node-0", "node-1"), k.nodes().withLabel("openfuyao.com/npu.present").list()
                         .getItems().stream().map(Node::getMetadata).map(m -> m.getName()).sorted().toList());
+                assertEquals(1, io.npulifecycle.simulator.cluster.ImageWhiteLists.resources(k).inAnyNamespace().list()
+                        .getItems().size(), "the platform's ImageWhiteList is served");
                 assertEquals(1, k.genericKubernetesResources("npu.openfuyao.com/v1", "NPUOperatorCtl")
                         .inNamespace("npu-operator").list().getItems().size(), "the sample");
                 assertEquals(2, k.serviceAccounts().inNamespace("npu-operator").list().getItems().stream()
@@ -148,13 +150,19 @@ class ClusterCommandTest {
     }
 
     static void awaitText(ByteArrayOutputStream out, CompletableFuture<Integer> exit, String text) throws Exception {
+        awaitText(out, new ByteArrayOutputStream(), exit, text);
+    }
+
+    static void awaitText(ByteArrayOutputStream out, ByteArrayOutputStream err, CompletableFuture<Integer> exit,
+            String text) throws Exception {
         try {
             org.awaitility.Awaitility.await("'" + text + "' in the output").atMost(TIMEOUT)
                     .pollInterval(Duration.ofMillis(50))
                     .failFast("the command ended before '" + text + "'", exit::isDone)
                     .until(() -> out.toString(StandardCharsets.UTF_8).contains(text));
         } catch (org.awaitility.core.ConditionTimeoutException | org.awaitility.core.TerminalFailureException e) {
-            fail(e.getMessage() + (exit.isDone() ? " (exit " + exit.get() + ")" : "") + ": " + out, e);
+            fail(e.getMessage() + (exit.isDone() ? " (exit " + exit.get() + ")" : "") + ": " + out
+                    + (err.size() == 0 ? "" : "\nstandard error: " + err.toString(StandardCharsets.UTF_8)), e);
         }
     }
 

@@ -68,6 +68,11 @@ class ScenarioTest {
         assertTrue(top.startsWith("line 2:") && top.contains("clusterz"), top);
         String dur = rejected("steps:\n  - at: soon\n    approve: {node: node-0}\n");
         assertTrue(dur.startsWith("line 2:") && dur.contains("not a duration"), dur);
+        // longer than the simulated clock can add up: refused before any cluster starts, not an overflow later
+        String huge = rejected("steps:\n  - at: 9999999999999h\n    approve: {node: node-0}\n");
+        assertTrue(huge.startsWith("line 2:") && huge.contains("at most 8760h"), huge);
+        String within = rejected("steps:\n  - at: 0s\n    expect: {node: node-0, reboots: 0, within: 9999999999999h}\n");
+        assertTrue(within.startsWith("line 3:") && within.contains("at most 8760h"), within);
         String node = rejected("cluster: {nodes: 2}\nsteps:\n  - at: 0s\n    approve: {node: node-7}\n");
         assertTrue(node.startsWith("line 4:") && node.contains("node-7"), node);
         String chip = rejected("steps:\n  - at: 0s\n    wedge: {node: node-0, npu: 9, chip: 0}\n");
@@ -83,6 +88,16 @@ class ScenarioTest {
         assertTrue(rejected("cluster: {chipType: 310p, chips: 3}\nsteps: []\n").contains("even"));
         String version = rejected("steps:\n  - at: 0s\n    setVersion: {version: latest}\n");
         assertTrue(version.contains("not a driver version"), version);
+        // the CRD's pattern: three parts at least
+        String twoParts = rejected("steps:\n  - at: 0s\n    setVersion: {version: 25.5}\n");
+        assertTrue(twoParts.contains("not a driver version"), twoParts);
+        // the upgrade drain's policy, checked as the CRD schema checks it
+        String onTimeout = rejected("steps:\n  - at: 0s\n    setPolicy: {upgradePolicy: {drain: {onTimeout: maybe}}}\n");
+        assertTrue(onTimeout.startsWith("line 3:") && onTimeout.contains("onTimeout"), onTimeout);
+        String timeout = rejected("steps:\n  - at: 0s\n    setPolicy: {upgradePolicy: {drain: {timeoutSeconds: 0}}}\n");
+        assertTrue(timeout.contains("timeoutSeconds") && timeout.contains("1.."), timeout);
+        String scope = rejected("steps:\n  - at: 0s\n    setPolicy: {upgradePolicy: {drain: {scope: gpu}}}\n");
+        assertTrue(scope.contains("all or npu"), scope);
         String maybe = rejected("policy: {autoRecover: maybe}\nsteps:\n  - at: 0s\n    approve: {node: node-0}\n");
         assertTrue(maybe.startsWith("line 1:") && maybe.contains("policy.autoRecover must be true or false"), maybe);
         String lots = rejected("steps:\n  - at: 0s\n    setPolicy: {maxReboots: lots}\n");
