@@ -125,8 +125,9 @@ class NodeSyncTest {
 
         mock.fixture.setDriver(Map.of("version", "latest"));
 
-        await("policy unknown").atMost(PATIENCE).until(() -> !sync.policy().known());
-        assertTrue(changes.contains("policy"));
+        // the change is announced after the new policy is published: wait for both
+        await("policy unknown and the change announced").atMost(PATIENCE)
+                .until(() -> !sync.policy().known() && changes.contains("policy"));
         assertTrue(sync.getPolicyProblem().contains("spec.driver.version"), sync.getPolicyProblem());
         assertTrue(sync.getPolicy().startsWith("unknown ("), sync.getPolicy());
     }
