@@ -8,7 +8,6 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -74,8 +73,7 @@ public class DeployFolderGuard extends StandardMBean implements DeployMXBean, He
     private final Set<Path> held = new TreeSet<>();
     /** path -> the refusal last logged, so each is logged once. */
     private final Map<Path, String> logged = new TreeMap<>();
-    private volatile boolean active;
-    private volatile TimeSource.Scheduled next;
+    private WallPeriod period;
 
     /**
      * What one version of a file is.
@@ -124,29 +122,15 @@ public class DeployFolderGuard extends StandardMBean implements DeployMXBean, He
             }
             return out;
         };
-        active = true;
-        reschedule();
+        period = new WallPeriod(time, PERIOD_SECONDS, this::scan);
+        period.start();
     }
 
     @Deactivate
     void deactivate() {
-        active = false;
-        TimeSource.Scheduled s = next;
-        if (s != null) {
-            s.cancel();
+        if (period != null) {
+            period.stop();
         }
-    }
-
-    private void reschedule() {
-        if (!active) {
-            return;
-        }
-        // PERIOD_SECONDS of wall-clock time, whatever the clock's scale
-        Duration period = Duration.ofMillis(Math.max(1, Math.round(PERIOD_SECONDS * 1000 * time.scale())));
-        next = time.schedule(() -> {
-            scan();
-            reschedule();
-        }, period);
     }
 
     /** Reads the folders: judges new and changed jars, forgets removed ones. */

@@ -1,6 +1,5 @@
 package io.npulifecycle.management.internal;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -47,8 +46,7 @@ public class HealthMBean extends StandardMBean implements HealthMXBean {
 
     private BundleContext context;
     private final StatusSince since = new StatusSince();
-    private volatile boolean active;
-    private volatile TimeSource.Scheduled next;
+    private WallPeriod period;
 
     /** DS constructor. */
     public HealthMBean() {
@@ -58,32 +56,21 @@ public class HealthMBean extends StandardMBean implements HealthMXBean {
     @Activate
     void activate(BundleContext ctx) {
         this.context = ctx;
-        active = true;
-        reschedule();
-    }
-
-    @Deactivate
-    void deactivate() {
-        active = false;
-        TimeSource.Scheduled s = next;
-        if (s != null) {
-            s.cancel();
-        }
-    }
-
-    private void reschedule() {
-        if (!active) {
-            return;
-        }
-        Duration period = Duration.ofMillis(Math.max(1, Math.round(PERIOD_SECONDS * 1000 * time.scale())));
-        next = time.schedule(() -> {
+        period = new WallPeriod(time, PERIOD_SECONDS, () -> {
             try {
                 getChecks();
             } catch (RuntimeException e) {
                 // a failing executor is reported by the next read
             }
-            reschedule();
-        }, period);
+        });
+        period.start();
+    }
+
+    @Deactivate
+    void deactivate() {
+        if (period != null) {
+            period.stop();
+        }
     }
 
     @Override
