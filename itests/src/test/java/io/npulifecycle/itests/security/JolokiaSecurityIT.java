@@ -76,6 +76,9 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
             JolokiaClient.Reply wrong = c.post("[{\"type\":\"exec\",\"mbean\":\"io.npulifecycle:type=KubernetesClient\","
                     + "\"operation\":\"checkConnection\"}]", V, OP);
             assertEquals("POST #" + i + " with the wrong password: " + wrong, 401, wrong.status);
+            JolokiaClient.Reply foreign = c.send("POST", "", O, OP, "{\"type\":\"version\"}",
+                    "Origin", "http://evil.example");
+            assertEquals("POST #" + i + " from a foreign origin: " + foreign, 403, foreign.status);
         }
         assertEquals(401, c.send("OPTIONS", "/version", null, null, null, "Origin", "http://evil.example",
                 "Access-Control-Request-Method", "POST").status);

@@ -71,17 +71,17 @@ public class AccessFilter implements Filter {
         Object role = req.getAttribute(Caller.ROLE_ATTRIBUTE);
         if (!(user instanceof String) || !(role instanceof Role)) {
             Audit.problem("request to " + req.getRequestURI() + " without an authenticated caller: refused");
-            send(res, 403, "no authenticated caller");
+            send(req, res, 403, "no authenticated caller");
             return;
         }
         Caller caller = new Caller((String) user, (Role) role);
         RoleRestrictor.reloadIfChanged();
         if (!RoleRestrictor.ready()) {
-            send(res, 403, "the Jolokia access policy is not loaded: every request is refused (see the log)");
+            send(req, res, 403, "the Jolokia access policy is not loaded: every request is refused (see the log)");
             return;
         }
         if (!JolokiaServletGuard.singleServlet()) {
-            send(res, 503, "Jolokia is restarting (more than one Jolokia servlet was registered); retry");
+            send(req, res, 503, "Jolokia is restarting (more than one Jolokia servlet was registered); retry");
             return;
         }
         String origin = req.getHeader("Origin") != null ? req.getHeader("Origin") : originOf(req.getHeader("Referer"));
@@ -90,7 +90,7 @@ public class AccessFilter implements Filter {
             String fix = "to allow it, add <allow-origin>" + shown + "</allow-origin> to the <cors> element of "
                     + RoleRestrictor.policyFile() + " (re-read when it changes)";
             Audit.originRefused(caller, shown, fix);
-            send(res, 403, "origin " + shown + " is not allowed to call this agent; " + fix);
+            send(req, res, 403, "origin " + shown + " is not allowed to call this agent; " + fix);
             return;
         }
         String method = req.getMethod().toUpperCase(Locale.ROOT);
@@ -112,7 +112,7 @@ public class AccessFilter implements Filter {
         for (RequestClassifier.Op op : ops) {
             String reason = refusal(caller, op);
             if (reason != null && op.proxy) {
-                send(res, 403, reason);
+                send(req, res, 403, reason);
                 return;
             }
             if (reason != null) {
@@ -142,7 +142,7 @@ public class AccessFilter implements Filter {
             throws IOException, ServletException {
         byte[] body = readBody(req);
         if (body == null) {
-            send(res, 413, "request body larger than " + MAX_BODY_BYTES + " bytes");
+            send(req, res, 413, "request body larger than " + MAX_BODY_BYTES + " bytes");
             return;
         }
         Charset cs = charset(req);
@@ -150,7 +150,7 @@ public class AccessFilter implements Filter {
         try {
             parsed = RequestClassifier.parse(new String(body, cs));
         } catch (RequestClassifier.BadRequest e) {
-            send(res, 400, e.getMessage());
+            send(req, res, 400, e.getMessage());
             return;
         }
         if (parsed.bulk() && parsed.items().isEmpty()) {
@@ -159,7 +159,7 @@ public class AccessFilter implements Filter {
         }
         for (RequestClassifier.Op op : parsed.ops()) {
             if (op.proxy) {
-                send(res, 403, refusal(caller, op));
+                send(req, res, 403, refusal(caller, op));
                 return;
             }
         }
@@ -299,7 +299,10 @@ public class AccessFilter implements Filter {
         return out.toByteArray();
     }
 
-    private static void send(HttpServletResponse res, int status, String reason) throws IOException {
+    /** A refusal: the rest of the body is discarded first ({@link UnreadBody}), then the Jolokia-style error entry. */
+    private static void send(HttpServletRequest req, HttpServletResponse res, int status, String reason)
+            throws IOException {
+        UnreadBody.discard(req, res);
         java.util.Map<String, Object> entry = PartialBulk.refusal(reason, null);
         entry.put("status", status);
         sendJson(res, status, PartialBulk.json(entry));

@@ -22,10 +22,8 @@ import jakarta.servlet.http.HttpServletResponseWrapper;
  * do, never why the login failed (the audit log says that), and no {@code WWW-Authenticate} header is added, so a
  * browser shows no login dialog. Other statuses are left to the container.
  *
- * <p>The refused request's body is read and discarded (up to {@value #MAX_DISCARDED_BODY} bytes) before the answer is
- * written, so the connection stays usable: a keep-alive client (jolokia.js, Hawtio's proxy, the JDK HTTP client) that
- * sends its next request on the same connection is not met by a connection Jetty closed because a request body was
- * left unread. A longer body gets {@code Connection: close}, so the client opens a new connection instead.
+ * <p>The refused request's body is discarded first ({@link UnreadBody}), so a keep-alive client's connection stays
+ * usable.
  */
 @Component(service = Preprocessor.class)
 public class JsonUnauthorized implements Preprocessor {
@@ -33,9 +31,6 @@ public class JsonUnauthorized implements Preprocessor {
     /** The body of every 401 answer. */
     static final String BODY = "{\"status\":401,\"error_type\":\"java.lang.SecurityException\",\"error\":"
             + "\"authentication required: send HTTP Basic credentials (Authorization header) of a Jolokia user\"}";
-
-    /** The most bytes of a refused request's body that are read and discarded to keep the connection open. */
-    static final int MAX_DISCARDED_BODY = 64 * 1024;
 
     @Override
     public void init(jakarta.servlet.FilterConfig config) {
@@ -74,9 +69,7 @@ public class JsonUnauthorized implements Preprocessor {
                 super.sendError(sc, msg);
                 return;
             }
-            if (!discardBody()) {
-                setHeader("Connection", "close");
-            }
+            UnreadBody.discard(request, this);
             resetBuffer();
             setStatus(sc);
             setContentType("application/json");
@@ -85,29 +78,6 @@ public class JsonUnauthorized implements Preprocessor {
             setContentLength(b.length);
             getOutputStream().write(b);
             flushBuffer();
-        }
-
-        /**
-         * Reads the request body to its end, at most {@link #MAX_DISCARDED_BODY} bytes.
-         *
-         * @return true when the whole body was read (or there was none), false when it is longer or cannot be read
-         */
-        private boolean discardBody() {
-            try {
-                var in = request.getInputStream();
-                byte[] chunk = new byte[8192];
-                long read = 0;
-                for (int n; (n = in.read(chunk)) != -1;) {
-                    read += n;
-                    if (read > MAX_DISCARDED_BODY) {
-                        return false;
-                    }
-                }
-                return true;
-            } catch (IOException | IllegalStateException e) {
-                // IllegalStateException: the body was already taken as a reader; the container decides
-                return false;
-            }
         }
     }
 }

@@ -127,7 +127,7 @@ class JsonUnauthorizedTest {
 
     @Test
     void a401ForALongBodyClosesTheConnection() throws Exception {
-        Body body = new Body(new byte[JsonUnauthorized.MAX_DISCARDED_BODY + 10_000]);
+        Body body = new Body(new byte[UnreadBody.MAX_DISCARDED_BYTES + 10_000]);
         Recorded r = new Recorded();
         new JsonUnauthorized.Wrapper(request(body), response(r)).sendError(401, "no");
         assertEquals(401, r.status);
