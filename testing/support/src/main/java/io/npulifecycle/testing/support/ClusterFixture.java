@@ -55,13 +55,28 @@ public final class ClusterFixture implements AutoCloseable {
     /** How often a write that meets {@code 409 Conflict} is tried. */
     public static final int CONFLICT_ATTEMPTS = NodeEdits.CONFLICT_ATTEMPTS;
 
+    /**
+     * System property: {@code false} starts a new real server for every fixture instead of reusing the last one
+     * ({@link RealServerPool}).
+     */
+    public static final String REUSE_PROPERTY = "npu.test.realServerReuse";
+
     private final ClusterBackend backend;
+    /** For a real server from {@link #startReal}: its flags and baseline, to give it back; else null. */
+    private final List<String> pooledFlags;
+    private final RealServerPool.Baseline baseline;
     private final KubernetesClient admin;
     private final List<AutoCloseable> owned = new ArrayList<>();
     private final Map<String, AtomicLong> requests = new ConcurrentHashMap<>();
 
     private ClusterFixture(ClusterBackend backend) {
+        this(backend, null, null);
+    }
+
+    private ClusterFixture(ClusterBackend backend, List<String> pooledFlags, RealServerPool.Baseline baseline) {
         this.backend = backend;
+        this.pooledFlags = pooledFlags;
+        this.baseline = baseline;
         if (backend instanceof EmbeddedCluster e) {
             e.requestLog().addRequestListener((method, path, userAgent) -> {
                 String who = userAgent != null && userAgent.startsWith("npu-") ? userAgent : "other";
@@ -114,20 +129,31 @@ public final class ClusterFixture implements AutoCloseable {
      * Starts a real server as {@link #start(String)} does, with more kube-apiserver flags (e.g.
      * {@code --watch-cache=false}, so that a watch from a compacted resourceVersion is answered 410 Gone).
      *
+     * <p>The server of an earlier fixture with the same flags is reused when it could be wiped back to exactly what
+     * was installed ({@link RealServerPool}; off with {@value #REUSE_PROPERTY}{@code =false}): a test finds only
+     * the installed manifests, whichever test ran before.
+     *
      * @param apiServerFlags appended to the standard flags ({@link RealApiServer#start(KubeBinaries, Duration,
      *        java.util.function.LongSupplier, List)})
-     * @return the fixture; {@link #close()} stops the server
+     * @return the fixture; {@link #close()} stops the server or wipes it for the next fixture
      * @throws IllegalStateException when the server cannot start
      */
     public static ClusterFixture startReal(List<String> apiServerFlags) {
-        ClusterBackend api = RealApiServer.start(KubeBinaries.locate(), RealApiServer.DEFAULT_START_TIMEOUT,
-                System::nanoTime, apiServerFlags);
+        List<String> flags = List.copyOf(apiServerFlags);
+        boolean reuse = !"false".equals(System.getProperty(REUSE_PROPERTY));
+        RealServerPool.Idle idle = reuse ? RealServerPool.take(flags) : null;
+        if (idle != null) {
+            return new ClusterFixture(idle.server(), flags, idle.baseline());
+        }
+        RealApiServer api = RealApiServer.start(KubeBinaries.locate(), RealApiServer.DEFAULT_START_TIMEOUT,
+                System::nanoTime, flags);
         try {
             Path crd = api.installCrd();
             for (String m : INSTALLED_MANIFESTS.split(", ")) {
                 api.apply(crd.resolveSibling(m));
             }
-            return new ClusterFixture(api);
+            return reuse ? new ClusterFixture(api, flags, RealServerPool.Baseline.of(api.client()))
+                    : new ClusterFixture(api);
         } catch (RuntimeException e) {
             api.close();
             throw e;
@@ -434,7 +460,10 @@ public final class ClusterFixture implements AutoCloseable {
         NodeEdits.retryOnConflict(write);
     }
 
-    /** Closes what the fixture owns (reverse order), then the backend; never throws. */
+    /**
+     * Closes what the fixture owns (reverse order), then the backend, or, for a reusable real server, wipes it and
+     * keeps it for the next fixture ({@link RealServerPool}); never throws.
+     */
     @Override
     public void close() {
         List<AutoCloseable> toClose;
@@ -448,6 +477,10 @@ public final class ClusterFixture implements AutoCloseable {
             } catch (Exception e) {
                 // closing the rest anyway: a client that fails to close is not what a test checks
             }
+        }
+        if (pooledFlags != null && backend instanceof RealApiServer real) {
+            RealServerPool.giveBack(real, pooledFlags, baseline);
+            return;
         }
         try {
             backend.close();
