@@ -25,6 +25,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.cluster.ClusterBackends;
 import io.npulifecycle.simulator.cluster.RealApiServer;
+import io.npulifecycle.simulator.cluster.ServerBaseline;
 import io.npulifecycle.simulator.cluster.internal.KubeBinaries;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 
@@ -64,7 +65,7 @@ public final class ClusterFixture implements AutoCloseable {
     private final ClusterBackend backend;
     /** For a real server from {@link #startReal}: its flags and baseline, to give it back; else null. */
     private final List<String> pooledFlags;
-    private final RealServerPool.Baseline baseline;
+    private final ServerBaseline baseline;
     private final KubernetesClient admin;
     private final List<AutoCloseable> owned = new ArrayList<>();
     private final Map<String, AtomicLong> requests = new ConcurrentHashMap<>();
@@ -73,7 +74,7 @@ public final class ClusterFixture implements AutoCloseable {
         this(backend, null, null);
     }
 
-    private ClusterFixture(ClusterBackend backend, List<String> pooledFlags, RealServerPool.Baseline baseline) {
+    private ClusterFixture(ClusterBackend backend, List<String> pooledFlags, ServerBaseline baseline) {
         this.backend = backend;
         this.pooledFlags = pooledFlags;
         this.baseline = baseline;
@@ -152,7 +153,7 @@ public final class ClusterFixture implements AutoCloseable {
             for (String m : INSTALLED_MANIFESTS.split(", ")) {
                 api.apply(crd.resolveSibling(m));
             }
-            return reuse ? new ClusterFixture(api, flags, RealServerPool.Baseline.of(api.client()))
+            return reuse ? new ClusterFixture(api, flags, ServerBaseline.of(api.client()))
                     : new ClusterFixture(api);
         } catch (RuntimeException e) {
             api.close();
