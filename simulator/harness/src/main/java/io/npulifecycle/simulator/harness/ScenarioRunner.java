@@ -35,122 +35,84 @@ public final class ScenarioRunner {
     private final Map<String, String> caseFailures = new java.util.concurrent.ConcurrentHashMap<>();
     private final Map<String, Double> caseSeconds = new java.util.concurrent.ConcurrentHashMap<>();
     private static final String PASSED = "";
+    /** The step in progress of the shared steps ({@code ""}) and of each case (its id): for {@link #doing()}. */
+    private final Map<String, String> current = new java.util.concurrent.ConcurrentHashMap<>();
+    private volatile String phase = "starting its cluster";
+    private final Timeline timeline;
+    private volatile String wallStart = "";
 
     ScenarioRunner(Scenario scenario, SimCluster sim, PrintStream out) {
         this.scenario = scenario;
         this.sim = sim;
         this.out = out;
+        this.timeline = new Timeline(view(sim), () -> t0 == 0 ? 0 : simNow(),
+                () -> t0 == 0 ? 0 : (System.nanoTime() - t0) / 1e9);
         registerHandlers();
     }
 
-    /**
-     * {@code npu-lifecycle scenario --list FILE...}: validates the files and prints, without running anything, one
-     * line per reliability case: {@code CASE <file>#<id> | <build> | <category> | <name> | <outcome>}.
-     *
-     * @return 0, or 2 when a file is malformed
-     */
-    static int listFiles(List<Path> files, PrintStream out, PrintStream err) {
-        int rc = 0;
-        for (Path f : files) {
-            try {
-                Scenario s = Scenario.parse(f.toString(), Files.readString(f, StandardCharsets.UTF_8));
-                for (Scenario.Case c : s.cases) {
-                    out.println("CASE " + f.getFileName() + "#" + c.id() + " | " + s.build + " | " + c.category()
-                            + " | " + c.name() + " | " + c.outcome());
-                }
-            } catch (IOException e) {
-                err.println(f + ": cannot be read: " + e.getMessage());
-                rc = 2;
-            } catch (YamlTree.Invalid e) {
-                err.println(e.where());
-                rc = 2;
+    /** @return what the timeline reads from the simulated cluster */
+    private static Timeline.ClusterView view(SimCluster sim) {
+        return new Timeline.ClusterView() {
+            @Override
+            public List<String> nodeNames() {
+                return List.copyOf(sim.nodes().keySet());
             }
-        }
-        return rc;
+
+            @Override
+            public io.fabric8.kubernetes.api.model.Node node(String name) {
+                return sim.node(name);
+            }
+
+            @Override
+            public List<io.fabric8.kubernetes.api.model.Event> events() {
+                return sim.allEvents();
+            }
+
+            @Override
+            public int reboots(String name) {
+                return sim.nodes().get(name).reboots();
+            }
+
+            @Override
+            public String marker(String name, String marker) {
+                Properties p = sim.nodes().get(name).marker(marker);
+                return p == null ? null : p.getProperty("reason", "present");
+            }
+        };
     }
 
     /**
-     * @param api {@value io.npulifecycle.simulator.cluster.ClusterBackend#EMBEDDED} or
-     *        {@value io.npulifecycle.simulator.cluster.ClusterBackend#REAL}: the API server of every scenario
-     * @return 0 when every scenario passed, 1 when one failed, 2 when a file is malformed (nothing was run)
+     * @param id a case of the scenario
+     * @return null when it passed, else its failure ({@code did not run} when it has no verdict)
      */
-    static int runFiles(List<Path> files, Path work, Path install, String api, PrintStream out, PrintStream err) {
-        List<Scenario> scenarios = new ArrayList<>();
-        boolean bad = false;
-        for (Path f : files) {
-            try {
-                scenarios.add(Scenario.parse(f.toString(), Files.readString(f, StandardCharsets.UTF_8)));
-            } catch (IOException e) {
-                err.println(f + ": cannot be read: " + e.getMessage());
-                bad = true;
-            } catch (YamlTree.Invalid e) {
-                err.println(e.where());
-                bad = true;
-            }
-        }
-        if (bad) {
-            err.println("npu-lifecycle scenario: nothing was run");
-            return 2;
-        }
-        int failed = 0;
-        int i = 0;
-        for (Scenario s : scenarios) {
-            Path dir = work.resolve("scenario-" + i++);
-            boolean ok = run(s, dir, install, api, out);
-            failed += ok ? 0 : 1;
-        }
-        out.println((failed == 0 ? "PASS" : "FAIL") + ": " + (scenarios.size() - failed) + " of " + scenarios.size()
-                + " scenarios passed");
-        out.println((scenarios.size() - failed) + " passed, " + failed + " failed");
-        return failed == 0 ? 0 : 1;
+    String caseFailure(String id) {
+        String f = caseFailures.getOrDefault(id, "did not run");
+        return PASSED.equals(f) ? null : f;
     }
 
-    /** Runs one scenario on a fresh simulated cluster. @return whether every expectation held */
-    static boolean run(Scenario s, Path dir, Path install, String api, PrintStream out) {
-        int perNpu = s.chipType.equals("310p") ? 2 : 1;
-        SimSettings settings = new SimSettings(s.nodes, s.chips / perNpu, perNpu, s.chipType, s.driverVersion,
-                s.timeScale, System.currentTimeMillis(), System.getProperty("npu.sim.logLevel", "WARN"));
-        out.println("== scenario " + s.name + " (" + s.file + "): " + s.nodes + " node(s), clock x" + s.timeScale
-                + ", " + api + " API server");
-        long wall = System.nanoTime();
-        try (SimCluster sim = new SimCluster(settings, dir, install, api, line -> { })) {
-            sim.controlPlaneReplicas(s.controlPlanes);
-            sim.markersOnTmpfs(s.uses(Action.MarkersReadOnly.class) || s.uses(Action.MarkersFull.class));
-            sim.watchesFromEtcd(s.uses(Action.ApiGone.class));
-            sim.answers503(s.uses(Action.ApiOutage.class));
-            ScenarioRunner r = new ScenarioRunner(s, sim, out);
-            String failure = r.execute();
-            String faults = sim.apiFaultSummary();
-            if (faults != null) {
-                out.println("   api: " + faults);
-            }
-            double secs = (System.nanoTime() - wall) / 1e9;
-            if (!s.cases.isEmpty()) {
-                int failedCases = 0;
-                for (Scenario.Case c : s.cases) {
-                    String f = failure != null ? "the scenario failed: " + failure
-                            : r.caseFailures.getOrDefault(c.id(), "did not run");
-                    boolean ok = PASSED.equals(f);
-                    failedCases += ok ? 0 : 1;
-                    out.printf("   CASE %s %s (%.1f s) | %s | %s | %s%s%n", ok ? "PASS" : "FAIL", c.id(),
-                            r.caseSeconds.getOrDefault(c.id(), secs), c.category(), c.name(), c.outcome(),
-                            ok ? "" : " :: " + f);
-                }
-                if (failure == null && failedCases > 0) {
-                    failure = failedCases + " of " + s.cases.size() + " case(s) failed";
-                }
-            }
-            if (failure == null) {
-                out.printf("   PASS %s (%d steps, %d cases, %.1f s)%n", s.name, s.steps.size(), s.cases.size(), secs);
-                return true;
-            }
-            out.printf("   FAIL %s (%.1f s): %s%n", s.name, secs, failure);
-            out.println("   runtime logs: " + dir + "/*/home/console.log");
-            return false;
-        } catch (Exception e) {
-            out.println("   FAIL " + s.name + ": the harness failed: " + e);
-            return false;
+    /** @return the wall-clock seconds from the first step to the case's verdict, or {@code otherwise} */
+    double caseSeconds(String id, double otherwise) {
+        return caseSeconds.getOrDefault(id, otherwise);
+    }
+
+    /** @return what runs now, for the message on SIGTERM: the steps in progress, or the phase */
+    String doing() {
+        List<String> now = new ArrayList<>(current.values());
+        if (now.isEmpty()) {
+            return phase;
         }
+        return String.join("; ", now) + " (at simulated " + simNow() + "s)";
+    }
+
+    /** @return the timeline of the run ({@link Timeline#render}), or "" before the first step */
+    String timeline() {
+        return t0 == 0 ? "" : timeline.render(wallStart);
+    }
+
+    /** @return {@code 200s}, {@code 1.5s}: a step's time as the file can give it */
+    static String seconds(Duration d) {
+        long ms = d.toMillis();
+        return ms % 1000 == 0 ? ms / 1000 + "s" : ms / 1000.0 + "s";
     }
 
     /** @return {@code null} when every step passed, else the failure */
@@ -163,9 +125,14 @@ public final class ScenarioRunner {
         }
         versions.remove(scenario.driverVersion);
         sim.start(versions);
+        for (SimNode n : sim.nodes().values()) {
+            out.println("   " + n.name() + ": Jolokia " + n.jolokia().url() + ", credentials in "
+                    + sim.writeJolokiaCredentials(n));
+        }
         if (!scenario.policy.isEmpty()) {
             sim.patchDriver(scenario.policy);
         }
+        phase = "waiting for every node to be installed and validated at " + scenario.driverVersion;
         Waiter w = new Waiter(() -> { });
         try {
             w.until("every node installed and validated at " + scenario.driverVersion, Duration.ofSeconds(150), () -> {
@@ -183,7 +150,32 @@ public final class ScenarioRunner {
         for (SimNode n : sim.nodes().values()) {
             rebootsAtStart.put(n.name(), n.reboots());
         }
+        wallStart = java.time.format.DateTimeFormatter.ISO_LOCAL_TIME.format(java.time.LocalTime.now(
+                java.time.ZoneOffset.UTC).truncatedTo(java.time.temporal.ChronoUnit.SECONDS)) + "Z";
         t0 = System.nanoTime();
+        phase = "between steps";
+        timeline.poll();
+        java.util.concurrent.ScheduledExecutorService poller = java.util.concurrent.Executors
+                .newSingleThreadScheduledExecutor(task -> {
+                    Thread t = new Thread(task, "timeline-poller");
+                    t.setDaemon(true);
+                    return t;
+                });
+        poller.scheduleWithFixedDelay(timeline::poll, POLL_MILLIS, POLL_MILLIS,
+                java.util.concurrent.TimeUnit.MILLISECONDS);
+        try {
+            return runAll();
+        } finally {
+            poller.shutdownNow();
+            poller.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+            timeline.poll();
+        }
+    }
+
+    /** How often the timeline reads the cluster, in wall-clock milliseconds. */
+    private static final long POLL_MILLIS = 500;
+
+    private String runAll() throws Exception {
         List<Thread> threads = new ArrayList<>();
         for (Scenario.Case c : scenario.cases) {
             Thread t = new Thread(() -> {
@@ -224,35 +216,61 @@ public final class ScenarioRunner {
      * @return {@code null} when every step passed, else the failure
      */
     private String runSteps(List<Scenario.Step> steps, String prefix) throws Exception {
+        String key = prefix.isEmpty() ? "" : prefix;
         int index = 0;
-        for (Scenario.Step st : steps) {
-            index++;
-            sleepUntil(st.at());
-            String label = prefix + "step " + index + " (line " + st.line() + ", at " + st.at().toSeconds() + "s) "
-                    + st.kind();
-            try {
-                if (st.action() instanceof Action.Expect e) {
-                    String failure = expect(e, 200);
-                    if (failure != null) {
-                        return label + ": " + failure + " (checked at simulated " + simNow() + "s)";
-                    }
-                    out.println("   ok  " + label + " " + e + " at simulated " + simNow() + "s");
-                } else {
-                    if (st.when() != null) {
-                        String failure = expect(st.when(), 20);
-                        if (failure != null) {
-                            return label + ": its condition (when, line " + st.whenLine() + ") never held: " + failure
-                                    + " (checked at simulated " + simNow() + "s)";
-                        }
-                    }
-                    act(st.action());
-                    out.println("   did " + label + " " + st.action() + " at simulated " + simNow() + "s");
+        try {
+            for (Scenario.Step st : steps) {
+                index++;
+                String label = prefix + "step " + index + " (line " + st.line() + ", at " + seconds(st.at()) + ") "
+                        + st.yaml();
+                current.put(key, "waiting for " + label);
+                sleepUntil(st.at());
+                current.put(key, label);
+                String failure = step(st, label);
+                if (failure != null) {
+                    timeline.add(where(st.action()), prefix + "FAILED step " + index + " (line " + st.line() + ") "
+                            + st.yaml() + ": " + failure);
+                    return failure;
                 }
-            } catch (RuntimeException e) {
-                return label + ": " + e;
             }
+            return null;
+        } finally {
+            current.remove(key);
         }
-        return null;
+    }
+
+    /** @return null when the step passed, else its failure, naming it by {@code label} */
+    private String step(Scenario.Step st, String label) throws Exception {
+        try {
+            if (st.action() instanceof Action.Expect e) {
+                String failure = expect(e, 200);
+                if (failure != null) {
+                    return label + ": " + failure + " (checked at simulated " + simNow() + "s)";
+                }
+                out.println("   ok  " + label + " at simulated " + simNow() + "s");
+                return null;
+            }
+            if (st.when() != null) {
+                String failure = expect(st.when(), 20);
+                if (failure != null) {
+                    return label + ": its condition (when, line " + st.whenLine() + ") never held: " + failure
+                            + " (checked at simulated " + simNow() + "s)";
+                }
+            }
+            act(st.action());
+            timeline.add(where(st.action()), "did " + st.yaml());
+            out.println("   did " + label + " at simulated " + simNow() + "s");
+            return null;
+        } catch (RuntimeException e) {
+            return label + ": " + e;
+        }
+    }
+
+    /** @return the node an action is about, for the timeline, or {@link Timeline#CLUSTER} */
+    private String where(Action a) {
+        String node = a instanceof Action.OnNode o ? o.node() : a instanceof Action.ClockJump j ? j.node()
+                : a instanceof Action.Expect e ? e.node() : null;
+        return node != null && sim.nodes().containsKey(node) ? node : Timeline.CLUSTER;
     }
 
     private String validated() {
@@ -468,8 +486,8 @@ public final class ScenarioRunner {
                     boolean ok = ev.count() != null ? count == ev.count() : count >= 1;
                     if (!ok) {
                         return "events on " + name + ": expected " + (ev.count() != null ? ev.count() : ">= 1")
-                                + " " + ev + ", saw " + count + " (reasons seen: " + sim.events(name).stream()
-                                        .map(x -> x.getReason()).toList() + ")";
+                                + " event(s) " + ev.yaml() + ", saw " + count + " (reasons seen: "
+                                + sim.events(name).stream().map(x -> x.getReason()).toList() + ")";
                     }
                 }
             }
