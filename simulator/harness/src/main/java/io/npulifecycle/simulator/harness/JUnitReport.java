@@ -106,24 +106,35 @@ final class JUnitReport {
         w.writeCharacters("\n    ");
         w.writeStartElement("testcase");
         w.writeAttribute("classname", className);
-        w.writeAttribute("name", name);
+        w.writeAttribute("name", xml(name));
         w.writeAttribute("time", seconds(secs));
         if (failure != null) {
             w.writeCharacters("\n      ");
             w.writeStartElement("failure");
-            w.writeAttribute("message", failure);
+            w.writeAttribute("message", xml(failure));
             w.writeAttribute("type", "ScenarioFailure");
-            w.writeCharacters(failure);
+            w.writeCharacters(xml(failure));
             w.writeEndElement();
         }
         if (out != null && !out.isEmpty()) {
             w.writeCharacters("\n      ");
             w.writeStartElement("system-out");
-            w.writeCharacters(out);
+            w.writeCharacters(xml(out));
             w.writeEndElement();
         }
         w.writeCharacters("\n    ");
         w.writeEndElement();
+    }
+
+    /**
+     * @return the text with each character that XML 1.0 cannot carry (control characters other than tab, line feed
+     *         and carriage return, e.g. a terminal escape in a runtime's message) replaced by {@code ?}
+     */
+    static String xml(String text) {
+        StringBuilder sb = new StringBuilder(text.length());
+        text.codePoints().forEach(c -> sb.appendCodePoint(c == 0x9 || c == 0xA || c == 0xD
+                || c >= 0x20 && c <= 0xD7FF || c >= 0xE000 && c <= 0xFFFD || c >= 0x10000 && c <= 0x10FFFF ? c : '?'));
+        return sb.toString();
     }
 
     private static String seconds(double s) {

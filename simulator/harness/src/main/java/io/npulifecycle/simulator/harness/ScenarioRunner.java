@@ -152,9 +152,9 @@ public final class ScenarioRunner {
         }
         wallStart = java.time.format.DateTimeFormatter.ISO_LOCAL_TIME.format(java.time.LocalTime.now(
                 java.time.ZoneOffset.UTC).truncatedTo(java.time.temporal.ChronoUnit.SECONDS)) + "Z";
+        timeline.poll(); // the state at the start, before the scenario's clock starts
         t0 = System.nanoTime();
         phase = "between steps";
-        timeline.poll();
         java.util.concurrent.ScheduledExecutorService poller = java.util.concurrent.Executors
                 .newSingleThreadScheduledExecutor(task -> {
                     Thread t = new Thread(task, "timeline-poller");
@@ -228,8 +228,7 @@ public final class ScenarioRunner {
                 current.put(key, label);
                 String failure = step(st, label);
                 if (failure != null) {
-                    timeline.add(where(st.action()), prefix + "FAILED step " + index + " (line " + st.line() + ") "
-                            + st.yaml() + ": " + failure);
+                    timeline.add(where(st.action()), "FAILED " + failure);
                     return failure;
                 }
             }

@@ -274,7 +274,7 @@ class ScenarioOutputTest {
                         List.of(new ScenarioResult.CaseResult("killed-early", "agent killed", "agent killed at strike 1",
                                 "one reboot", 2.25, null),
                                 new ScenarioResult.CaseResult("killed-late", "agent killed", "agent killed late",
-                                        "one reboot", 2.5, "the scenario failed: x")), ""));
+                                        "one reboot", 2.5, "the scenario failed: x\u001b[0m")), ""));
         Path report = tmp.resolve("reports/junit.xml");
         JUnitReport.write(report, results);
 
@@ -308,7 +308,7 @@ class ScenarioOutputTest {
         assertEquals(failure.getAttribute("message"), failure.getTextContent());
         assertEquals("killed-early: agent killed at strike 1", ((Element) cases.item(1)).getAttribute("name"));
         assertEquals(0, ((Element) cases.item(1)).getElementsByTagName("failure").getLength());
-        assertEquals("the scenario failed: x", ((Element) ((Element) cases.item(2)).getElementsByTagName("failure")
+        assertEquals("the scenario failed: x?[0m", ((Element) ((Element) cases.item(2)).getElementsByTagName("failure")
                 .item(0)).getAttribute("message"));
     }
 }
