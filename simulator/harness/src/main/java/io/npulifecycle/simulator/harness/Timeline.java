@@ -98,7 +98,7 @@ final class Timeline {
 
     /**
      * Reads the cluster once and adds a line for each change since the last call; the first call records the state
-     * at the start as one line per node, and takes the Events that exist already as seen. A value that cannot be
+     * at the start as one line per node and value, and takes the Events that exist already as seen. A value that cannot be
      * read (the API server down in an outage step) is skipped, not recorded as a change.
      */
     void poll() {
@@ -118,9 +118,7 @@ final class Timeline {
                 before = seen.put(name, now);
             }
             if (before == null) {
-                List<String> parts = new ArrayList<>();
-                now.forEach((k, v) -> parts.add(k + "=" + v));
-                add(name, "at the start: " + String.join(", ", parts));
+                now.forEach((k, v) -> add(name, "at the start: " + k + "=" + v));
                 continue;
             }
             Set<String> keys = new java.util.LinkedHashSet<>(before.keySet());
