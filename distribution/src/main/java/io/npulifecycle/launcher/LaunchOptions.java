@@ -12,8 +12,9 @@ import java.util.Map;
  * npu-lifecycle node|control-plane [--home DIR] [--no-shell]
  * npu-lifecycle check-npu-smi FILE [--exit-code N] [--expected-chips 0:0,1:0,...]
  * npu-lifecycle hash-password [--role viewer|operator] USER
- * npu-lifecycle demo [--nodes N] [--chips N] [--scale X] [--work DIR]
- * npu-lifecycle scenario FILE... [--work DIR]
+ * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR]
+ * npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR] [--junit FILE]
+ * npu-lifecycle scenario --list FILE...
  * npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]
  * npu-lifecycle help
  * </pre>
@@ -27,10 +28,11 @@ public final class LaunchOptions {
             "Commands:",
             "  node            [--home DIR] [--no-shell]   run the node-agent runtime (one per NPU node)",
             "  control-plane   [--home DIR] [--no-shell]   run the control-plane runtime",
-            "  demo            [--nodes N] [--chips N] [--scale X] [--work DIR]",
+            "  demo            [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR]",
             "                  the runbook end to end on a simulated cluster (upgrade, self-healing); no cluster needed",
-            "  scenario        FILE... [--work DIR]",
-            "                  run scenario files (YAML) on a simulated cluster; non-zero exit when an expectation fails",
+            "  scenario        FILE... [--api embedded|real] [--work DIR] [--junit FILE]",
+            "                  run scenario files (YAML) on a simulated cluster; non-zero exit when an expectation fails;",
+            "                  --junit writes a JUnit XML report; --list FILE... validates and prints the steps only",
             "  cluster         [--api real|embedded] [--nodes N] [--kubeconfig FILE]",
             "                  an API server alone (default real: kube-apiserver and etcd, built with Go >= 1.26 at the",
             "                  first run) with the CRD, config/kubernetes, N NPU nodes and the sample; runs until stopped",
@@ -45,6 +47,10 @@ public final class LaunchOptions {
             "  --home DIR      runtime home (etc/, deploy/, cache/, logs/, secrets/); default $NPU_LIFECYCLE_HOME,",
             "                  else ~/.npu-lifecycle/<role>",
             "  --no-shell      do not start the Gogo shell (it only starts when attached to a terminal anyway)",
+            "  --api KIND      demo, scenario: the simulated cluster's API server, embedded (default: in-process",
+            "                  mock) or real (kube-apiserver and etcd, built with Go >= 1.26 at the first run)",
+            "  --work DIR      demo, scenario: a new or empty folder, or one an earlier run used (default: a new",
+            "                  temporary folder); runtime homes, markers and logs go there",
             "",
             "Environment: NPU_LIFECYCLE_JOLOKIA_USER and NPU_LIFECYCLE_JOLOKIA_PASSWORD (together),",
             "  NPU_LIFECYCLE_HTTP_HOST, NPU_LIFECYCLE_HTTP_PORT, NPU_LIFECYCLE_LOG_LEVEL,",

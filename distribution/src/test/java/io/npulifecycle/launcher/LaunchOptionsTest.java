@@ -63,4 +63,13 @@ class LaunchOptionsTest {
         assertTrue(LaunchOptions.USAGE.contains("cluster         [--api real|embedded] [--nodes N] [--kubeconfig FILE]"),
                 LaunchOptions.USAGE);
     }
+
+    @Test
+    void theUsageNamesEveryOptionOfDemoAndScenario() {
+        assertTrue(LaunchOptions.USAGE.contains("demo            [--api embedded|real] [--nodes N] [--chips N] "
+                + "[--scale X] [--work DIR]"), LaunchOptions.USAGE);
+        assertTrue(LaunchOptions.USAGE.contains("scenario        FILE... [--api embedded|real] [--work DIR] "
+                + "[--junit FILE]"), LaunchOptions.USAGE);
+        assertTrue(LaunchOptions.USAGE.contains("--list FILE..."), LaunchOptions.USAGE);
+    }
 }

@@ -36,7 +36,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.MixedOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
-import io.npulifecycle.simulator.cluster.internal.ChildProcess;
+import io.npulifecycle.simulator.common.ChildProcess;
 import io.npulifecycle.simulator.cluster.internal.EtcdGateway;
 import io.npulifecycle.simulator.cluster.internal.KubeBinaries;
 import io.npulifecycle.simulator.cluster.internal.KubeCommandLines;
@@ -129,7 +129,7 @@ public final class RealApiServer implements ClusterBackend {
                 String clientUrl = "http://127.0.0.1:" + ServerProbe.freePort();
                 String peerUrl = "http://127.0.0.1:" + ServerProbe.freePort();
                 RunRecords.deleteTree(data.resolve("etcd"));
-                etcd = ChildProcess.start("etcd", KubeCommandLines.etcd(bin, data.resolve("etcd"), clientUrl,
+                etcd = startChild("etcd", KubeCommandLines.etcd(bin, data.resolve("etcd"), clientUrl,
                         peerUrl), data.resolve("etcd.log"));
                 record.add(etcd);
                 if (awaitReady(clientUrl + "/health", etcd, timeout, t0, attempt)) {
@@ -143,7 +143,7 @@ public final class RealApiServer implements ClusterBackend {
                         data.resolve("apiserver-certs"), etcdUrl, apiPort, SERVICE_ACCOUNT_ISSUER));
                 command.addAll(extraApiServerFlags);
                 apiServerCommand = List.copyOf(command);
-                apiserver = ChildProcess.start("kube-apiserver", apiServerCommand, data.resolve("kube-apiserver.log"));
+                apiserver = startChild("kube-apiserver", apiServerCommand, data.resolve("kube-apiserver.log"));
                 record.add(apiserver);
                 if (awaitReady("https://127.0.0.1:" + apiPort + "/readyz", apiserver, timeout, t0, attempt)) {
                     masterUrl = "https://127.0.0.1:" + apiPort;
@@ -155,7 +155,7 @@ public final class RealApiServer implements ClusterBackend {
             boolean ready = false;
             for (int attempt = 1; !ready; attempt++) {
                 int port = ServerProbe.freePort();
-                controllerManager = ChildProcess.start("kube-controller-manager",
+                controllerManager = startChild("kube-controller-manager",
                         KubeCommandLines.kubeControllerManager(bin, pki, kubeconfig, port),
                         data.resolve("kube-controller-manager.log"));
                 record.add(controllerManager);
@@ -170,6 +170,20 @@ public final class RealApiServer implements ClusterBackend {
     }
 
     /**
+     * Starts a server binary, stdout and stderr appended to {@code log}, standard input from {@code /dev/null}.
+     *
+     * @param name for messages and the run record, e.g. {@code etcd}
+     * @throws UncheckedIOException when it cannot be started
+     */
+    private static ChildProcess startChild(String name, List<String> command, Path log) {
+        try {
+            return ChildProcess.builder(command).name(name).output(log, true).start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start " + name + " (" + command.get(0) + ")", e);
+        }
+    }
+
+    /**
      * @return true when {@code url} answered 200; false when the server exited because its port was taken (and
      *         attempts are left: the caller starts it on other ports)
      * @throws IllegalStateException on any other failure, or a taken port at the third attempt
@@ -180,7 +194,7 @@ public final class RealApiServer implements ClusterBackend {
             probe.awaitOk(url, server, Duration.ofNanos(Math.max(left, 0)));
             return true;
         } catch (IllegalStateException e) {
-            if (attempt < 3 && !server.alive() && server.tail(10).contains("address already in use")) {
+            if (attempt < 3 && !server.alive() && server.outputTail(10).contains("address already in use")) {
                 return false;
             }
             throw e;
@@ -288,7 +302,7 @@ public final class RealApiServer implements ClusterBackend {
         }
         long t0 = nanoClock.getAsLong();
         apiserver.kill();
-        apiserver = ChildProcess.start("kube-apiserver", apiServerCommand, apiserver.log());
+        apiserver = startChild("kube-apiserver", apiServerCommand, apiserver.outputFile());
         record.add(apiserver);
         probe.awaitOk(masterUrl + "/readyz", apiserver, startTimeout);
         return Duration.ofNanos(nanoClock.getAsLong() - t0);
@@ -314,12 +328,12 @@ public final class RealApiServer implements ClusterBackend {
 
     /** @return the kube-controller-manager log file (in the data folder) */
     public Path controllerManagerLog() {
-        return controllerManager.log();
+        return controllerManager.outputFile();
     }
 
     /** @return the kube-apiserver log file (in the data folder) */
     public Path apiServerLog() {
-        return apiserver.log();
+        return apiserver.outputFile();
     }
 
     /** @return from kube-apiserver's {@code /readyz} answering 200 to kube-controller-manager's {@code /healthz} doing so */

@@ -65,6 +65,7 @@ public final class ChildProcess implements AutoCloseable {
         private boolean record;
         private Duration stopGrace = Duration.ofSeconds(20);
         private boolean stopOnExit;
+        private String name;
 
         private Builder(List<String> command) {
             if (command.isEmpty()) {
@@ -129,6 +130,15 @@ public final class ChildProcess implements AutoCloseable {
         }
 
         /**
+         * @param processName what messages call the process, e.g. {@code etcd} (default: the program's file name)
+         * @return this
+         */
+        public Builder name(String processName) {
+            this.name = Objects.requireNonNull(processName);
+            return this;
+        }
+
+        /**
          * @param on send SIGTERM to the process when this JVM exits (default off)
          * @return this
          */
@@ -159,14 +169,17 @@ public final class ChildProcess implements AutoCloseable {
     }
 
     private final List<String> command;
+    private final String name;
     private final Process process;
     private final Path file;
     private final Duration stopGrace;
     private final long startNanos;
+    private final Instant startInstant;
     private final List<Line> lines;
 
     private ChildProcess(Builder b) throws IOException {
         this.command = b.command;
+        this.name = b.name != null ? b.name : Path.of(b.command.get(0)).getFileName().toString();
         this.file = b.file;
         this.stopGrace = b.stopGrace;
         Path parent = file.toAbsolutePath().getParent();
@@ -183,6 +196,7 @@ public final class ChildProcess implements AutoCloseable {
         pb.environment().putAll(b.env);
         this.startNanos = System.nanoTime();
         this.process = pb.start();
+        this.startInstant = process.info().startInstant().orElse(Instant.EPOCH);
         if (b.stopOnExit) {
             Process started = process;
             Runtime.getRuntime().addShutdownHook(new Thread(started::destroy, "child-stop-" + started.pid()));
@@ -230,6 +244,19 @@ public final class ChildProcess implements AutoCloseable {
         return process.pid();
     }
 
+    /** @return what messages call the process ({@link Builder#name}) */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * @return when the process started, as the operating system reports it ({@link Instant#EPOCH} if unknown): with
+     *         the pid, it tells this process from a later one that reuses the pid
+     */
+    public Instant startInstant() {
+        return startInstant;
+    }
+
     /** @return the parent's {@link System#nanoTime()} right before the process was started */
     public long startNanos() {
         return startNanos;
@@ -268,6 +295,23 @@ public final class ChildProcess implements AutoCloseable {
             return Files.readString(file, StandardCharsets.UTF_8);
         } catch (IOException e) {
             return "(cannot read " + file + ": " + e + ")";
+        }
+    }
+
+    /**
+     * @param count how many lines
+     * @return the last lines of the output file, for error messages ("" when there is no file yet, a note when it
+     *         cannot be read)
+     */
+    public String outputTail(int count) {
+        try {
+            if (!Files.isRegularFile(file)) {
+                return "";
+            }
+            List<String> all = Files.readAllLines(file, StandardCharsets.UTF_8);
+            return String.join("\n", all.subList(Math.max(0, all.size() - count), all.size()));
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return "(cannot read " + file + ": " + e.getMessage() + ")";
         }
     }
 
@@ -378,5 +422,11 @@ public final class ChildProcess implements AutoCloseable {
     @Override
     public void close() {
         stop(stopGrace);
+    }
+
+    /** @return {@code <name> (pid N)} */
+    @Override
+    public String toString() {
+        return name + " (pid " + pid() + ")";
     }
 }

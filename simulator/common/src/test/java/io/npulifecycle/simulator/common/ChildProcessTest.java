@@ -59,4 +59,27 @@ class ChildProcessTest {
         p.kill();
         assertFalse(p.alive());
     }
+
+    @Test
+    void aServerBinaryIsNamedAndItsLogTailIsReadable() throws Exception {
+        Path log = dir.resolve("etcd.log");
+        assertEquals("true", ChildProcess.builder(List.of("/bin/true")).output(dir.resolve("later/x.log"), true)
+                .start().name(), "the default name is the program's file name");
+        ChildProcess p = ChildProcess.builder(List.of("/bin/sh", "-c", "echo 1; echo 2; echo 3; exit 4")).name("etcd")
+                .output(log, true).start();
+        assertTrue(p.waitFor(Duration.ofSeconds(20)));
+        assertEquals("etcd", p.name());
+        assertEquals("etcd (pid " + p.pid() + ")", p.toString());
+        assertEquals(4, p.exitValue());
+        assertEquals("2\n3", p.outputTail(2));
+        assertEquals("1\n2\n3", p.outputTail(10));
+        ChildProcess running = ChildProcess.builder(List.of("/bin/sleep", "30")).output(log, true).start();
+        try {
+            assertTrue(running.startInstant().isAfter(java.time.Instant.EPOCH), "the operating system's start time");
+        } finally {
+            running.kill();
+        }
+        assertEquals("", ChildProcess.builder(List.of("/bin/true")).output(dir.resolve("none.log"), true).start()
+                .outputTail(0));
+    }
 }

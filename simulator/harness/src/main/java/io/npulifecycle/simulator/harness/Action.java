@@ -502,6 +502,19 @@ sealed interface Action {
             required(reason, "reason", "the Event's reason");
             checkRange(count, "count", 0, 10_000);
         }
+
+        /** @return the check as a scenario file gives it: {@code {reason: RebootRequired, count: 1}} */
+        String yaml() {
+            Map<String, YamlTree.Node> m = new LinkedHashMap<>();
+            m.put("reason", new YamlTree.Node(reason, 0));
+            if (messageContains != null) {
+                m.put("messageContains", new YamlTree.Node(messageContains, 0));
+            }
+            if (count != null) {
+                m.put("count", new YamlTree.Node(count, 0));
+            }
+            return YamlTree.flow(new YamlTree.Node(m, 0));
+        }
     }
 
     /**

@@ -32,7 +32,9 @@ import io.npulifecycle.simulator.cluster.internal.KubeBinaries;
  * <p>{@code --api real} (the default) needs kube-apiserver and etcd: system property {@value KubeBinaries#BIN_PROPERTY}
  * names their folder, else the installation's {@code kube/apiserver/build.sh} finds them in its cache folder or builds
  * them from the Go sources beside it (Go &gt;= 1.26; the first build takes many minutes). {@code --kubeconfig} must be a
- * new file or one this command wrote (its first line is {@value #MARKER}): nobody's own kubeconfig is overwritten.
+ * new file or one this command wrote (its first line is {@value #MARKER}): nobody's own kubeconfig is overwritten;
+ * and while one command runs with a {@code --kubeconfig}, another one with the same file is refused
+ * ({@link KubeconfigLock}).
  *
  * <p>Exit codes: 0 stopped, 1 the server could not start or refused a manifest, 2 a bad argument (the message names the
  * option).
@@ -190,6 +192,21 @@ final class ClusterCommand {
             err.println(PREFIX + "cannot create a folder for the kubeconfig: " + e.getMessage());
             return 1;
         }
+        if (ownFolder != null) {
+            return serve(stop, kubeconfig, ownFolder); // a new folder of its own: nobody else can use it
+        }
+        try (KubeconfigLock lock = KubeconfigLock.acquire(kubeconfig)) {
+            return serve(stop, kubeconfig, null);
+        } catch (KubeconfigLock.Held e) {
+            err.println(PREFIX + e.getMessage());
+            return 2;
+        } catch (IOException e) {
+            err.println(PREFIX + "cannot lock --kubeconfig " + kubeconfig + ": " + e.getMessage());
+            return 1;
+        }
+    }
+
+    private int serve(CountDownLatch stop, Path kubeconfig, Path ownFolder) {
         CountDownLatch done = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             stop.countDown();

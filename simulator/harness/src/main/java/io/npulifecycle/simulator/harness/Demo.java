@@ -120,11 +120,7 @@ public final class Demo {
     String install(SimCluster c) throws Exception {
         c.start(List.of(TO));
         for (SimNode n : c.nodes().values()) {
-            Path credentials = n.root().resolve("jolokia-credentials");
-            java.nio.file.Files.writeString(credentials, "user=" + SimCluster.USER + "\npassword=" + c.password()
-                    + "\n");
-            java.nio.file.Files.setPosixFilePermissions(credentials,
-                    java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            Path credentials = c.writeJolokiaCredentials(n);
             out.println("   " + n.name() + ": Jolokia " + n.jolokia().url() + ", credentials in " + credentials);
         }
         wait.until("every node validated at " + FROM, Duration.ofSeconds(120), () -> allNodes(n ->

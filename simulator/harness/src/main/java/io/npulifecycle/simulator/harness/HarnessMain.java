@@ -12,14 +12,16 @@ import java.util.List;
  *
  * <pre>
  * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR]
- * npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR]
- * npu-lifecycle scenario --list FILE...     (validates and prints the reliability cases, runs nothing)
+ * npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR] [--junit FILE]
+ * npu-lifecycle scenario --list FILE...     (validates and prints the scenarios, cases and steps, runs nothing)
  * npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]   (see {@link ClusterCommand})
  * </pre>
  *
  * <p>{@code --api} picks the API server of the simulated cluster (default {@code embedded}, the in-process mock);
  * {@code real} runs kube-apiserver and etcd (see {@link ClusterCommand} for where their binaries come from), with the
- * RBAC and admission policy of {@code conf/kubernetes/} and every runtime on its own ServiceAccount.
+ * RBAC and admission policy of {@code conf/kubernetes/} and every runtime on its own ServiceAccount. {@code --work}
+ * is checked by {@link WorkFolder}; {@code --junit} writes a JUnit XML report ({@link JUnitReport}); a SIGTERM is
+ * reported by {@link Interruption}.
  */
 public final class HarnessMain {
 
@@ -65,6 +67,7 @@ public final class HarnessMain {
         Path work = null;
         List<Path> files = new ArrayList<>();
         boolean list = false;
+        Path junit = null;
         String api = io.npulifecycle.simulator.cluster.ClusterBackend.EMBEDDED;
         try {
             for (int i = 1; i < args.length; i++) {
@@ -82,6 +85,18 @@ public final class HarnessMain {
                         }
                         list = true;
                         break;
+                    case "--junit":
+                        if (!"scenario".equals(args[0])) {
+                            throw new IllegalArgumentException("unknown option '" + a + "' for " + args[0]);
+                        }
+                        if (i + 1 >= args.length || args[i + 1].isBlank()) {
+                            throw new IllegalArgumentException("--junit needs a file (the JUnit XML report)");
+                        }
+                        junit = Path.of(args[++i]);
+                        if (Files.isDirectory(junit)) {
+                            throw new IllegalArgumentException("--junit " + junit + " is a folder: give a file");
+                        }
+                        break;
                     case "--work":
                         if (i + 1 >= args.length) {
                             throw new IllegalArgumentException("--work needs a folder");
@@ -95,30 +110,31 @@ public final class HarnessMain {
                         files.add(Path.of(a));
                 }
             }
-            if (work == null) {
-                work = Files.createTempDirectory("npu-lifecycle-" + args[0] + "-");
-            } else if (Files.exists(work) && !Files.isDirectory(work)) {
-                throw new IllegalArgumentException("--work " + work + " is not a folder");
+            if (!"demo".equals(args[0]) && !"scenario".equals(args[0])) {
+                err.println("npu-lifecycle: unknown harness command '" + args[0] + "'");
+                return 2;
             }
+            if ("scenario".equals(args[0]) && files.isEmpty()) {
+                err.println("npu-lifecycle scenario: give at least one scenario file");
+                return 2;
+            }
+            if (list) {
+                return ScenarioCommand.list(files, out, err);
+            }
+            work = WorkFolder.prepare(work, args[0]);
         } catch (IllegalArgumentException | java.io.IOException e) {
             err.println("npu-lifecycle " + args[0] + ": " + e.getMessage());
             return 2;
         }
-        switch (args[0]) {
-            case "demo":
-                return Demo.run(nodes, chips, scale, work.toAbsolutePath(), installDir, api, out);
-            case "scenario":
-                if (files.isEmpty()) {
-                    err.println("npu-lifecycle scenario: give at least one scenario file");
-                    return 2;
-                }
-                if (list) {
-                    return ScenarioRunner.listFiles(files, out, err);
-                }
-                return ScenarioRunner.runFiles(files, work.toAbsolutePath(), installDir, api, out, err);
-            default:
-                err.println("npu-lifecycle: unknown harness command '" + args[0] + "'");
-                return 2;
+        Interruption interruption = new Interruption(args[0], err).install();
+        try {
+            if ("demo".equals(args[0])) {
+                interruption.doing(() -> "running the demo");
+                return Demo.run(nodes, chips, scale, work, installDir, api, out);
+            }
+            return ScenarioCommand.run(files, work, installDir, api, junit, interruption, out, err);
+        } finally {
+            interruption.finished();
         }
     }
 

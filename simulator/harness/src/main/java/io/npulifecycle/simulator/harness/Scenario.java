@@ -49,8 +49,10 @@ final class Scenario {
      * @param when the condition of an action, or null
      * @param line the line of the step's {@code - at:}
      * @param whenLine the line of {@code when:}, or 0
+     * @param yaml the action as the file gives it, its condition included, on one line of flow-style YAML
+     *        ({@link YamlTree#flow}): {@code wedge: {node: node-0, npu: 4, chip: 0}}
      */
-    record Step(Duration at, Action action, Action.Expect when, int line, int whenLine) {
+    record Step(Duration at, Action action, Action.Expect when, int line, int whenLine, String yaml) {
 
         /** @return the action's YAML key */
         String kind() {
@@ -108,101 +110,143 @@ final class Scenario {
         }
     }
 
+    /** One part of the file that is checked alone, so that an error in it does not hide the errors of the others. */
+    @FunctionalInterface
+    private interface Part {
+        void check() throws YamlTree.Invalid;
+    }
+
+    /** The errors found so far while parsing, in the order found. */
+    private final List<YamlTree.Invalid> errors = new ArrayList<>();
+
+    private void attempt(Part part) {
+        try {
+            part.check();
+        } catch (YamlTree.Invalid e) {
+            errors.addAll(e.all());
+        }
+    }
+
     private static Scenario parseText(String file, String text) throws YamlTree.Invalid {
         YamlTree.Node root = YamlTree.parse(text);
         Scenario s = new Scenario(file);
         Map<String, YamlTree.Node> top = map(root, "the scenario");
-        keys(top, TOP, "the scenario");
-        s.name = top.containsKey("name") ? string(top.get("name"), "name") : file;
+        s.keys(top, TOP, "the scenario");
+        s.attempt(() -> s.name = top.containsKey("name") ? string(top.get("name"), "name") : file);
         if (top.containsKey("cluster")) {
-            Map<String, YamlTree.Node> c = map(top.get("cluster"), "cluster");
-            keys(c, CLUSTER, "cluster");
-            if (c.containsKey("nodes")) {
-                s.nodes = integer(c.get("nodes"), "cluster.nodes", 1, 16);
-            }
-            if (c.containsKey("chips")) {
-                s.chips = integer(c.get("chips"), "cluster.chips", 1, 32);
-            }
-            if (c.containsKey("chipType")) {
-                s.chipType = string(c.get("chipType"), "cluster.chipType").toLowerCase(Locale.ROOT);
-                if (!s.chipType.equals("910b") && !s.chipType.equals("310p")) {
-                    throw new YamlTree.Invalid(c.get("chipType").line(), "cluster.chipType '" + s.chipType
-                            + "' is not 910b or 310p");
-                }
-            }
-            if (c.containsKey("driverVersion")) {
-                s.driverVersion = version(c.get("driverVersion"), "cluster.driverVersion");
-            }
-            if (c.containsKey("controlPlanes")) {
-                s.controlPlanes = integer(c.get("controlPlanes"), "cluster.controlPlanes", 1, 2);
-            }
+            s.attempt(() -> s.cluster(top.get("cluster")));
         }
         if (top.containsKey("build")) {
-            s.build = string(top.get("build"), "build");
-            if (!s.build.equals("default") && !s.build.equals("long")) {
-                throw new YamlTree.Invalid(top.get("build").line(), "build must be default or long, got " + s.build);
-            }
+            s.attempt(() -> {
+                String build = string(top.get("build"), "build");
+                if (!build.equals("default") && !build.equals("long")) {
+                    throw new YamlTree.Invalid(top.get("build").line(), "build must be default or long, got " + build);
+                }
+                s.build = build;
+            });
         }
         if (s.chipType.equals("310p") && s.chips % 2 != 0) {
-            throw new YamlTree.Invalid(root.line(), "cluster.chips must be even for 310p (two chips per NPU id)");
+            s.errors.add(new YamlTree.Invalid(root.line(), "cluster.chips must be even for 310p (two chips per NPU "
+                    + "id)"));
         }
         if (top.containsKey("policy")) {
-            s.policy.putAll(ScenarioMapper.bind(top.get("policy"), Action.Policy.class, "policy").driver());
+            s.attempt(() -> s.policy.putAll(ScenarioMapper.bind(top.get("policy"), Action.Policy.class, "policy")
+                    .driver()));
         }
         if (top.containsKey("timeScale")) {
-            YamlTree.Node n = top.get("timeScale");
-            if (!(n.value() instanceof Number) || ((Number) n.value()).doubleValue() < 1
-                    || ((Number) n.value()).doubleValue() > 1000) {
-                throw new YamlTree.Invalid(n.line(), "timeScale must be a number from 1 to 1000 (simulated seconds "
-                        + "per second), got " + n.value());
-            }
-            s.timeScale = ((Number) n.value()).doubleValue();
+            s.attempt(() -> {
+                YamlTree.Node n = top.get("timeScale");
+                if (!(n.value() instanceof Number) || ((Number) n.value()).doubleValue() < 1
+                        || ((Number) n.value()).doubleValue() > 1000) {
+                    throw new YamlTree.Invalid(n.line(), "timeScale must be a number from 1 to 1000 (simulated "
+                            + "seconds per second), got " + n.value());
+                }
+                s.timeScale = ((Number) n.value()).doubleValue();
+            });
         }
         if (!top.containsKey("steps") && !top.containsKey("cases")) {
-            throw new YamlTree.Invalid(root.line(), "no steps");
+            s.errors.add(new YamlTree.Invalid(root.line(), "no steps"));
         }
         if (top.containsKey("steps")) {
-            s.steps.addAll(s.steps(top.get("steps"), "steps"));
+            s.attempt(() -> s.steps.addAll(s.steps(top.get("steps"), "steps")));
         }
         if (top.containsKey("cases")) {
-            YamlTree.Node casesNode = top.get("cases");
-            if (!(casesNode.value() instanceof List) || casesNode.list().isEmpty()) {
-                throw new YamlTree.Invalid(casesNode.line(), "cases must be a non-empty list");
-            }
-            Set<String> ids = new java.util.HashSet<>();
-            int c = 0;
-            for (YamlTree.Node cn : casesNode.list()) {
-                String w = "cases[" + c++ + "]";
-                Map<String, YamlTree.Node> m = map(cn, w);
-                keys(m, CASE, w);
-                for (String k : List.of("id", "category", "name", "outcome", "steps")) {
-                    if (!m.containsKey(k)) {
-                        throw new YamlTree.Invalid(cn.line(), w + ": '" + k + "' is missing (a case has "
-                                + "id, category, name, outcome, steps)");
-                    }
-                }
-                String id = string(m.get("id"), w + ".id");
-                if (!id.matches("[a-z0-9][a-z0-9-]*") || !ids.add(id)) {
-                    throw new YamlTree.Invalid(m.get("id").line(), w + ".id '" + id
-                            + "' must be unique in the file and made of a-z, 0-9 and -");
-                }
-                String category = string(m.get("category"), w + ".category");
-                if (!CATEGORIES.contains(category)) {
-                    throw new YamlTree.Invalid(m.get("category").line(), w + ".category '" + category
-                            + "' is not one of " + CATEGORIES);
-                }
-                String name = string(m.get("name"), w + ".name");
-                String outcome = string(m.get("outcome"), w + ".outcome");
-                if ((name + outcome).contains("|")) {
-                    throw new YamlTree.Invalid(cn.line(), w + ": name and outcome must not contain '|' (the report "
-                            + "separates the columns with it)");
-                }
-                s.cases.add(new Case(id, category, name, outcome, s.steps(m.get("steps"), w + ".steps"), cn.line()));
-            }
+            s.attempt(() -> s.cases(top.get("cases")));
+        }
+        if (!s.errors.isEmpty()) {
+            throw YamlTree.Invalid.of(s.errors);
         }
         return s;
     }
 
+    private void cluster(YamlTree.Node node) throws YamlTree.Invalid {
+        Map<String, YamlTree.Node> c = map(node, "cluster");
+        keys(c, CLUSTER, "cluster");
+        if (c.containsKey("nodes")) {
+            attempt(() -> nodes = integer(c.get("nodes"), "cluster.nodes", 1, 16));
+        }
+        if (c.containsKey("chips")) {
+            attempt(() -> chips = integer(c.get("chips"), "cluster.chips", 1, 32));
+        }
+        if (c.containsKey("chipType")) {
+            attempt(() -> {
+                String type = string(c.get("chipType"), "cluster.chipType").toLowerCase(Locale.ROOT);
+                if (!type.equals("910b") && !type.equals("310p")) {
+                    throw new YamlTree.Invalid(c.get("chipType").line(), "cluster.chipType '" + type
+                            + "' is not 910b or 310p");
+                }
+                chipType = type;
+            });
+        }
+        if (c.containsKey("driverVersion")) {
+            attempt(() -> driverVersion = version(c.get("driverVersion"), "cluster.driverVersion"));
+        }
+        if (c.containsKey("controlPlanes")) {
+            attempt(() -> controlPlanes = integer(c.get("controlPlanes"), "cluster.controlPlanes", 1, 2));
+        }
+    }
+
+    private void cases(YamlTree.Node casesNode) throws YamlTree.Invalid {
+        if (!(casesNode.value() instanceof List) || casesNode.list().isEmpty()) {
+            throw new YamlTree.Invalid(casesNode.line(), "cases must be a non-empty list");
+        }
+        Set<String> ids = new java.util.HashSet<>();
+        int c = 0;
+        for (YamlTree.Node cn : casesNode.list()) {
+            String w = "cases[" + c++ + "]";
+            attempt(() -> oneCase(cn, w, ids));
+        }
+    }
+
+    private void oneCase(YamlTree.Node cn, String w, Set<String> ids) throws YamlTree.Invalid {
+        Map<String, YamlTree.Node> m = map(cn, w);
+        keys(m, CASE, w);
+        for (String k : List.of("id", "category", "name", "outcome", "steps")) {
+            if (!m.containsKey(k)) {
+                throw new YamlTree.Invalid(cn.line(), w + ": '" + k + "' is missing (a case has "
+                        + "id, category, name, outcome, steps)");
+            }
+        }
+        String id = string(m.get("id"), w + ".id");
+        if (!id.matches("[a-z0-9][a-z0-9-]*") || !ids.add(id)) {
+            throw new YamlTree.Invalid(m.get("id").line(), w + ".id '" + id
+                    + "' must be unique in the file and made of a-z, 0-9 and -");
+        }
+        String category = string(m.get("category"), w + ".category");
+        if (!CATEGORIES.contains(category)) {
+            throw new YamlTree.Invalid(m.get("category").line(), w + ".category '" + category
+                    + "' is not one of " + CATEGORIES);
+        }
+        String name = string(m.get("name"), w + ".name");
+        String outcome = string(m.get("outcome"), w + ".outcome");
+        if ((name + outcome).contains("|")) {
+            throw new YamlTree.Invalid(cn.line(), w + ": name and outcome must not contain '|' (the report "
+                    + "separates the columns with it)");
+        }
+        cases.add(new Case(id, category, name, outcome, steps(m.get("steps"), w + ".steps"), cn.line()));
+    }
+
+    /** @return the steps that are valid; an invalid one is added to {@link #errors} */
     private List<Step> steps(YamlTree.Node stepsNode, String where) throws YamlTree.Invalid {
         if (!(stepsNode.value() instanceof List)) {
             throw new YamlTree.Invalid(stepsNode.line(), where + " must be a list");
@@ -213,7 +257,8 @@ final class Scenario {
         List<Step> out = new ArrayList<>();
         int i = 0;
         for (YamlTree.Node stepNode : stepsNode.list()) {
-            out.add(step(stepNode, where + "[" + i++ + "]"));
+            String w = where + "[" + i++ + "]";
+            attempt(() -> out.add(step(stepNode, w)));
         }
         out.sort((a, b) -> a.at().compareTo(b.at()));
         return out;
@@ -250,6 +295,7 @@ final class Scenario {
         String kind = kinds.get(0);
         Class<? extends Action> type = ACTIONS.get(kind);
         YamlTree.Node body = m.get(kind);
+        String yaml = kind + ": " + YamlTree.flow(body);
         String w = where + "." + kind;
         Action.Expect when = null;
         int whenLine = 0;
@@ -269,7 +315,7 @@ final class Scenario {
         }
         Action action = ScenarioMapper.bind(body, type, w);
         check(action, body, w);
-        return new Step(at, action, when, n.line(), whenLine);
+        return new Step(at, action, when, n.line(), whenLine, yaml);
     }
 
     /** Checks what an action refers to in this scenario's cluster: nodes, chips, control-plane replicas. */
@@ -339,11 +385,12 @@ final class Scenario {
         return n.map();
     }
 
-    private static void keys(Map<String, YamlTree.Node> m, Set<String> allowed, String where) throws YamlTree.Invalid {
+    /** Adds an error for each key of {@code m} that is not {@code allowed}. */
+    private void keys(Map<String, YamlTree.Node> m, Set<String> allowed, String where) {
         for (Map.Entry<String, YamlTree.Node> e : m.entrySet()) {
             if (!allowed.contains(e.getKey())) {
-                throw new YamlTree.Invalid(e.getValue().line(), where + ": unknown key '" + e.getKey()
-                        + "' (expected " + new java.util.TreeSet<>(allowed) + ")");
+                errors.add(new YamlTree.Invalid(e.getValue().line(), where + ": unknown key '" + e.getKey()
+                        + "' (expected " + new java.util.TreeSet<>(allowed) + ")"));
             }
         }
     }

@@ -535,6 +535,22 @@ public final class SimCluster implements AutoCloseable {
         return controlPlane;
     }
 
+    /**
+     * Writes the Jolokia user and password of the runtimes to {@code jolokia-credentials} in the node's folder
+     * ({@code user=...}, {@code password=...}; owner read/write only), for curl, jolokia.js and Hawtio.
+     *
+     * @param n a node of this cluster
+     * @return the file
+     * @throws IOException when it cannot be written
+     */
+    public Path writeJolokiaCredentials(SimNode n) throws IOException {
+        Path credentials = n.root().resolve("jolokia-credentials");
+        java.nio.file.Files.writeString(credentials, "user=" + USER + "\npassword=" + password + "\n");
+        java.nio.file.Files.setPosixFilePermissions(credentials,
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        return credentials;
+    }
+
     /** @return the Jolokia password of every runtime (never logged by the runtimes) */
     public String password() {
         return password;

@@ -107,6 +107,18 @@ class ClusterCommandTest {
                         .filter(a -> a.getMetadata().getName().startsWith("npu-lifecycle-")).count(),
                         "the manifests' ServiceAccounts");
             }
+
+            // a second command with the same --kubeconfig is refused while this one runs, and leaves it alone
+            ByteArrayOutputStream second = new ByteArrayOutputStream();
+            int refused = ClusterCommand.run(o, new ClusterCommand.Layout(manifests, tmp.resolve("no-build.sh")),
+                    new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                    new PrintStream(second, true, StandardCharsets.UTF_8), new CountDownLatch(0));
+            String refusal = second.toString(StandardCharsets.UTF_8);
+            assertEquals(2, refused, refusal);
+            assertTrue(refusal.contains("npu-lifecycle cluster: --kubeconfig " + kubeconfig + " belongs to another "
+                    + "'npu-lifecycle cluster' that is still running"), refusal);
+            assertTrue(Files.readString(kubeconfig).startsWith(ClusterCommand.MARKER + "\n"), "still the first's");
+            assertTrue(Files.exists(tmp.resolve("kc/kubeconfig.lock")), "the first one's lock is kept");
         } finally {
             stop.countDown();
         }
@@ -115,6 +127,7 @@ class ClusterCommandTest {
         assertTrue(text.contains("npu-lifecycle cluster: stopped: the embedded API server ended, kubeconfig "
                 + kubeconfig + " removed"), text);
         assertFalse(Files.exists(kubeconfig), "kubeconfig removed");
+        assertFalse(Files.exists(tmp.resolve("kc/kubeconfig.lock")), "its lock removed");
         assertEquals("", err.toString(StandardCharsets.UTF_8));
 
         // a kubeconfig this command wrote (e.g. left by a SIGKILL) may be overwritten

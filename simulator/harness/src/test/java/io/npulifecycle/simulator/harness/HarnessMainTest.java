@@ -6,14 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The command line of {@code demo} and {@code scenario}: {@code --api}. */
+/** The command line of {@code demo} and {@code scenario}: {@code --api}, {@code --junit}, {@code --work}. */
 class HarnessMainTest {
 
     @TempDir
@@ -54,5 +56,49 @@ class HarnessMainTest {
         assertEquals(2, run("scenario", "x.yaml", "--api"));
         String text = err.toString(StandardCharsets.UTF_8);
         assertTrue(text.contains("npu-lifecycle scenario: --api needs embedded or real"), text);
+    }
+
+    @Test
+    void junitNeedsAFileAndIsAScenarioOption() {
+        assertEquals(2, run("scenario", "x.yaml", "--junit"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("npu-lifecycle scenario: --junit needs a file (the "
+                + "JUnit XML report)"), err.toString(StandardCharsets.UTF_8));
+        assertEquals(2, run("scenario", "x.yaml", "--junit", install.toString()));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--junit " + install + " is a folder: give a file"),
+                err.toString(StandardCharsets.UTF_8));
+        assertEquals(2, run("demo", "--junit", "r.xml"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("npu-lifecycle demo: unknown option '--junit' for "
+                + "demo"), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void workMustBeNewEmptyOrAnEarlierWorkFolder() throws Exception {
+        Path mine = Files.createDirectories(install.resolve("home/me"));
+        Files.writeString(mine.resolve("thesis.tex"), "years of work");
+        assertEquals(2, run("scenario", "missing.yaml", "--work", mine.toString()));
+        String text = err.toString(StandardCharsets.UTF_8);
+        assertTrue(text.contains("npu-lifecycle scenario: --work " + mine + " is a folder with other files in it "
+                + "(thesis.tex) and is not a work folder of an earlier demo or scenario (no .npu-lifecycle-work): "
+                + "give a new or empty folder"), text);
+        assertEquals(List.of("thesis.tex"), names(mine), "nothing written into it");
+
+        Path file = Files.writeString(install.resolve("file"), "x");
+        assertEquals(2, run("demo", "--work", file.toString()));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("npu-lifecycle demo: --work " + file
+                + " is not a folder"), err.toString(StandardCharsets.UTF_8));
+
+        Path fresh = install.resolve("new/work");
+        assertEquals(fresh, WorkFolder.prepare(fresh, "scenario"));
+        Files.createDirectories(fresh.resolve("scenario-0/node-0"));
+        assertEquals(fresh, WorkFolder.prepare(fresh, "scenario"), "an earlier work folder is reused");
+        Path empty = Files.createDirectories(install.resolve("empty"));
+        assertEquals(empty, WorkFolder.prepare(empty, "demo"));
+        assertEquals(List.of(WorkFolder.MARKER), names(empty));
+    }
+
+    private static List<String> names(Path dir) throws Exception {
+        try (var s = Files.list(dir)) {
+            return s.map(p -> p.getFileName().toString()).sorted().toList();
+        }
     }
 }

@@ -299,10 +299,10 @@ class ScenarioTest {
     void statusPathsSelectListElements() {
         Map<String, Object> status = Map.of("nodeCounts", Map.of("upgraded", 3), "conditions",
                 List.of(Map.of("type", "Complete", "status", "True"), Map.of("type", "Degraded", "status", "False")));
-        assertEquals(3, ScenarioRunner.path(status, "nodeCounts.upgraded"));
-        assertEquals("True", ScenarioRunner.path(status, "conditions[type=Complete].status"));
-        assertEquals("False", ScenarioRunner.path(status, "conditions[1].status"));
-        assertNull(ScenarioRunner.path(status, "conditions[type=Nope].status"));
+        assertEquals(3, Expectations.path(status, "nodeCounts.upgraded"));
+        assertEquals("True", Expectations.path(status, "conditions[type=Complete].status"));
+        assertEquals("False", Expectations.path(status, "conditions[1].status"));
+        assertNull(Expectations.path(status, "conditions[type=Nope].status"));
     }
 
     @Test

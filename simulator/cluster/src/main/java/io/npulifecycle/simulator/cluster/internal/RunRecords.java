@@ -1,5 +1,7 @@
 package io.npulifecycle.simulator.cluster.internal;
 
+import io.npulifecycle.simulator.common.ChildProcess;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -1,5 +1,7 @@
 package io.npulifecycle.simulator.cluster.internal;
 
+import io.npulifecycle.simulator.common.ChildProcess;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -111,8 +113,8 @@ public final class ServerProbe {
         String last = "no answer";
         while (true) {
             if (!server.alive()) {
-                throw new IllegalStateException(server + " exited with code " + server.exitCode() + " before " + url
-                        + " answered 200; end of " + server.log() + ":\n" + server.tail(40));
+                throw new IllegalStateException(server + " exited with code " + server.exitValue() + " before " + url
+                        + " answered 200; end of " + server.outputFile() + ":\n" + server.outputTail(40));
             }
             try {
                 HttpResponse<String> r = get(url);
@@ -128,7 +130,7 @@ public final class ServerProbe {
             }
             if (nanoClock.getAsLong() - deadline > 0) {
                 throw new IllegalStateException(url + " did not answer 200 within " + timeout.toSeconds()
-                        + " s (last: " + last + "); end of " + server.log() + ":\n" + server.tail(40));
+                        + " s (last: " + last + "); end of " + server.outputFile() + ":\n" + server.outputTail(40));
             }
             try {
                 Thread.sleep(POLL.toMillis());
