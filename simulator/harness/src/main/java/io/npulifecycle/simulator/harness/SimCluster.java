@@ -22,6 +22,8 @@ import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.cluster.ClusterBackends;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 import io.npulifecycle.simulator.cluster.ImageWhiteLists;
+import io.npulifecycle.simulator.cluster.RealApiServer;
+import io.npulifecycle.simulator.cluster.ServerBaseline;
 import io.npulifecycle.simulator.common.TcpProxy;
 
 /**
@@ -63,6 +65,9 @@ public final class SimCluster implements AutoCloseable {
     private final Map<String, SimNode> nodes = new LinkedHashMap<>();
     private DaemonSetController daemonSets;
     private Thread daemonSetThread;
+    /** Where this cluster's real API server goes when it closes, for the next scenario; null: it is closed. */
+    private ServerReuse reuse;
+    private ServerReuse.Held held;
 
     /**
      * @param settings cluster size, chips, versions, time scale
@@ -109,16 +114,27 @@ public final class SimCluster implements AutoCloseable {
         if (Files.exists(crd)) {
             System.setProperty(EmbeddedCluster.CRD_FILE_PROPERTY, crd.toString());
         }
-        cluster = ClusterBackends.start(api, KubeBinarySource.ofInstall(install),
-                ApiFaults.realServerFlags(watchesFromEtcd));
+        List<String> flags = ApiFaults.realServerFlags(watchesFromEtcd);
+        ServerReuse.Held reused = reuse != null && ClusterBackend.REAL.equals(api) ? reuse.take(flags) : null;
+        cluster = reused != null ? reused.server()
+                : ClusterBackends.start(api, KubeBinarySource.ofInstall(install), flags);
         credentials = new RuntimeCredentials(cluster);
         // the runtimes reach the API server through a forwarder that can make it unreachable, unavailable (503) or
         // close their watches (ApiFaults)
         apiFaults = ApiFaults.start(cluster, answers503, log);
         runtimeMaster = apiFaults.runtimeMaster();
-        credentials.applyManifests(install.resolve("conf/kubernetes"), log);
-        cluster.installCrd();
-        cluster.ensureNamespace(DaemonSetController.NAMESPACE);
+        if (reused == null) {
+            credentials.applyManifests(install.resolve("conf/kubernetes"), log);
+            cluster.installCrd();
+            cluster.ensureNamespace(DaemonSetController.NAMESPACE);
+            ImageWhiteLists.installCrd(cluster);
+            if (reuse != null && cluster instanceof RealApiServer real) {
+                reused = new ServerReuse.Held(real, flags, ServerBaseline.of(real.client()));
+            }
+        } else {
+            log.accept("cluster: API server " + cluster.masterUrl() + " of the scenario before, restored");
+        }
+        held = reused;
         registry = new FakeRegistry();
         List<String> versions = new ArrayList<>(List.of(settings.installedVersion()));
         versions.addAll(extraVersions);
@@ -131,7 +147,6 @@ public final class SimCluster implements AutoCloseable {
             nodes.put(n.getMetadata().getName(), null);
         }
         // the platform's ImageWhiteList (runbook preflight item 2) lists every tag the registry holds
-        ImageWhiteLists.installCrd(cluster);
         List<String> tags = new ArrayList<>();
         for (String v : versions) {
             tags.add(imageTag(EmbeddedCluster.driverImage(v, settings.chipType())));
@@ -161,6 +176,16 @@ public final class SimCluster implements AutoCloseable {
         daemonSetThread = new Thread(daemonSets, "sim-daemonset-controller");
         daemonSetThread.setDaemon(true);
         daemonSetThread.start();
+    }
+
+    /**
+     * Takes the real API server from {@code reuse} when it holds one started with the flags this cluster needs, and
+     * gives it back there on {@link #close()} instead of stopping it; before {@link #start(List)}.
+     *
+     * @param reuse shared by the scenarios of one run
+     */
+    void reuseServer(ServerReuse reuse) {
+        this.reuse = reuse;
     }
 
     /**
@@ -610,7 +635,9 @@ public final class SimCluster implements AutoCloseable {
         if (registry != null) {
             registry.close();
         }
-        if (cluster != null) {
+        if (held != null) {
+            reuse.giveBack(held);
+        } else if (cluster != null) {
             cluster.close();
         }
     }
