@@ -12,12 +12,12 @@ import javax.management.ObjectName;
  * missing MBean (its bundle not installed, stopped, or being updated) is {@code null}: its series are left out of
  * that scrape.
  */
-final class MBeans {
+public final class MBeans {
 
     private final MBeanServer server;
 
     /** @param server the platform MBeanServer (the management bundle's service) */
-    MBeans(MBeanServer server) {
+    public MBeans(MBeanServer server) {
         this.server = server;
     }
 
