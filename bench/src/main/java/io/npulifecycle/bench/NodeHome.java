@@ -41,7 +41,7 @@ final class NodeHome {
         Path run = Files.createDirectories(root.resolve("run-npu-operator"));
         Path varLib = Files.createDirectories(root.resolve("var-lib-npu-operator"));
         write(sim.resolve("boot_id"), UUID.randomUUID() + "\n");
-        write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + port + "\n");
+        write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + port + "\nmetrics.port=0\n");
         write(etc.resolve("io.npulifecycle.simulator.cfg"), "stateDir=" + sim + "\nmarkersFolder=" + run
                 + "\nchipType=910b\nnpus=8\nchipsPerNpu=1\ndriverVersion=25.2.0\nrestartMode=" + restartMode + "\n");
         write(etc.resolve("io.npulifecycle.markers.cfg"), "folder=" + run + "\nbootIdPath=" + sim.resolve("boot_id")

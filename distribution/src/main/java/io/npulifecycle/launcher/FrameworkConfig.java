@@ -84,6 +84,10 @@ public final class FrameworkConfig {
             p.put("org.apache.felix.https.jetty.protocols.included", "TLSv1.3,TLSv1.2");
         }
         p.put("org.apache.felix.http.jetty.sendServerHeader", "false");
+        // /metrics (bundle io.npulifecycle.metrics): its own listener, so Prometheus can scrape the pod IP while
+        // Jolokia stays on loopback
+        p.put("npu.lifecycle.metrics.host", settings.metricsHost());
+        p.put("npu.lifecycle.metrics.port", String.valueOf(settings.metricsPort()));
 
         // Jolokia 2: authentication by the security bundle's Authenticator service (service-all: 401 when there is
         // none or one refuses), authorisation by its Restrictor service (useRestrictorService: deny when there is

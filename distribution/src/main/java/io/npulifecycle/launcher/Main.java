@@ -144,6 +144,7 @@ public final class Main {
         String role = o.role().id();
         boolean simulator = home.simulatorConfigured();
         checkPortFree(settings);
+        checkMetricsPort(settings);
         if (simulator && o.role() == LaunchOptions.Role.NODE) {
             LOG.info("A simulator configuration is in " + home.etc() + ": this node runtime emulates its NPUs");
         }
@@ -194,6 +195,7 @@ public final class Main {
                         + FrameworkConfig.JOLOKIA_CONTEXT;
         out.println("npu-lifecycle " + role + " runtime " + productVersion() + " started: Jolokia " + url
                 + " home " + home.root());
+        LOG.info("Metrics http://" + hostForUrl(settings.metricsHost()) + ":" + settings.metricsPort() + "/metrics");
         out.flush();
         try {
             while (true) {
@@ -272,6 +274,24 @@ public final class Main {
                         + port + " for Jolokia and the health endpoints: " + e.getMessage() + " (another runtime "
                         + "running? set http.port / https.port in etc/runtime.properties or NPU_LIFECYCLE_HTTP_PORT)");
             }
+        }
+    }
+
+    /**
+     * Refuses a {@code metrics.port} that cannot be listened on (exit 2 naming the key); {@code 0} takes a free port
+     * now. The metrics bundle binds it a moment later: probing and reboots never wait for it.
+     */
+    static void checkMetricsPort(RuntimeSettings settings) throws LaunchException {
+        try (ServerSocket s = new ServerSocket()) {
+            s.setReuseAddress(true);
+            s.bind(new InetSocketAddress(settings.metricsHost(), settings.metricsPort()));
+            if (settings.metricsPort() == 0) {
+                settings.chooseMetricsPort(s.getLocalPort());
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            throw new LaunchException(LaunchException.USAGE, "metrics.port: cannot listen on " + settings.metricsHost()
+                    + ":" + settings.metricsPort() + " for /metrics: " + e.getMessage() + " (set metrics.port / "
+                    + "metrics.host in etc/runtime.properties or NPU_LIFECYCLE_METRICS_PORT)");
         }
     }
 

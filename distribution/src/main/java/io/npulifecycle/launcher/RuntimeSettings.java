@@ -21,7 +21,9 @@ public final class RuntimeSettings {
     public static final String FILE = "runtime.properties";
     static final Set<String> KEYS = Set.of("http.host", "http.port", "log.level", "jolokia.user", "jolokia.policy",
             "jolokia.users", "http.enable", "https.port", "https.keystore", "https.keystore.password",
-            "https.keystore.type", "https.key.password");
+            "https.keystore.type", "https.key.password", "metrics.host", "metrics.port");
+    /** Default port of {@code /metrics} (the Prometheus exporters' registered default for a JVM). */
+    public static final int METRICS_PORT = 9464;
     static final Set<String> LEVELS = Set.of("ERROR", "WARN", "INFO", "DEBUG", "TRACE");
 
     private final String httpHost;
@@ -34,6 +36,8 @@ public final class RuntimeSettings {
     private Path jolokiaUsers;
     private boolean httpEnabled = true;
     private Tls tls;
+    private String metricsHost;
+    private int metricsPort;
 
     /**
      * TLS of the HTTP server (Felix HTTP Jetty {@code org.apache.felix.https.*}): on when {@code https.port} is set.
@@ -171,7 +175,44 @@ public final class RuntimeSettings {
         if (s.tls != null && s.httpEnabled && s.tls.port() == port) {
             throw new LaunchException(LaunchException.USAGE, file + ": https.port and http.port are both " + port);
         }
+        metrics(s, file, p, env);
         return s;
+    }
+
+    /**
+     * Reads {@code metrics.host} (default: every address inside a pod, where Prometheus scrapes the pod IP, loopback
+     * elsewhere; a pod is recognised as the Kubernetes client recognises it, by {@code KUBERNETES_SERVICE_HOST}) and
+     * {@code metrics.port} (default {@value #METRICS_PORT}; {@code 0}: a free port chosen at start, for tests that
+     * run many runtimes on one machine). Environment variables {@code NPU_LIFECYCLE_METRICS_HOST} and
+     * {@code NPU_LIFECYCLE_METRICS_PORT} win.
+     */
+    private static void metrics(RuntimeSettings s, Path file, Properties p, Map<String, String> env)
+            throws LaunchException {
+        boolean inPod = env.get("KUBERNETES_SERVICE_HOST") != null && !env.get("KUBERNETES_SERVICE_HOST").isBlank();
+        String host = pick(env, "NPU_LIFECYCLE_METRICS_HOST", p, "metrics.host", inPod ? "0.0.0.0" : "127.0.0.1").trim();
+        if (host.isEmpty() || host.chars().anyMatch(Character::isWhitespace)) {
+            throw new LaunchException(LaunchException.USAGE, source(env, "NPU_LIFECYCLE_METRICS_HOST", file)
+                    + ": metrics.host='" + host + "' is not a host name or address");
+        }
+        String portText = pick(env, "NPU_LIFECYCLE_METRICS_PORT", p, "metrics.port", String.valueOf(METRICS_PORT));
+        int port;
+        try {
+            port = Integer.parseInt(portText.trim());
+        } catch (NumberFormatException e) {
+            port = -1;
+        }
+        if (port < 0 || port > 65535) {
+            throw new LaunchException(LaunchException.USAGE, source(env, "NPU_LIFECYCLE_METRICS_PORT", file)
+                    + ": metrics.port='" + portText + "' is not a TCP port (expected an integer from 1 to 65535, or 0 "
+                    + "for a free port chosen at start)");
+        }
+        if (port != 0 && ((s.httpEnabled && port == s.httpPort) || (s.tls != null && port == s.tls.port()))) {
+            throw new LaunchException(LaunchException.USAGE, source(env, "NPU_LIFECYCLE_METRICS_PORT", file)
+                    + ": metrics.port=" + port + " is also the port of Jolokia (http.port or https.port): /metrics "
+                    + "has its own listener");
+        }
+        s.metricsHost = host;
+        s.metricsPort = port;
     }
 
     /** Reads and checks the TLS keys: {@code null} when {@code https.port} is not set. */
@@ -291,6 +332,23 @@ public final class RuntimeSettings {
     /** @return whether plain HTTP listens ({@code http.enable}; default true, false when TLS is on) */
     public boolean httpEnabled() {
         return httpEnabled;
+    }
+
+    /** @return the address of the {@code /metrics} listener ({@code metrics.host}) */
+    public String metricsHost() {
+        return metricsHost;
+    }
+
+    /** @return the port of the {@code /metrics} listener ({@code metrics.port}), 0 = a free port chosen at start */
+    public int metricsPort() {
+        return metricsPort;
+    }
+
+    /**
+     * @param port the port chosen for {@code metrics.port=0}
+     */
+    void chooseMetricsPort(int port) {
+        this.metricsPort = port;
     }
 
     /** @return the TLS settings, or {@code null} when TLS is off */

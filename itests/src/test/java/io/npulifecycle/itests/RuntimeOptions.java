@@ -62,7 +62,7 @@ public final class RuntimeOptions {
             }
             int port = FelixTestSupport.freePort();
             RuntimeSettings settings = RuntimeSettings.load(home.etc(), Map.of("NPU_LIFECYCLE_JOLOKIA_USER", NodeRuntimeSupport.USER,
-                    "NPU_LIFECYCLE_JOLOKIA_PASSWORD", NodeRuntimeSupport.PASSWORD, "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port)));
+                    "NPU_LIFECYCLE_JOLOKIA_PASSWORD", NodeRuntimeSupport.PASSWORD, "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT", "0"));
             Credentials credentials = Credentials.resolve(settings, home.secrets(), new SecureRandom());
             AccessPolicy policy = AccessPolicy.choose(settings.jolokiaPolicy(), home.run());
             Map<String, String> props = new java.util.LinkedHashMap<>(FrameworkConfig.properties(role, "itest", home,

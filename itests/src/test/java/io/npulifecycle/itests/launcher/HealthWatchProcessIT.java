@@ -60,7 +60,7 @@ class HealthWatchProcessIT {
         int port = RuntimeProcess.freePort();
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port,
                 Map.of("NPU_LIFECYCLE_JOLOKIA_USER", USER, "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD,
-                        "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port)),
+                        "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT", "0"),
                 "node", "--no-shell", "--home", home.toString())) {
             rt.await("a healthy verdict through Jolokia", Duration.ofSeconds(90), () -> rt.get(
                     "/jolokia/read/io.npulifecycle:type=HealthWatch/LastVerdict", USER, PASSWORD).body

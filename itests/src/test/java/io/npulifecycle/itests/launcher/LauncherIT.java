@@ -29,7 +29,7 @@ class LauncherIT {
 
     Map<String, String> env(int port) {
         return Map.of("NPU_LIFECYCLE_JOLOKIA_USER", USER, "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD,
-                "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port));
+                "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT", "0");
     }
 
     @Test
@@ -113,7 +113,7 @@ class LauncherIT {
         int port = RuntimeProcess.freePort();
         Path home = tmp.resolve("home");
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port,
-                Map.of("NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port)), "node", "--no-shell", "--home",
+                Map.of("NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT", "0"), "node", "--no-shell", "--home",
                 home.toString())) {
             Path secrets = home.resolve("secrets/jolokia-credentials");
             rt.await("generated credentials", Duration.ofSeconds(60), () -> Files.exists(secrets));

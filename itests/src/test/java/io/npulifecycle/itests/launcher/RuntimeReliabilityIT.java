@@ -64,7 +64,7 @@ class RuntimeReliabilityIT {
         port = RuntimeProcess.freePort();
         home = tmp.resolve("home");
         rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, Map.of("NPU_LIFECYCLE_JOLOKIA_USER", USER,
-                "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD, "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port)), "node",
+                "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD, "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT", "0"), "node",
                 "--no-shell", "--home", home.toString());
         rt.await("the HealthWatch MBean", Duration.ofSeconds(120),
                 () -> rt.get(HEALTH_WATCH + "/IntervalSeconds", USER, PASSWORD).body.contains("\"status\":200"));

@@ -126,7 +126,9 @@ public final class Demo {
             java.nio.file.Files.setPosixFilePermissions(credentials,
                     java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
             out.println("   " + n.name() + ": Jolokia " + n.jolokia().url() + ", credentials in " + credentials);
+            out.println("   " + n.name() + ": metrics " + n.metricsUrl());
         }
+        out.println("   control plane: metrics " + c.controlPlaneMetricsUrl());
         wait.until("every node validated at " + FROM, Duration.ofSeconds(120), () -> allNodes(n ->
                 FROM.equals(label(n, "driver-version")) && annotation(n, "driver-validated").startsWith(FROM + "@")
                         && "healthy".equals(label(n, "npu-health"))), this::table);

@@ -60,6 +60,7 @@ public final class SimCluster implements AutoCloseable {
     private ApiFaults apiFaults;
     private Jolokia controlPlaneJolokia;
     private int controlPlanePort;
+    private int controlPlaneMetricsPort;
     private final Map<String, SimNode> nodes = new LinkedHashMap<>();
     private DaemonSetController daemonSets;
     private Thread daemonSetThread;
@@ -221,7 +222,7 @@ public final class SimCluster implements AutoCloseable {
         Path etc = Files.createDirectories(home.resolve("etc"));
         writeKubeConfiguration(home, etc);
         SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + freePort()
-                + "\nlog.level=" + settings.logLevel() + "\n");
+                + "\nmetrics.port=" + freePort() + "\nlog.level=" + settings.logLevel() + "\n");
         SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
         SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n");
         RuntimeProcess rp = new RuntimeProcess(install, "control-plane", home, controlPlaneEnv(i));
@@ -373,8 +374,9 @@ public final class SimCluster implements AutoCloseable {
         Path etc = Files.createDirectories(home.resolve("etc"));
         writeKubeConfiguration(home, etc);
         controlPlanePort = freePort();
+        controlPlaneMetricsPort = freePort();
         SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + controlPlanePort
-                + "\nlog.level=" + settings.logLevel() + "\n");
+                + "\nmetrics.port=" + controlPlaneMetricsPort + "\nlog.level=" + settings.logLevel() + "\n");
         SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
         SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n");
         controlPlane = new RuntimeProcess(install, "control-plane", home, controlPlaneEnv(0));
@@ -523,6 +525,11 @@ public final class SimCluster implements AutoCloseable {
     /** @return the cluster registry */
     public FakeRegistry registry() {
         return registry;
+    }
+
+    /** @return the control plane's {@code /metrics} URL (its own listener, {@code metrics.port}) */
+    public String controlPlaneMetricsUrl() {
+        return "http://127.0.0.1:" + controlPlaneMetricsPort + "/metrics";
     }
 
     /** @return the control plane's Jolokia client */

@@ -25,6 +25,7 @@ public final class SimNode {
     private final String name;
     private final Path root;
     private final int port;
+    private final int metricsPort;
     private final Jolokia jolokia;
     private final RuntimeProcess runtime;
     private volatile String podVersion;
@@ -50,8 +51,9 @@ public final class SimNode {
         if (!Files.exists(sim.resolve("boot_id"))) {
             write(sim.resolve("boot_id"), java.util.UUID.randomUUID() + "\n");
         }
-        write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + port + "\nlog.level="
-                + settings.logLevel() + "\n");
+        this.metricsPort = SimCluster.freePort();
+        write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + port + "\nmetrics.port="
+                + metricsPort + "\nlog.level=" + settings.logLevel() + "\n");
         write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
         write(etc.resolve("io.npulifecycle.simulator.cfg"), "stateDir=" + sim + "\nmarkersFolder=" + run
                 + "\nchipType=" + settings.chipType() + "\nnpus=" + settings.npus() + "\nchipsPerNpu="
@@ -257,6 +259,11 @@ public final class SimNode {
     /** @return the node's Jolokia client */
     public Jolokia jolokia() {
         return jolokia;
+    }
+
+    /** @return the node agent's {@code /metrics} URL (its own listener, {@code metrics.port}) */
+    public String metricsUrl() {
+        return "http://127.0.0.1:" + metricsPort + "/metrics";
     }
 
     /** @return the node's HTTP port */

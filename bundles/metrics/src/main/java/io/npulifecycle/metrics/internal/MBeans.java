@@ -1,0 +1,60 @@
+package io.npulifecycle.metrics.internal;
+
+import java.util.Set;
+
+import javax.management.JMX;
+import javax.management.MBeanServer;
+import javax.management.MalformedObjectNameException;
+import javax.management.ObjectName;
+
+/**
+ * Reads the product's MXBeans from the MBeanServer (the same facts Jolokia shows), through typed MXBean proxies. A
+ * missing MBean (its bundle not installed, stopped, or being updated) is {@code null}: its series are left out of
+ * that scrape.
+ */
+final class MBeans {
+
+    private final MBeanServer server;
+
+    /** @param server the platform MBeanServer (the management bundle's service) */
+    MBeans(MBeanServer server) {
+        this.server = server;
+    }
+
+    /**
+     * @param <T> the MXBean interface
+     * @param name object name
+     * @param type MXBean interface
+     * @return a proxy, or {@code null} when no such MBean is registered now
+     */
+    <T> T get(String name, Class<T> type) {
+        ObjectName on = name(name);
+        return server.isRegistered(on) ? JMX.newMXBeanProxy(server, on, type) : null;
+    }
+
+    /**
+     * @param pattern an object name pattern, e.g. {@code io.npulifecycle:type=Chip,*}
+     * @return the registered names matching it
+     */
+    Set<ObjectName> query(String pattern) {
+        return server.queryNames(name(pattern), null);
+    }
+
+    /**
+     * @param <T> the MXBean interface
+     * @param name a registered name
+     * @param type MXBean interface
+     * @return a proxy
+     */
+    <T> T proxy(ObjectName name, Class<T> type) {
+        return JMX.newMXBeanProxy(server, name, type);
+    }
+
+    private static ObjectName name(String n) {
+        try {
+            return new ObjectName(n);
+        } catch (MalformedObjectNameException e) {
+            throw new IllegalArgumentException("object name '" + n + "': " + e.getMessage(), e);
+        }
+    }
+}

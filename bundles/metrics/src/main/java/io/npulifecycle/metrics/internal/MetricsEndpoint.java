@@ -1,0 +1,174 @@
+package io.npulifecycle.metrics.internal;
+
+import java.io.IOException;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+import javax.management.MBeanServer;
+
+import org.osgi.framework.BundleContext;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+import io.npulifecycle.api.metrics.MetricSource;
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import io.prometheus.metrics.instrumentation.jvm.JvmBufferPoolMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmClassLoadingMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmCompilationMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmGarbageCollectorMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmMemoryMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmRuntimeInfoMetric;
+import io.prometheus.metrics.instrumentation.jvm.JvmThreadsMetrics;
+import io.prometheus.metrics.instrumentation.jvm.ProcessMetrics;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+
+/**
+ * {@code /metrics} of the runtime, PID {@value #PID}: a Prometheus registry of this component (never the client's
+ * static default registry, so a hot update starts clean) served by the Prometheus client's own HTTP server on its
+ * own listener, {@code metrics.host}:{@code metrics.port} of {@code etc/runtime.properties} (framework properties
+ * {@value #HOST_PROPERTY} and {@value #PORT_PROPERTY}, set and checked by the launcher). The client negotiates the
+ * format from the {@code Accept} header: Prometheus text 0.0.4 by default, OpenMetrics 1.0 when asked. Read-only: the
+ * server answers {@code GET /metrics} (and its own {@code /-/healthy}); nothing of Jolokia is reachable there.
+ *
+ * <p>Collected at each scrape: the role's MBeans ({@link NodeCollector} or {@link ControlPlaneCollector}, and
+ * {@link KubeCollector}), every {@link MetricSource} service (the counters and histograms the owning bundles keep, so
+ * they survive a hot update of this bundle) and the JVM's metrics. Nothing in the product depends on this bundle:
+ * without it, or with its listener down, probing and reboots go on.
+ *
+ * <p>A listener that cannot be opened (the port taken after the launcher's check) is logged naming
+ * {@code metrics.port}; the runtime runs on without {@code /metrics}.
+ */
+@Component(configurationPid = MetricsEndpoint.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL, service = {})
+@Designate(ocd = MetricsEndpoint.Config.class)
+public class MetricsEndpoint {
+
+    /** Configuration PID. */
+    public static final String PID = "io.npulifecycle.metrics";
+    /** Framework property: the listener's address (from {@code metrics.host}). */
+    public static final String HOST_PROPERTY = "npu.lifecycle.metrics.host";
+    /** Framework property: the listener's port (from {@code metrics.port}). */
+    public static final String PORT_PROPERTY = "npu.lifecycle.metrics.port";
+    /** The path Prometheus scrapes. */
+    public static final String PATH = "/metrics";
+
+    private static final System.Logger LOG = System.getLogger(MetricsEndpoint.class.getName());
+
+    /** Metrics configuration. */
+    @ObjectClassDefinition(name = "npu-lifecycle metrics",
+            description = "What /metrics publishes. Its address and port are metrics.host and metrics.port of "
+                    + "etc/runtime.properties.")
+    public @interface Config {
+        /** @return whether the JVM's metrics are published */
+        @AttributeDefinition(name = "JVM metrics", description = "Publish the JVM's metrics (memory, GC, threads, "
+                + "class loading, process CPU and resident memory) with the product's.")
+        boolean jvmMetrics() default true;
+    }
+
+    @Reference
+    private MBeanServer mbeanServer;
+
+    private final List<MetricSource> sources = new CopyOnWriteArrayList<>();
+    private volatile HTTPServer server;
+    private ExecutorService executor;
+
+    /** @param s a source that appeared */
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC)
+    void addSource(MetricSource s) {
+        sources.add(s);
+    }
+
+    /** @param s a source that went away */
+    void removeSource(MetricSource s) {
+        sources.remove(s);
+    }
+
+    @Activate
+    void activate(BundleContext ctx, Config config) {
+        String role = ctx.getProperty("npu.lifecycle.role");
+        String host = orDefault(ctx.getProperty(HOST_PROPERTY), "127.0.0.1");
+        int port = Integer.parseInt(orDefault(ctx.getProperty(PORT_PROPERTY), "9464"));
+        PrometheusRegistry registry = registry(role, new MBeans(mbeanServer), () -> sources, config.jvmMetrics());
+        executor = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "npu-lifecycle-metrics");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            server = HTTPServer.builder().hostname(host).port(port).registry(registry).executorService(executor)
+                    .buildAndStart();
+            LOG.log(System.Logger.Level.INFO, "Metrics on http://" + (host.contains(":") ? "[" + host + "]" : host)
+                    + ":" + server.getPort() + PATH);
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "cannot listen on " + host + ":" + port + " for /metrics (metrics.host, "
+                    + "metrics.port in etc/runtime.properties): " + e + "; the runtime runs on without /metrics");
+        }
+    }
+
+    /**
+     * The registry of one runtime.
+     *
+     * @param role {@code node}, {@code control-plane} (or {@code null}: both collectors)
+     * @param mbeans the MBean reader
+     * @param sources the current metric sources
+     * @param jvm whether to add the JVM's metrics
+     * @return the registry
+     */
+    static PrometheusRegistry registry(String role, MBeans mbeans, java.util.function.Supplier<Collection<MetricSource>> sources,
+            boolean jvm) {
+        PrometheusRegistry registry = new PrometheusRegistry();
+        if (!"control-plane".equals(role)) {
+            registry.register(new NodeCollector(mbeans));
+        }
+        if (!"node".equals(role)) {
+            registry.register(new ControlPlaneCollector(mbeans));
+        }
+        registry.register(new KubeCollector(mbeans));
+        registry.register(new SourceCollector(sources));
+        if (jvm) {
+            // one by one, without JvmMemoryPoolAllocationMetrics: it adds GC notification listeners that are never
+            // removed, which would keep an updated bundle's class loader alive
+            JvmThreadsMetrics.builder().register(registry);
+            JvmBufferPoolMetrics.builder().register(registry);
+            JvmClassLoadingMetrics.builder().register(registry);
+            JvmCompilationMetrics.builder().register(registry);
+            JvmGarbageCollectorMetrics.builder().register(registry);
+            JvmMemoryMetrics.builder().register(registry);
+            JvmRuntimeInfoMetric.builder().register(registry);
+            ProcessMetrics.builder().register(registry);
+        }
+        return registry;
+    }
+
+    /** @return the listener's port, or -1 when it is not listening */
+    int port() {
+        HTTPServer s = server;
+        return s == null ? -1 : s.getPort();
+    }
+
+    @Deactivate
+    void deactivate() {
+        HTTPServer s = server;
+        server = null;
+        if (s != null) {
+            s.close();
+        }
+        if (executor != null) {
+            executor.shutdownNow();
+        }
+    }
+
+    private static String orDefault(String v, String d) {
+        return v == null || v.isBlank() ? d : v.trim();
+    }
+}

@@ -1,0 +1,124 @@
+package io.npulifecycle.metrics.internal;
+
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import javax.management.ObjectName;
+
+
+import io.npulifecycle.api.probe.ChipMXBean;
+import io.npulifecycle.api.probe.HealthWatchMXBean;
+import io.npulifecycle.api.reboot.DriverMXBean;
+import io.npulifecycle.api.reboot.RebooterMXBean;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+
+/**
+ * The node agent's gauges, read at each scrape from its MBeans: per chip the health state and consecutive failures
+ * ({@code io.npulifecycle:type=Chip,*}), probe degraded (HealthWatch), recovery blocked and approval waiting (the
+ * Rebooter's decision), the loaded and desired driver versions (Driver). The Kubernetes connection gauge is
+ * {@link KubeCollector}'s. An MBean that is not registered leaves its series out.
+ */
+final class NodeCollector implements MultiCollector {
+
+    /** The values of the {@code state} label of {@code npu_lifecycle_chip_health}, in this order. */
+    static final List<String> CHIP_STATES = List.of("healthy", "degraded", "failed", "probe-error", "wedged");
+
+    private final MBeans mbeans;
+
+    /** @param mbeans the MBean reader */
+    NodeCollector(MBeans mbeans) {
+        this.mbeans = mbeans;
+    }
+
+    @Override
+    public MetricSnapshots collect() {
+        List<MetricSnapshot> out = Families.list();
+        chips(out);
+        HealthWatchMXBean hw = mbeans.get(HealthWatchMXBean.OBJECT_NAME, HealthWatchMXBean.class);
+        Families.Gauge degraded = Families.gauge("npu_lifecycle_probe_degraded",
+                "1 while probe-degraded is raised: the probe itself keeps failing (npu-smi or DCMI), not the chips");
+        try {
+            if (hw != null) {
+                degraded.add(hw.isProbeDegraded() ? 1 : 0);
+            }
+        } catch (RuntimeException gone) {
+            // the MBean went away during the scrape: no series
+        }
+        out.add(degraded.build());
+        rebooter(out);
+        driver(out);
+        return new MetricSnapshots(out);
+    }
+
+    private void chips(List<MetricSnapshot> out) {
+        Families.Gauge health = Families.gauge("npu_lifecycle_chip_health",
+                "1 for the chip's current health state (healthy, degraded, failed, probe-error, wedged), 0 for the "
+                        + "others; no series before the chip's first probe",
+                "npu", "chip", "state");
+        Families.Gauge failures = Families.gauge("npu_lifecycle_chip_consecutive_failures",
+                "consecutive failed probes of the chip (strikes toward a wedge)", "npu", "chip");
+        Map<String, ChipMXBean> sorted = new TreeMap<>();
+        for (ObjectName n : mbeans.query("io.npulifecycle:type=Chip,*")) {
+            sorted.put(n.getCanonicalName(), mbeans.proxy(n, ChipMXBean.class));
+        }
+        for (ChipMXBean c : sorted.values()) {
+            try {
+                String npu = String.valueOf(c.getNpu());
+                String chip = String.valueOf(c.getChip());
+                String state = c.isWedged() ? "wedged" : c.getClassification();
+                int strikes = c.getConsecutiveFailures();
+                if (state != null) {
+                    for (String s : CHIP_STATES) {
+                        health.add(s.equals(state) ? 1 : 0, npu, chip, s);
+                    }
+                }
+                failures.add(strikes, npu, chip);
+            } catch (RuntimeException gone) {
+                // the chip's MBean went away during the scrape
+            }
+        }
+        out.add(health.build());
+        out.add(failures.build());
+    }
+
+    private void rebooter(List<MetricSnapshot> out) {
+        Families.Gauge blocked = Families.gauge("npu_lifecycle_recovery_blocked",
+                "1 while recovery reboots are refused: the reboot limit in the window is reached, a person is needed");
+        Families.Gauge waiting = Families.gauge("npu_lifecycle_approval_waiting",
+                "1 while a reboot waits for the approve-reboot annotation");
+        RebooterMXBean r = mbeans.get(RebooterMXBean.OBJECT_NAME, RebooterMXBean.class);
+        try {
+            if (r != null) {
+                String d = r.getDecision();
+                blocked.add("RECOVERY_BLOCKED".equals(d) ? 1 : 0);
+                waiting.add("WAITING_FOR_APPROVAL".equals(d) ? 1 : 0);
+            }
+        } catch (RuntimeException gone) {
+            // the MBean went away during the scrape
+        }
+        out.add(blocked.build());
+        out.add(waiting.build());
+    }
+
+    private void driver(List<MetricSnapshot> out) {
+        DriverMXBean d = mbeans.get(DriverMXBean.OBJECT_NAME, DriverMXBean.class);
+        try {
+            if (d != null) {
+                out.add(Families.info("npu_lifecycle_driver_info",
+                        "the driver version loaded in the running kernel and the one the driver pod ships (empty "
+                                + "when unknown)",
+                        List.of("loaded", "desired"), List.of(orEmpty(d.getLoadedVersion()), orEmpty(d.getPodVersion()))));
+            }
+        } catch (RuntimeException gone) {
+            // the MBean went away during the scrape
+        }
+    }
+
+    static String orEmpty(String s) {
+        return s == null ? "" : s;
+    }
+
+}

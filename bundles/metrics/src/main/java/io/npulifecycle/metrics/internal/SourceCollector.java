@@ -1,0 +1,63 @@
+package io.npulifecycle.metrics.internal;
+
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Supplier;
+
+import io.npulifecycle.api.metrics.MetricSource;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+
+/**
+ * The families of every {@link MetricSource} service (counters and histograms the owning bundles keep), read at each
+ * scrape. A source that throws, or a family that breaks the naming rules, is left out of that scrape (logged once
+ * per name) instead of failing the whole scrape; a family name offered twice is kept once (the first source).
+ */
+final class SourceCollector implements MultiCollector {
+
+    private static final System.Logger LOG = System.getLogger(SourceCollector.class.getName());
+
+    private final Supplier<Collection<MetricSource>> sources;
+    private final Set<String> reported = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** @param sources the current sources (the DS component's dynamic reference) */
+    SourceCollector(Supplier<Collection<MetricSource>> sources) {
+        this.sources = sources;
+    }
+
+    @Override
+    public MetricSnapshots collect() {
+        List<MetricSnapshot> out = Families.list();
+        Set<String> names = new HashSet<>();
+        for (MetricSource s : sources.get()) {
+            List<MetricSource.Family> fs;
+            try {
+                fs = s.families();
+            } catch (RuntimeException e) {
+                report(s.getClass().getName(), "failed: " + e);
+                continue;
+            }
+            for (MetricSource.Family f : fs) {
+                if (!names.add(f.name())) {
+                    report(f.name(), "offered by more than one source; the first is kept");
+                    continue;
+                }
+                try {
+                    out.add(Families.of(f));
+                } catch (RuntimeException e) {
+                    report(f.name(), "is not a valid metric family: " + e.getMessage());
+                }
+            }
+        }
+        return new MetricSnapshots(out);
+    }
+
+    private void report(String what, String problem) {
+        if (reported.add(what + problem)) {
+            LOG.log(System.Logger.Level.WARNING, "metric source " + what + " " + problem + "; left out of /metrics");
+        }
+    }
+}
