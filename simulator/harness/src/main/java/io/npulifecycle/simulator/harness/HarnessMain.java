@@ -11,7 +11,7 @@ import java.util.List;
  * {@code lib/harness/}.
  *
  * <pre>
- * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR]
+ * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR] [--prometheus]
  * npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR]
  * npu-lifecycle scenario --list FILE...     (validates and prints the reliability cases, runs nothing)
  * npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]   (see {@link ClusterCommand})
@@ -65,6 +65,7 @@ public final class HarnessMain {
         Path work = null;
         List<Path> files = new ArrayList<>();
         boolean list = false;
+        boolean prometheus = false;
         String api = io.npulifecycle.simulator.cluster.ClusterBackend.EMBEDDED;
         try {
             for (int i = 1; i < args.length; i++) {
@@ -81,6 +82,12 @@ public final class HarnessMain {
                             throw new IllegalArgumentException("unknown option '" + a + "' for " + args[0]);
                         }
                         list = true;
+                        break;
+                    case "--prometheus":
+                        if (!"demo".equals(args[0])) {
+                            throw new IllegalArgumentException("unknown option '" + a + "' for " + args[0]);
+                        }
+                        prometheus = true;
                         break;
                     case "--work":
                         if (i + 1 >= args.length) {
@@ -106,7 +113,7 @@ public final class HarnessMain {
         }
         switch (args[0]) {
             case "demo":
-                return Demo.run(nodes, chips, scale, work.toAbsolutePath(), installDir, api, out);
+                return Demo.run(nodes, chips, scale, work.toAbsolutePath(), installDir, api, prometheus, out);
             case "scenario":
                 if (files.isEmpty()) {
                     err.println("npu-lifecycle scenario: give at least one scenario file");
