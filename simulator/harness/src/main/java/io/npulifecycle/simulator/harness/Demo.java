@@ -65,11 +65,11 @@ public final class Demo {
                 System.getProperty("npu.sim.logLevel", "WARN"));
         List<StepResult> results = new ArrayList<>();
         long start = System.nanoTime();
+        out.println("npu-lifecycle demo: " + nodes + " simulated 910B nodes x " + chips + " chips, clock x"
+                + (int) scale + " (1 s = " + (int) scale + " simulated s), " + api + " API server, work folder " + work);
         try (SimCluster sim = new SimCluster(s, work, install, api, line -> out.println("  . " + line));
                 DemoPrometheus prom = prometheus ? DemoPrometheus.startIfInstalled(install, work, out) : null) {
             Demo demo = new Demo(sim, out);
-            out.println("npu-lifecycle demo: " + nodes + " simulated 910B nodes x " + chips + " chips, clock x"
-                    + (int) scale + " (1 s = " + (int) scale + " simulated s), " + api + " API server, work folder " + work);
             results.add(demo.step("1 install driver " + FROM, () -> demo.install(sim)));
             if (results.get(0).passed()) {
                 results.add(demo.step("2 preflight", demo::preflight));
