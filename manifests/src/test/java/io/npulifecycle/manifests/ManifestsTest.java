@@ -320,6 +320,81 @@ class ManifestsTest {
                 && b.getSpec().getValidationActions().contains("Deny")), "the policy is bound with Deny");
     }
 
+    // ---- /metrics: the port, its Service and the Prometheus discovery ----
+
+    /**
+     * Both pod templates: the container port named {@code metrics} is the port the runtime binds
+     * ({@code NPU_LIFECYCLE_METRICS_PORT}, else runtime.properties, else 9464), the {@code prometheus.io/*}
+     * annotations say the same port and path, and Jolokia stays on loopback.
+     */
+    @Test
+    void metricsPortInBothPodTemplates() throws IOException {
+        Deployment d = Manifests.ofType(Deployment.class).get(0);
+        for (io.fabric8.kubernetes.api.model.PodTemplateSpec t : List.of(template().getSpec().getTemplate(),
+                d.getSpec().getTemplate())) {
+            Container c = t.getSpec().getContainers().get(0);
+            String port = env(c, "NPU_LIFECYCLE_METRICS_PORT") != null ? env(c, "NPU_LIFECYCLE_METRICS_PORT")
+                    : runtimeDefault("metrics.port") != null ? runtimeDefault("metrics.port") : "9464";
+            io.fabric8.kubernetes.api.model.ContainerPort cp = c.getPorts().stream()
+                    .filter(p -> "metrics".equals(p.getName())).findFirst()
+                    .orElseThrow(() -> new AssertionError(c.getName() + ": no container port named metrics"));
+            assertEquals(Integer.parseInt(port), cp.getContainerPort(), c.getName() + ": the port the runtime binds");
+            assertEquals("TCP", cp.getProtocol());
+            assertEquals(1, c.getPorts().size(), c.getName() + ": only /metrics is a pod port (Jolokia is loopback)");
+            assertEquals(null, env(c, "NPU_LIFECYCLE_METRICS_HOST"), c.getName()
+                    + ": the default host inside a pod is every address; loopback would hide /metrics from Prometheus");
+            Map<String, String> ann = t.getMetadata().getAnnotations();
+            assertEquals("true", ann.get("prometheus.io/scrape"), c.getName());
+            assertEquals(port, ann.get("prometheus.io/port"), c.getName());
+            assertEquals("/metrics", ann.get("prometheus.io/path"), c.getName());
+            assertEquals("127.0.0.1", env(c, "NPU_LIFECYCLE_HTTP_HOST"), c.getName() + ": Jolokia on loopback");
+        }
+    }
+
+    /** The control plane's metrics Service selects the Deployment's pods and targets the named port. */
+    @Test
+    void controlPlaneMetricsService() throws IOException {
+        Deployment d = Manifests.ofType(Deployment.class).get(0);
+        io.fabric8.kubernetes.api.model.Service svc = Manifests.ofType(io.fabric8.kubernetes.api.model.Service.class)
+                .stream().filter(x -> x.getMetadata().getName().equals("npu-lifecycle-control-plane-metrics"))
+                .findFirst().orElseThrow(() -> new AssertionError("no Service npu-lifecycle-control-plane-metrics"));
+        assertEquals(NS, svc.getMetadata().getNamespace());
+        assertEquals("ClusterIP", svc.getSpec().getType());
+        Map<String, String> labels = d.getSpec().getTemplate().getMetadata().getLabels();
+        svc.getSpec().getSelector().forEach((k, v) -> assertEquals(v, labels.get(k), "selector " + k));
+        assertEquals(1, svc.getSpec().getPorts().size());
+        assertEquals("metrics", svc.getSpec().getPorts().get(0).getTargetPort().getStrVal());
+        assertEquals(9464, svc.getSpec().getPorts().get(0).getPort());
+    }
+
+    /**
+     * The optional PodMonitors (Prometheus Operator; not a kind fabric8 knows, so parsed generically): one per pod
+     * template, in npu-operator, selecting that template's labels, scraping the port named metrics at /metrics.
+     */
+    @Test
+    void optionalPodMonitorsSelectBothPodTemplates() throws IOException {
+        List<HasMetadata> monitors = Manifests.load(Manifests.K8S.resolve("optional/podmonitors.yaml"));
+        Map<String, Map<String, String>> podLabels = Map.of(
+                "npu-lifecycle-node-agent", template().getSpec().getTemplate().getMetadata().getLabels(),
+                "npu-lifecycle-control-plane",
+                Manifests.ofType(Deployment.class).get(0).getSpec().getTemplate().getMetadata().getLabels());
+        assertEquals(podLabels.keySet(), monitors.stream().map(m -> m.getMetadata().getName())
+                .collect(Collectors.toSet()));
+        for (HasMetadata m : monitors) {
+            GenericKubernetesResource g = (GenericKubernetesResource) m;
+            assertEquals("monitoring.coreos.com/v1", g.getApiVersion());
+            assertEquals("PodMonitor", g.getKind());
+            assertEquals(NS, g.getMetadata().getNamespace());
+            Map<String, String> match = g.get("spec", "selector", "matchLabels");
+            Map<String, String> labels = podLabels.get(g.getMetadata().getName());
+            match.forEach((k, v) -> assertEquals(v, labels.get(k), g.getMetadata().getName() + " selector " + k));
+            List<Map<String, Object>> endpoints = g.get("spec", "podMetricsEndpoints");
+            assertEquals(1, endpoints.size());
+            assertEquals("metrics", endpoints.get(0).get("port"));
+            assertEquals("/metrics", endpoints.get(0).get("path"));
+        }
+    }
+
     // ---- the driver DaemonSet template (node agent) ----
 
     static DaemonSet template() throws IOException {

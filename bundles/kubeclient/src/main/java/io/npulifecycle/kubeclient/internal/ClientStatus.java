@@ -25,6 +25,10 @@ final class ClientStatus implements Interceptor {
     private volatile String lastError = "";
     private final AtomicLong requests = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
+    private final io.npulifecycle.api.metrics.Counts byVerbAndCode = new io.npulifecycle.api.metrics.Counts(
+            "npu_lifecycle_kubernetes_requests_total",
+            "requests of this runtime to the Kubernetes API server, by verb (the HTTP method, WATCH for a watch) and "
+                    + "code (the HTTP status, none when no answer came)", "verb", "code");
 
     /** @param clock the time for {@link #getLastError()} (the TimeSource); may answer null when there is none */
     ClientStatus(Supplier<Instant> clock) {
@@ -33,12 +37,33 @@ final class ClientStatus implements Interceptor {
 
     @Override
     public void after(HttpRequest request, HttpResponse<?> response, AsyncBody.Consumer<List<java.nio.ByteBuffer>> consumer) {
+        byVerbAndCode.increment(verb(request.method(), request.uri()), String.valueOf(response.code()));
         answered(request.method(), String.valueOf(request.uri()), response.code());
     }
 
     @Override
     public void afterConnectionFailure(HttpRequest request, Throwable failure) {
+        byVerbAndCode.increment(verb(request.method(), request.uri()), "none");
         failed(request.method() + " " + request.uri() + ": connection failed: " + describe(failure));
+    }
+
+    /**
+     * @param method the HTTP method
+     * @param uri the request URI
+     * @return the method in upper case, {@code WATCH} for a GET with {@code watch=true} (a bounded label value)
+     */
+    static String verb(String method, java.net.URI uri) {
+        String m = method == null ? "UNKNOWN" : method.toUpperCase(java.util.Locale.ROOT);
+        String q = uri == null ? null : uri.getRawQuery();
+        if ("GET".equals(m) && q != null && ("&" + q + "&").contains("&watch=true&")) {
+            return "WATCH";
+        }
+        return m.matches("[A-Z]{1,10}") ? m : "OTHER";
+    }
+
+    /** @return the requests by verb and code, for {@code /metrics}; never reset while the component lives */
+    io.npulifecycle.api.metrics.MetricSource.Family requestsFamily() {
+        return byVerbAndCode.family();
     }
 
     /**

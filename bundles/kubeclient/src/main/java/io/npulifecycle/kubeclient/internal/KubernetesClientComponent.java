@@ -96,6 +96,7 @@ public class KubernetesClientComponent {
 
     private BundleContext context;
     private ClientStatus status;
+    private ServiceRegistration<io.npulifecycle.api.metrics.MetricSource> metricSource;
     private MBeanRegistrations.Registration mbean;
 
     /** The settings of the registered client, or null. */
@@ -121,6 +122,9 @@ public class KubernetesClientComponent {
             return t;
         });
         this.status = new ClientStatus(this::now);
+        ClientStatus counted = status;
+        metricSource = ctx.registerService(io.npulifecycle.api.metrics.MetricSource.class,
+                () -> java.util.List.of(counted.requestsFamily()), null);
         mbean = MBeanRegistrations.register(ctx, KubernetesClientMXBean.class, new View(),
                 KubernetesClientMXBean.OBJECT_NAME);
         apply(cfg, true);
@@ -148,6 +152,14 @@ public class KubernetesClientComponent {
         if (mbean != null) {
             mbean.unregister();
             mbean = null;
+        }
+        if (metricSource != null) {
+            try {
+                metricSource.unregister();
+            } catch (IllegalStateException alreadyGone) {
+                // the bundle is stopping: the framework removed it
+            }
+            metricSource = null;
         }
     }
 

@@ -154,6 +154,7 @@ public class HealthWatchComponent {
     private MBeanRegistrations.Registration watchMbean;
     private DcmiProbe dcmi;
     private ServiceRegistration<HealthCheck> healthCheck;
+    private ServiceRegistration<io.npulifecycle.api.metrics.MetricSource> metricSource;
     /** A configuration rejected only for its method, applied when a ChipProbe service with that method registers. */
     private Config pendingRaw;
     private Map<String, Object> pendingProps;
@@ -197,6 +198,7 @@ public class HealthWatchComponent {
         hc.put(HealthCheck.NAME, HealthWatchCheck.NAME);
         hc.put(HealthCheck.TAGS, HealthWatchCheck.TAGS);
         healthCheck = ctx.registerService(HealthCheck.class, new HealthWatchCheck(() -> engine, this::hasProbe), hc);
+        metricSource = ctx.registerService(io.npulifecycle.api.metrics.MetricSource.class, engine.measurements(), null);
         engine.start();
         LOG.log(Level.INFO, "health-watch started: method " + cfg.method() + ", interval " + cfg.interval()
                 + ", timeout " + cfg.timeout() + ", failureThreshold " + cfg.failureThreshold());
@@ -247,6 +249,7 @@ public class HealthWatchComponent {
             dcmi.close();
         }
         unregister(healthCheck);
+        unregister(metricSource);
         watchMbean.unregister();
         chipMbeans.values().forEach(MBeanRegistrations.Registration::unregister);
         chipMbeans.clear();

@@ -16,6 +16,7 @@ import java.util.function.Supplier;
 
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.markers.MarkerStoreException;
+import io.npulifecycle.api.metrics.MetricSource;
 import io.npulifecycle.api.probe.ChipId;
 import io.npulifecycle.api.probe.ChipProbe;
 import io.npulifecycle.api.probe.Classification;
@@ -73,6 +74,7 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
     private final WedgeMarkers wedgeMarkers;
     private final WatchStateFile stateFile;
     private final AtomicBoolean firstProbeLogged = new AtomicBoolean();
+    private final ProbeMeasurements measurements = new ProbeMeasurements();
 
     private final ExpectedChips expected = new ExpectedChips();
     private volatile Instant lastProbeTime;
@@ -113,6 +115,11 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
         notifyExpected();
     }
 
+    /** @return the counters and durations for {@code /metrics} (a {@code MetricSource} the component registers) */
+    MetricSource measurements() {
+        return measurements;
+    }
+
     /** Stops scheduling; a probe in progress finishes. */
     public void stop() {
         runner.stop();
@@ -144,6 +151,7 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
     }
 
     private void onRun(ProbeRunner.Run run) {
+        measurements.probed(run.durationMs());
         if (apply(run.result(), run.start(), run.durationMs(), run.config())) {
             notifyExpected();
         }
@@ -183,6 +191,12 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
         }
         StrikeTracker.Step step = tracker.apply(a, start, cfg.failureThreshold(), cfg.probeErrorThreshold());
         logAndPost(step, a, cfg);
+        if (step.probeError()) {
+            measurements.probeError(cfg.method());
+        }
+        if (step.wedgeStarted()) {
+            measurements.wedge();
+        }
         if (!step.newlyWedged().isEmpty()) {
             onWedge(step.wedgeStarted());
         } else if (step.suppress()) {
@@ -254,6 +268,7 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
             Map<String, Object> props = new LinkedHashMap<>();
             props.put(HealthWatchEvents.PROP_CHIPS, ChipId.format(chipsOfWedge));
             props.put(HealthWatchEvents.PROP_DRIVER_READY_RESTORED, restored);
+            measurements.suppressed();
             events.post(HealthWatchEvents.TOPIC_SUPPRESSED, props);
         } catch (MarkerStoreException e) {
             markerWriteFailed("cannot clear markers on recovery: ", e);

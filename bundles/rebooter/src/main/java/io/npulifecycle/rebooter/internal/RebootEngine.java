@@ -75,6 +75,7 @@ public final class RebootEngine implements RebooterMXBean {
     private volatile Decision decision = Decision.NONE;
     private volatile String why = "not evaluated yet";
     private volatile String pendingRequest;
+    private volatile String pendingReason;
     private volatile String lastError;
     private String lastLogged;
     private String dryRunRecordedFor;
@@ -146,12 +147,14 @@ public final class RebootEngine implements RebooterMXBean {
         MarkerRead read = markers.read(Markers.REBOOT_REQUIRED);
         if (!read.present()) {
             pendingRequest = null;
+            pendingReason = null;
             noRequest(boot, read);
             return;
         }
         Marker m = read.marker();
         String reason = m.reason();
         pendingRequest = m.toString();
+        pendingReason = reason;
         if (!Markers.REASON_RECOVERY.equals(reason) && !Markers.REASON_UPGRADE.equals(reason)) {
             decide(Decision.INVALID_REQUEST, "reboot-required marker " + read.path() + " has reason '" + reason
                     + "', expected recovery or upgrade: no reboot");
@@ -369,6 +372,29 @@ public final class RebootEngine implements RebooterMXBean {
     public synchronized String getLastReboot() {
         RebooterState.Entry e = state == null ? null : state.lastReboot();
         return e == null ? null : e.toString();
+    }
+
+    /** @return the reason of the reboot-required marker of this boot, or {@code null} when there is none */
+    String pendingReason() {
+        return pendingReason;
+    }
+
+    /**
+     * @return per (reason, via) the reboots called, from the persisted history (at most
+     *         {@value RebooterState#MAX_HISTORY} entries, across reboots); dry runs and failed calls left out
+     */
+    synchronized java.util.Map<List<String>, Long> rebootsCalled() {
+        java.util.Map<List<String>, Long> out = new java.util.TreeMap<>(java.util.Comparator.comparing(Object::toString));
+        if (state != null) {
+            for (RebooterState.Entry e : state.history) {
+                if ("called".equals(e.outcome()) || "completed".equals(e.outcome())) {
+                    // via in the history says which approval or policy key; the label keeps only the kind (bounded)
+                    String via = e.via() != null && e.via().startsWith("approval") ? "approval" : "policy";
+                    out.merge(List.of(String.valueOf(e.reason()), via), 1L, Long::sum);
+                }
+            }
+        }
+        return out;
     }
 
     @Override

@@ -97,6 +97,7 @@ public class RebooterComponent implements EventHandler {
     private RebootEngine engine;
     private Loop loop;
     private MBeanRegistrations.Registration mbean;
+    private org.osgi.framework.ServiceRegistration<io.npulifecycle.api.metrics.MetricSource> metricSource;
     private final MarkerListener listener = c -> wake();
 
     /**
@@ -131,6 +132,8 @@ public class RebooterComponent implements EventHandler {
         engine = new RebootEngine(markers, () -> policySource, () -> approvalService, () -> nodeWriter, () -> executor,
                 time, s);
         loop = new Loop("npu-rebooter", time, poll, engine::evaluate);
+        metricSource = ctx.registerService(io.npulifecycle.api.metrics.MetricSource.class,
+                new RebootMeasurements(engine), null);
         markers.addListener(listener);
         try {
             mbean = MBeanRegistrations.register(ctx, RebooterMXBean.class, engine, RebooterMXBean.OBJECT_NAME);
@@ -162,6 +165,13 @@ public class RebooterComponent implements EventHandler {
         loop.stop();
         if (mbean != null) {
             mbean.unregister();
+        }
+        if (metricSource != null) {
+            try {
+                metricSource.unregister();
+            } catch (IllegalStateException alreadyGone) {
+                // the bundle is stopping: the framework removed it
+            }
         }
     }
 

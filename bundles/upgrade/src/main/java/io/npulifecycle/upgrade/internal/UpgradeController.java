@@ -70,6 +70,7 @@ public final class UpgradeController implements AutoCloseable {
     private final AtomicReference<Snapshot> snapshot = new AtomicReference<>(Snapshot.EMPTY);
     private final AtomicLong reconciles = new AtomicLong();
     private final AtomicLong informerRebuilds = new AtomicLong();
+    private volatile UpgradeMeasurements measurements = new UpgradeMeasurements();
 
     /** What the MBean shows. */
     public record Snapshot(String target, Map<String, Integer> counts, Map<String, String> nodeStates,
@@ -251,11 +252,22 @@ public final class UpgradeController implements AutoCloseable {
     }
 
     private void reconcileSafely() {
+        long start = time.monotonicNanos();
         try {
             reconcile();
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "reconcile failed, retrying at the next event or resync: " + e, e);
+        } finally {
+            measurements.reconciled(Duration.ofNanos(time.monotonicNanos() - start));
         }
+    }
+
+    /**
+     * @param m where the counters and histograms of {@code /metrics} go (the component's, kept across controller
+     *        restarts)
+     */
+    void measurements(UpgradeMeasurements m) {
+        this.measurements = java.util.Objects.requireNonNull(m);
     }
 
     /**
@@ -331,6 +343,8 @@ public final class UpgradeController implements AutoCloseable {
         Reconciler.Plan plan = Reconciler.plan(in);
         preflight.request(plan.imagesToCheck(), mono);
         publish(plan);
+        measurements.observe(plan.nodeStates(), plan.status().getDrainingNodes(), leader.get(), mono);
+
         if (!leader.get()) {
             return;
         }

@@ -104,6 +104,8 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
     private volatile LeaderElection election;
     private volatile String identity = "";
     private MBeanRegistrations.Registration mbean;
+    private final UpgradeMeasurements measurements = new UpgradeMeasurements();
+    private org.osgi.framework.ServiceRegistration<io.npulifecycle.api.metrics.MetricSource> metricSource;
 
     /**
      * @param client the {@code KubernetesClient} service of {@code io.npulifecycle.kubeclient}
@@ -122,6 +124,7 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
         cfg = c == null ? ControllerConfig.defaults() : c;
         startController();
         mbean = MBeanRegistrations.register(ctx, UpgradeOrchestratorMXBean.class, this, OBJECT_NAME);
+        metricSource = ctx.registerService(io.npulifecycle.api.metrics.MetricSource.class, measurements, null);
     }
 
     @Modified
@@ -141,11 +144,19 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
         if (mbean != null) {
             mbean.unregister();
         }
+        if (metricSource != null) {
+            try {
+                metricSource.unregister();
+            } catch (IllegalStateException alreadyGone) {
+                // the bundle is stopping: the framework removed it
+            }
+        }
         stopController();
     }
 
     private void startController() {
         UpgradeController uc = new UpgradeController(client, time, cfg, null);
+        uc.measurements(measurements);
         controller = uc;
         uc.start();
         if (cfg.leaderElection()) {

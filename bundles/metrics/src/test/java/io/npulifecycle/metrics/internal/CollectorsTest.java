@@ -1,0 +1,243 @@
+package io.npulifecycle.metrics.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import javax.management.MBeanServer;
+import javax.management.MBeanServerFactory;
+import javax.management.ObjectName;
+import javax.management.StandardMBean;
+
+import org.junit.jupiter.api.Test;
+
+import io.npulifecycle.api.metrics.Counts;
+import io.npulifecycle.api.metrics.Durations;
+import io.npulifecycle.api.metrics.MetricSource;
+import io.npulifecycle.api.probe.ChipMXBean;
+import io.npulifecycle.api.reboot.RebooterMXBean;
+import io.npulifecycle.api.upgrade.UpgradeOrchestratorMXBean;
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import io.prometheus.metrics.expositionformats.OpenMetricsTextFormatWriter;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+
+/** The collectors against fake MBeans in a private MBeanServer, written by the client's own format writers. */
+class CollectorsTest {
+
+    private final MBeanServer server = MBeanServerFactory.newMBeanServer();
+    private final List<MetricSource> sources = new ArrayList<>();
+
+    private <T> void register(Class<T> type, T impl, String name) throws Exception {
+        server.registerMBean(new StandardMBean(impl, type, true), new ObjectName(name));
+    }
+
+    private String text(String role) throws IOException {
+        PrometheusRegistry r = MetricsEndpoint.registry(role, new MBeans(server), () -> sources, false);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        PrometheusTextFormatWriter.create().write(out, r.scrape());
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void chipHealthHasOneSeriesPerStateAndTheWedgedOneIsOne() throws Exception {
+        register(ChipMXBean.class, new FakeChip(0, 0, "healthy", 0, false), "io.npulifecycle:type=Chip,npu=0,chip=0");
+        register(ChipMXBean.class, new FakeChip(1, 0, "failed", 3, true), "io.npulifecycle:type=Chip,npu=1,chip=0");
+        String t = text("node");
+        assertTrue(t.contains("npu_lifecycle_chip_health{chip=\"0\",npu=\"0\",state=\"healthy\"} 1.0"), t);
+        assertTrue(t.contains("npu_lifecycle_chip_health{chip=\"0\",npu=\"0\",state=\"wedged\"} 0.0"), t);
+        assertTrue(t.contains("npu_lifecycle_chip_health{chip=\"0\",npu=\"1\",state=\"wedged\"} 1.0"), t);
+        assertTrue(t.contains("npu_lifecycle_chip_health{chip=\"0\",npu=\"1\",state=\"failed\"} 0.0"), t);
+        assertTrue(t.contains("npu_lifecycle_chip_consecutive_failures{chip=\"0\",npu=\"1\"} 3.0"), t);
+        assertFalse(t.contains("npu_lifecycle_nodes{"), "no control-plane series in a node runtime: " + t);
+    }
+
+    @Test
+    void rebooterDecisionGivesRecoveryBlockedAndApprovalWaiting() throws Exception {
+        FakeRebooter r = new FakeRebooter();
+        register(RebooterMXBean.class, r, RebooterMXBean.OBJECT_NAME);
+        r.decision = "RECOVERY_BLOCKED";
+        String t = text("node");
+        assertTrue(t.contains("npu_lifecycle_recovery_blocked 1.0"), t);
+        assertTrue(t.contains("npu_lifecycle_approval_waiting 0.0"), t);
+        r.decision = "WAITING_FOR_APPROVAL";
+        t = text("node");
+        assertTrue(t.contains("npu_lifecycle_recovery_blocked 0.0"), t);
+        assertTrue(t.contains("npu_lifecycle_approval_waiting 1.0"), t);
+    }
+
+    @Test
+    void nodesPerStateListEveryStateAndCountNodesWithoutOneAsDone() throws Exception {
+        Map<String, String> states = new TreeMap<>(Map.of("a", "drain-required", "b", "upgraded", "c", "pending",
+                "d", "cordon-required", "e", "rebooting"));
+        register(UpgradeOrchestratorMXBean.class, new FakeOrchestrator(states), UpgradeOrchestratorMXBean.OBJECT_NAME);
+        String t = text("control-plane");
+        for (String s : ControlPlaneCollector.STATES) {
+            assertTrue(t.contains("npu_lifecycle_nodes{state=\"" + s + "\"}"), s + " missing: " + t);
+        }
+        assertTrue(t.contains("npu_lifecycle_nodes{state=\"done\"} 2.0"), t);
+        assertTrue(t.contains("npu_lifecycle_nodes{state=\"rebooting\"} 1.0"), t);
+        assertTrue(t.contains("npu_lifecycle_nodes{state=\"upgrade-failed\"} 0.0"), t);
+        assertTrue(t.contains("npu_lifecycle_nodes_draining 2.0"), t);
+        assertTrue(t.contains("npu_lifecycle_rollout_info{target=\"25.3.0\\\"x\"} 1"), "escaped by the client: " + t);
+        assertTrue(t.contains("npu_lifecycle_leader 1.0"), t);
+        assertTrue(t.contains("npu_lifecycle_rollout_paused 0.0"), t);
+    }
+
+    @Test
+    void sourcesBecomeCountersAndHistogramsInBothFormats() throws Exception {
+        Counts wedges = new Counts("npu_lifecycle_wedges_total", "wedges");
+        wedges.increment();
+        wedges.increment();
+        Counts requests = new Counts("npu_lifecycle_kubernetes_requests_total", "requests", "verb", "code");
+        requests.increment("GET", "200");
+        Durations probe = new Durations("npu_lifecycle_probe_duration_seconds", "probe", List.of(0.01, 0.1));
+        probe.observe(Duration.ofMillis(5));
+        probe.observe(Duration.ofMillis(50));
+        probe.observe(Duration.ofMillis(500));
+        sources.add(() -> List.of(wedges.family(), requests.family(), probe.family()));
+        String t = text("node");
+        assertTrue(t.contains("# TYPE npu_lifecycle_wedges_total counter\n"), t);
+        assertTrue(t.contains("npu_lifecycle_wedges_total 2.0"), t);
+        assertTrue(t.contains("npu_lifecycle_kubernetes_requests_total{code=\"200\",verb=\"GET\"} 1.0"), t);
+        assertTrue(t.contains("npu_lifecycle_probe_duration_seconds_bucket{le=\"0.01\"} 1"), t);
+        assertTrue(t.contains("npu_lifecycle_probe_duration_seconds_bucket{le=\"0.1\"} 2"), t);
+        assertTrue(t.contains("npu_lifecycle_probe_duration_seconds_bucket{le=\"+Inf\"} 3"), t);
+        assertTrue(t.contains("npu_lifecycle_probe_duration_seconds_count 3"), t);
+
+        PrometheusRegistry r = MetricsEndpoint.registry("node", new MBeans(server), () -> sources, false);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        OpenMetricsTextFormatWriter.create().write(out, r.scrape());
+        String om = out.toString(StandardCharsets.UTF_8);
+        assertTrue(om.contains("# TYPE npu_lifecycle_wedges counter\n") && om.contains("npu_lifecycle_wedges_total 2.0"), om);
+        assertTrue(om.contains("# UNIT npu_lifecycle_probe_duration_seconds seconds"), om);
+        assertTrue(om.endsWith("# EOF\n"), om);
+    }
+
+    @Test
+    void aFailingSourceIsLeftOutAndTheScrapeGoesOn() throws Exception {
+        sources.add(() -> {
+            throw new IllegalStateException("boom");
+        });
+        Counts ok = new Counts("npu_lifecycle_suppressed_total", "suppressed");
+        ok.touch();
+        sources.add(() -> List.of(ok.family()));
+        assertTrue(text("node").contains("npu_lifecycle_suppressed_total 0.0"));
+    }
+
+    @Test
+    void theServerAnswersTextAndOpenMetricsByAcceptHeader() throws Exception {
+        Counts wedges = new Counts("npu_lifecycle_wedges_total", "wedges");
+        wedges.touch();
+        sources.add(() -> List.of(wedges.family()));
+        PrometheusRegistry r = MetricsEndpoint.registry("node", new MBeans(server), () -> sources, true);
+        try (HTTPServer s = HTTPServer.builder().hostname("127.0.0.1").port(0).registry(r).buildAndStart()) {
+            HttpClient c = HttpClient.newHttpClient();
+            URI u = URI.create("http://127.0.0.1:" + s.getPort() + MetricsEndpoint.PATH);
+            HttpResponse<String> plain = c.send(HttpRequest.newBuilder(u).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, plain.statusCode());
+            assertTrue(plain.headers().firstValue("Content-Type").orElse("").startsWith("text/plain; version=0.0.4"));
+            assertTrue(plain.body().contains("npu_lifecycle_wedges_total 0.0"), plain.body());
+            assertTrue(plain.body().contains("jvm_memory_used_bytes"), "JVM metrics: " + plain.body());
+            HttpResponse<String> om = c.send(HttpRequest.newBuilder(u)
+                    .header("Accept", "application/openmetrics-text; version=1.0.0; charset=utf-8").build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertTrue(om.headers().firstValue("Content-Type").orElse("").startsWith("application/openmetrics-text"));
+            assertTrue(om.body().endsWith("# EOF\n"));
+            HttpResponse<String> post = c.send(HttpRequest.newBuilder(u).POST(HttpRequest.BodyPublishers.noBody())
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertFalse(post.body().contains("jolokia"), "nothing but metrics there");
+        }
+    }
+
+    // ---- fakes ----
+
+    /** A chip MBean with fixed values. */
+    public static final class FakeChip implements ChipMXBean {
+        private final int npu;
+        private final int chip;
+        private final String classification;
+        private final int failures;
+        private final boolean wedged;
+
+        FakeChip(int npu, int chip, String classification, int failures, boolean wedged) {
+            this.npu = npu;
+            this.chip = chip;
+            this.classification = classification;
+            this.failures = failures;
+            this.wedged = wedged;
+        }
+
+        @Override public int getNpu() { return npu; }
+        @Override public int getChip() { return chip; }
+        @Override public String getHealth() { return "OK"; }
+        @Override public String getClassification() { return classification; }
+        @Override public int getConsecutiveFailures() { return failures; }
+        @Override public boolean isWedged() { return wedged; }
+        @Override public String getLastError() { return null; }
+        @Override public String getLastSeen() { return null; }
+    }
+
+    /** A rebooter MBean whose decision the test sets. */
+    public static final class FakeRebooter implements RebooterMXBean {
+        volatile String decision = "NONE";
+
+        @Override public String getDecision() { return decision; }
+        @Override public String getDecisionReason() { return ""; }
+        @Override public String getPendingRequest() { return null; }
+        @Override public String getLastReboot() { return null; }
+        @Override public List<String> getHistory() { return List.of(); }
+        @Override public int getRecoveryRebootsInWindow() { return 0; }
+        @Override public int getMaxReboots() { return 3; }
+        @Override public long getWindowSeconds() { return 86400; }
+        @Override public boolean isDryRun() { return false; }
+        @Override public String getExecutor() { return "dry"; }
+        @Override public String getStateFile() { return ""; }
+        @Override public String getStateProblem() { return null; }
+        @Override public String getConsumedApproval() { return null; }
+        @Override public String getLastError() { return null; }
+        @Override public String evaluateNow() { return ""; }
+        @Override public String resetState() { return ""; }
+    }
+
+    /** An orchestrator MBean with fixed node states. */
+    public static final class FakeOrchestrator implements UpgradeOrchestratorMXBean {
+        private final Map<String, String> states;
+
+        FakeOrchestrator(Map<String, String> states) {
+            this.states = states;
+        }
+
+        @Override public String getTargetVersion() { return "25.3.0\"x"; }
+        @Override public Map<String, Integer> getCountsPerState() { return Map.of(); }
+        @Override public Map<String, String> getNodeStates() { return states; }
+        @Override public List<String> getAwaitingApproval() { return List.of(); }
+        @Override public List<String> getSlotHolders() { return List.of(); }
+        @Override public List<String> getFailedNodes() { return List.of(); }
+        @Override public List<String> getConditions() { return List.of(); }
+        @Override public boolean isLeader() { return true; }
+        @Override public String getIdentity() { return "cp-0"; }
+        @Override public boolean isPaused() { return false; }
+        @Override public Map<String, Long> getWriteCounts() { return Map.of(); }
+        @Override public boolean pause() { return false; }
+        @Override public boolean resume() { return false; }
+    }
+
+    static Collection<MetricSource> none() {
+        return List.of();
+    }
+}

@@ -1,0 +1,149 @@
+package io.npulifecycle.itests.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.npulifecycle.itests.FakeNpuSmi;
+
+/**
+ * {@code /metrics} of a node agent started by {@code bin/npu-lifecycle node} with a fake npu-smi: the chips' series in
+ * both formats; a wedge moves {@code npu_lifecycle_chip_health} and {@code npu_lifecycle_wedges_total}; a hot update of
+ * the metrics bundle (FileInstall, {@code deploy/}) keeps the counter's value on the same port; a bad or taken
+ * {@code metrics.port} stops the launch with exit 2 naming the key.
+ */
+class MetricsProcessIT {
+
+    static final String USER = "itest-operator";
+    static final String PASSWORD = "itest-password-0123456789";
+    static final String BOOT_ID = "cccccccc-1111-2222-3333-444444444444";
+
+    @TempDir
+    Path tmp;
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    String scrape(int port, String accept) {
+        try {
+            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+                    .timeout(Duration.ofSeconds(5));
+            if (accept != null) {
+                b.header("Accept", accept);
+            }
+            HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            return r.statusCode() == 200 ? r.body() : "";
+        } catch (IOException e) {
+            return "";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "";
+        }
+    }
+
+    static double value(String text, String series) {
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(series) + " ([0-9.eE+-]+)$").matcher(text);
+        return m.find() ? Double.parseDouble(m.group(1)) : Double.NaN;
+    }
+
+    @Test
+    void aWedgeMovesChipHealthAndWedgesTotalAndAHotUpdateKeepsTheCounter() throws Exception {
+        Path markers = Files.createDirectories(tmp.resolve("run-npu-operator"));
+        Path bootId = Files.writeString(tmp.resolve("boot_id"), BOOT_ID + "\n");
+        FakeNpuSmi npuSmi = FakeNpuSmi.create(Files.createDirectories(tmp.resolve("tools")));
+        Path home = tmp.resolve("home");
+        Files.createDirectories(home.resolve("etc"));
+        Files.writeString(home.resolve("etc/io.npulifecycle.markers.cfg"),
+                "folder=" + markers + "\nbootIdPath=" + bootId + "\n");
+        Files.writeString(home.resolve("etc/io.npulifecycle.probe.cfg"),
+                "interval=1\ntimeout=0.8\nfailureThreshold=3\nnpuSmiCommand=" + npuSmi.script() + "\n");
+        int port = RuntimeProcess.freePort();
+        int metrics = RuntimeProcess.freePort();
+        try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port,
+                Map.of("NPU_LIFECYCLE_JOLOKIA_USER", USER, "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD,
+                        "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT",
+                        String.valueOf(metrics)),
+                "node", "--no-shell", "--home", home.toString())) {
+            String healthy = "npu_lifecycle_chip_health{chip=\"0\",npu=\"0\",state=\"healthy\"}";
+            String wedged = "npu_lifecycle_chip_health{chip=\"0\",npu=\"0\",state=\"wedged\"}";
+            rt.await("chip 0:0 healthy in /metrics", Duration.ofSeconds(90),
+                    () -> value(scrape(metrics, null), healthy) == 1.0);
+            String t = scrape(metrics, null);
+            assertEquals(0.0, value(t, wedged), t);
+            assertEquals(1.0, value(t, "npu_lifecycle_chip_health{chip=\"0\",npu=\"1\",state=\"healthy\"}"), t);
+            assertEquals(0.0, value(t, "npu_lifecycle_wedges_total"), t);
+            assertTrue(value(t, "npu_lifecycle_probe_duration_seconds_count") >= 1, t);
+            assertEquals(0.0, value(t, "npu_lifecycle_probe_degraded"), t);
+            assertTrue(t.contains("jvm_memory_used_bytes{area=\"heap\"}"), t);
+            String om = scrape(metrics, "application/openmetrics-text; version=1.0.0; charset=utf-8");
+            assertTrue(om.endsWith("# EOF\n") && om.contains("# TYPE npu_lifecycle_wedges counter"), om);
+
+            npuSmi.mode("dcmi-8005");
+            rt.await("the wedge in /metrics", Duration.ofSeconds(60), () -> {
+                String s = scrape(metrics, null);
+                return value(s, wedged) == 1.0 && value(s, "npu_lifecycle_wedges_total") == 1.0;
+            });
+            t = scrape(metrics, null);
+            assertEquals(0.0, value(t, healthy), t);
+            assertTrue(value(t, "npu_lifecycle_chip_consecutive_failures{chip=\"0\",npu=\"0\"}") >= 3, t);
+            assertEquals(1.0, value(t, "npu_lifecycle_reboot_required{reason=\"recovery\"}"), t);
+
+            // hot update of the metrics bundle: FileInstall updates a jar of deploy/ whose file changed
+            Path jar = home.resolve("deploy/io.npulifecycle.metrics.jar");
+            Files.setLastModifiedTime(jar, FileTime.from(Instant.now().plusSeconds(5)));
+            rt.await("the metrics bundle updated", Duration.ofSeconds(30),
+                    () -> rt.output().contains("Updating bundle io.npulifecycle.metrics"));
+            rt.await("/metrics back on the same port", Duration.ofSeconds(30),
+                    () -> !Double.isNaN(value(scrape(metrics, null), "npu_lifecycle_wedges_total")));
+            assertEquals(1.0, value(scrape(metrics, null), "npu_lifecycle_wedges_total"),
+                    "the counter kept its value across the hot update");
+
+            npuSmi.mode("ok");
+            rt.await("the suppression in /metrics", Duration.ofSeconds(60), () -> {
+                String s = scrape(metrics, null);
+                return value(s, "npu_lifecycle_suppressed_total") == 1.0 && value(s, healthy) == 1.0;
+            });
+            assertTrue(rt.alive(), "the runtime stays up");
+        }
+    }
+
+    @Test
+    void anInvalidOrTakenMetricsPortExits2NamingTheKey() throws Exception {
+        Path home = tmp.resolve("home");
+        Files.createDirectories(home.resolve("etc"));
+        Files.writeString(home.resolve("etc/runtime.properties"), "metrics.port=ninety\n");
+        Path out = tmp.resolve("out.txt");
+        int rc = RuntimeProcess.runToExit(out, Map.of("NPU_LIFECYCLE_HTTP_PORT",
+                String.valueOf(RuntimeProcess.freePort())), 60, "node", "--no-shell", "--home", home.toString());
+        String text = Files.readString(out);
+        assertEquals(2, rc, text);
+        assertTrue(text.contains("metrics.port='ninety'"), text);
+
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            Files.writeString(home.resolve("etc/runtime.properties"), "metrics.port=" + taken.getLocalPort() + "\n");
+            Path out2 = tmp.resolve("out2.txt");
+            rc = RuntimeProcess.runToExit(out2, Map.of("NPU_LIFECYCLE_HTTP_PORT",
+                    String.valueOf(RuntimeProcess.freePort())), 60, "node", "--no-shell", "--home", home.toString());
+            text = Files.readString(out2);
+            assertEquals(2, rc, text);
+            assertTrue(text.contains("metrics.port") && text.contains(String.valueOf(taken.getLocalPort())), text);
+        }
+    }
+}
