@@ -87,4 +87,28 @@ class MonitoringRulesTest {
         assertEquals(new TreeSet<>(alerts), fired, "alerts with a case where they fire");
         assertEquals(new TreeSet<>(alerts), quiet, "alerts with a case where they must not fire");
     }
+
+    @Test
+    void everyMetricTheRulesAndTheDashboardQueryIsDocumented() throws Exception {
+        String doc = Files.readString(MonitoringFiles.METRICS_DOC);
+        Set<String> used = new TreeSet<>();
+        MonitoringFiles.alerts(MonitoringFiles.yaml(MonitoringFiles.PLAIN_RULES)).values()
+                .forEach(r -> used.addAll(metricNames(r.path("expr").asString())));
+        MonitoringFiles.panelQueries(MonitoringFiles.json(MonitoringFiles.DASHBOARD))
+                .forEach(q -> used.addAll(metricNames(q.expr())));
+        assertTrue(used.size() > 15, "metrics found: " + used);
+        List<String> undocumented = used.stream().filter(m -> !doc.contains("`" + m + "`")
+                && !doc.contains("`" + m + "{")).toList();
+        assertEquals(List.of(), undocumented, "metrics queried but not in " + MonitoringFiles.METRICS_DOC);
+    }
+
+    /** @return the npu_lifecycle_* metric names of a PromQL expression, histogram suffixes removed */
+    static Set<String> metricNames(String expr) {
+        Set<String> out = new TreeSet<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\bnpu_lifecycle_[a-z_]+").matcher(expr);
+        while (m.find()) {
+            out.add(m.group().replaceAll("_(bucket|sum|count)$", ""));
+        }
+        return out;
+    }
 }
