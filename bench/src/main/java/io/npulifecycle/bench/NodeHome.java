@@ -32,6 +32,20 @@ final class NodeHome {
      * @param restartMode the simulator's {@code restartMode}
      */
     NodeHome(Path root, int port, double intervalSeconds, double timeoutSeconds, String restartMode) throws IOException {
+        this(root, port, intervalSeconds, timeoutSeconds, restartMode, 8, 0);
+    }
+
+    /**
+     * @param root the node's folder (emptied first)
+     * @param port HTTP port on 127.0.0.1
+     * @param intervalSeconds probe interval
+     * @param timeoutSeconds probe timeout (below the interval)
+     * @param restartMode the simulator's {@code restartMode}
+     * @param npus emulated NPUs (one chip each)
+     * @param metricsPort {@code metrics.port} ({@code 0}: a free one chosen at start)
+     */
+    NodeHome(Path root, int port, double intervalSeconds, double timeoutSeconds, String restartMode, int npus,
+            int metricsPort) throws IOException {
         deleteTree(root);
         this.root = root;
         this.port = port;
@@ -41,13 +55,13 @@ final class NodeHome {
         Path run = Files.createDirectories(root.resolve("run-npu-operator"));
         Path varLib = Files.createDirectories(root.resolve("var-lib-npu-operator"));
         write(sim.resolve("boot_id"), UUID.randomUUID() + "\n");
-        write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + port + "\nmetrics.port=0\n");
+        write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + port + "\nmetrics.port=" + metricsPort + "\n");
         write(etc.resolve("io.npulifecycle.simulator.cfg"), "stateDir=" + sim + "\nmarkersFolder=" + run
-                + "\nchipType=910b\nnpus=8\nchipsPerNpu=1\ndriverVersion=25.2.0\nrestartMode=" + restartMode + "\n");
+                + "\nchipType=910b\nnpus=" + npus + "\nchipsPerNpu=1\ndriverVersion=25.2.0\nrestartMode=" + restartMode + "\n");
         write(etc.resolve("io.npulifecycle.markers.cfg"), "folder=" + run + "\nbootIdPath=" + sim.resolve("boot_id")
                 + "\n");
         write(etc.resolve("io.npulifecycle.probe.cfg"), "npuSmiCommand=" + sim.resolve("bin/npu-smi")
-                + "\nexpectedChips=0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0\ndriverModulesFile=" + sim.resolve("proc-modules")
+                + "\nexpectedChips=" + expected(npus) + "\ndriverModulesFile=" + sim.resolve("proc-modules")
                 + "\ninterval=" + intervalSeconds + "\ntimeout=" + timeoutSeconds + "\n");
         write(etc.resolve("io.npulifecycle.driver.cfg"), "procModules=" + sim.resolve("proc-modules")
                 + "\nstateDir=" + varLib + "\n");
@@ -92,6 +106,14 @@ final class NodeHome {
                 "--home", home.toString()))
                 .removeEnv(k -> k.startsWith("NPU_LIFECYCLE_") || k.equals("JAVA_OPTS") || k.equals("NODE_NAME"))
                 .env(env);
+    }
+
+    private static String expected(int npus) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < npus; i++) {
+            b.append(i == 0 ? "" : ",").append(i).append(":0");
+        }
+        return b.toString();
     }
 
     static void write(Path file, String content) throws IOException {

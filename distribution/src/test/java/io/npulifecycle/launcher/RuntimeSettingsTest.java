@@ -141,4 +141,28 @@ class RuntimeSettingsTest {
         assertEquals(LaunchException.USAGE, e.exitCode());
         assertTrue(e.getMessage().contains("user 'op' is also the runtime's own operator user"), e.getMessage());
     }
+
+    @Test
+    void metricsListenOn9464LoopbackOutsideAPodAndEveryAddressInside() throws Exception {
+        RuntimeSettings out = RuntimeSettings.load(etc, Map.of());
+        assertEquals("127.0.0.1", out.metricsHost());
+        assertEquals(9464, out.metricsPort());
+        RuntimeSettings in = RuntimeSettings.load(etc, Map.of("KUBERNETES_SERVICE_HOST", "10.96.0.1"));
+        assertEquals("0.0.0.0", in.metricsHost());
+        assertEquals("127.0.0.1", in.httpHost(), "Jolokia stays on loopback in a pod");
+        Files.writeString(etc.resolve(RuntimeSettings.FILE), "metrics.host=192.0.2.7\nmetrics.port=9100\n");
+        RuntimeSettings file = RuntimeSettings.load(etc, Map.of("NPU_LIFECYCLE_METRICS_PORT", "9200"));
+        assertEquals("192.0.2.7", file.metricsHost());
+        assertEquals(9200, file.metricsPort(), "the environment wins");
+    }
+
+    @Test
+    void badMetricsPortIsAUsageErrorNamingTheKey() throws Exception {
+        for (String bad : new String[] {"ninety", "-1", "65536", "8778"}) {
+            Files.writeString(etc.resolve(RuntimeSettings.FILE), "metrics.port=" + bad + "\n");
+            LaunchException e = assertThrows(LaunchException.class, () -> RuntimeSettings.load(etc, Map.of()), bad);
+            assertEquals(LaunchException.USAGE, e.exitCode(), bad);
+            assertTrue(e.getMessage().contains("metrics.port"), e.getMessage());
+        }
+    }
 }

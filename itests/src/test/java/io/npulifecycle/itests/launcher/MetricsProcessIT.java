@@ -124,6 +124,54 @@ class MetricsProcessIT {
         }
     }
 
+    /**
+     * A control plane on the embedded API server with three NPU nodes and an NPUOperatorCtl: it leads, every node is
+     * counted in exactly one state, the target is the rollout's, reconciles are timed and the client's requests are
+     * counted by verb and code.
+     */
+    @Test
+    void aControlPlaneReportsLeaderNodesTargetReconcilesAndRequests() throws Exception {
+        try (io.npulifecycle.testing.support.ClusterFixture c = io.npulifecycle.testing.support.ClusterFixture
+                .startEmbedded()) {
+            for (String n : new String[] {"npu-a", "npu-b", "npu-c"}) {
+                c.backend().addNode(io.npulifecycle.simulator.cluster.EmbeddedCluster.npuNode(n));
+            }
+            c.createDriver(Map.of("version", "25.5.0"));
+            Path home = tmp.resolve("cp-home");
+            Files.createDirectories(home.resolve("etc"));
+            Files.writeString(home.resolve("etc/io.npulifecycle.upgrade.cfg"), "registryCheck=false\nleaderElection=false\n");
+            int port = RuntimeProcess.freePort();
+            int metrics = RuntimeProcess.freePort();
+            try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("cp-out.txt"), port,
+                    Map.of("NPU_LIFECYCLE_JOLOKIA_USER", USER, "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD,
+                            "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT",
+                            String.valueOf(metrics), "NPU_LIFECYCLE_KUBE_MASTER", c.masterUrl()),
+                    "control-plane", "--no-shell", "--home", home.toString())) {
+                rt.await("the leader's view in /metrics", Duration.ofSeconds(90), () -> {
+                    String s = scrape(metrics, null);
+                    return value(s, "npu_lifecycle_leader") == 1.0
+                            && value(s, "npu_lifecycle_rollout_info{target=\"25.5.0\"}") == 1.0;
+                });
+                String t = scrape(metrics, null);
+                double sum = 0;
+                for (String state : new String[] {"upgrade-required", "cordon-required", "drain-required",
+                        "pod-restart-required", "reboot-required", "reboot-deferred", "rebooting",
+                        "validation-required", "upgrade-failed", "done"}) {
+                    double v = value(t, "npu_lifecycle_nodes{state=\"" + state + "\"}");
+                    assertTrue(v >= 0, state + " has a series: " + t);
+                    sum += v;
+                }
+                assertEquals(3.0, sum, "every node in exactly one state: " + t);
+                assertTrue(value(t, "npu_lifecycle_reconcile_duration_seconds_count") >= 1, t);
+                assertTrue(value(t, "npu_lifecycle_kubernetes_requests_total{code=\"200\",verb=\"GET\"}") >= 1, t);
+                assertEquals(1.0, value(t, "npu_lifecycle_kubernetes_connected"), t);
+                assertEquals(0.0, value(t, "npu_lifecycle_rollout_paused"), t);
+                assertTrue(t.contains("npu_lifecycle_upgrades_total{result=\"failed\"} 0.0"), t);
+                assertTrue(!t.contains("npu_lifecycle_chip_health"), "no node-agent series in the control plane");
+            }
+        }
+    }
+
     @Test
     void anInvalidOrTakenMetricsPortExits2NamingTheKey() throws Exception {
         Path home = tmp.resolve("home");

@@ -12,12 +12,12 @@ import javax.management.ObjectName;
  * missing MBean (its bundle not installed, stopped, or being updated) is {@code null}: its series are left out of
  * that scrape.
  */
-final class MBeans {
+public final class MBeans {
 
     private final MBeanServer server;
 
     /** @param server the platform MBeanServer (the management bundle's service) */
-    MBeans(MBeanServer server) {
+    public MBeans(MBeanServer server) {
         this.server = server;
     }
 
@@ -48,6 +48,22 @@ final class MBeans {
      */
     <T> T proxy(ObjectName name, Class<T> type) {
         return JMX.newMXBeanProxy(server, name, type);
+    }
+
+    /**
+     * Reads several attributes in one call (cheaper than one proxy call each).
+     *
+     * @param name a registered name
+     * @param attributes attribute names
+     * @return the values by attribute name; an attribute that cannot be read is absent
+     * @throws javax.management.JMException when the MBean is gone
+     */
+    java.util.Map<String, Object> attributes(ObjectName name, String... attributes) throws javax.management.JMException {
+        java.util.Map<String, Object> out = new java.util.HashMap<>();
+        for (javax.management.Attribute a : server.getAttributes(name, attributes).asList()) {
+            out.put(a.getName(), a.getValue());
+        }
+        return out;
     }
 
     private static ObjectName name(String n) {

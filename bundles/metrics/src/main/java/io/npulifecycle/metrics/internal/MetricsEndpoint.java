@@ -124,7 +124,7 @@ public class MetricsEndpoint {
      * @param jvm whether to add the JVM's metrics
      * @return the registry
      */
-    static PrometheusRegistry registry(String role, MBeans mbeans, java.util.function.Supplier<Collection<MetricSource>> sources,
+    public static PrometheusRegistry registry(String role, MBeans mbeans, java.util.function.Supplier<Collection<MetricSource>> sources,
             boolean jvm) {
         PrometheusRegistry registry = new PrometheusRegistry();
         if (!"control-plane".equals(role)) {

@@ -7,7 +7,6 @@ import java.util.TreeMap;
 import javax.management.ObjectName;
 
 
-import io.npulifecycle.api.probe.ChipMXBean;
 import io.npulifecycle.api.probe.HealthWatchMXBean;
 import io.npulifecycle.api.reboot.DriverMXBean;
 import io.npulifecycle.api.reboot.RebooterMXBean;
@@ -17,7 +16,7 @@ import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 
 /**
  * The node agent's gauges, read at each scrape from its MBeans: per chip the health state and consecutive failures
- * ({@code io.npulifecycle:type=Chip,*}), probe degraded (HealthWatch), recovery blocked and approval waiting (the
+ * ({@code io.npulifecycle:type=Chip,*}, the attributes of {@code ChipMXBean}, one call per chip), probe degraded (HealthWatch), recovery blocked and approval waiting (the
  * Rebooter's decision), the loaded and desired driver versions (Driver). The Kubernetes connection gauge is
  * {@link KubeCollector}'s. An MBean that is not registered leaves its series out.
  */
@@ -60,24 +59,30 @@ final class NodeCollector implements MultiCollector {
                 "npu", "chip", "state");
         Families.Gauge failures = Families.gauge("npu_lifecycle_chip_consecutive_failures",
                 "consecutive failed probes of the chip (strikes toward a wedge)", "npu", "chip");
-        Map<String, ChipMXBean> sorted = new TreeMap<>();
+        Map<String, ObjectName> sorted = new TreeMap<>();
         for (ObjectName n : mbeans.query("io.npulifecycle:type=Chip,*")) {
-            sorted.put(n.getCanonicalName(), mbeans.proxy(n, ChipMXBean.class));
+            sorted.put(n.getCanonicalName(), n);
         }
-        for (ChipMXBean c : sorted.values()) {
+        for (ObjectName n : sorted.values()) {
+            Map<String, Object> a;
             try {
-                String npu = String.valueOf(c.getNpu());
-                String chip = String.valueOf(c.getChip());
-                String state = c.isWedged() ? "wedged" : c.getClassification();
-                int strikes = c.getConsecutiveFailures();
-                if (state != null) {
-                    for (String s : CHIP_STATES) {
-                        health.add(s.equals(state) ? 1 : 0, npu, chip, s);
-                    }
+                a = mbeans.attributes(n, "Npu", "Chip", "Classification", "ConsecutiveFailures", "Wedged");
+            } catch (javax.management.JMException | RuntimeException gone) {
+                continue; // the chip's MBean went away during the scrape
+            }
+            if (!(a.get("Npu") instanceof Integer npuId) || !(a.get("Chip") instanceof Integer chipId)) {
+                continue;
+            }
+            String npu = String.valueOf(npuId);
+            String chip = String.valueOf(chipId);
+            String state = Boolean.TRUE.equals(a.get("Wedged")) ? "wedged" : (String) a.get("Classification");
+            if (state != null) {
+                for (String s : CHIP_STATES) {
+                    health.add(s.equals(state) ? 1 : 0, npu, chip, s);
                 }
+            }
+            if (a.get("ConsecutiveFailures") instanceof Integer strikes) {
                 failures.add(strikes, npu, chip);
-            } catch (RuntimeException gone) {
-                // the chip's MBean went away during the scrape
             }
         }
         out.add(health.build());
