@@ -12,7 +12,7 @@ import java.util.Map;
  * npu-lifecycle node|control-plane [--home DIR] [--no-shell]
  * npu-lifecycle check-npu-smi FILE [--exit-code N] [--expected-chips 0:0,1:0,...]
  * npu-lifecycle hash-password [--role viewer|operator] USER
- * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR]
+ * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR] [--prometheus]
  * npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR] [--junit FILE]
  * npu-lifecycle scenario --list FILE...
  * npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]
@@ -28,7 +28,7 @@ public final class LaunchOptions {
             "Commands:",
             "  node            [--home DIR] [--no-shell]   run the node-agent runtime (one per NPU node)",
             "  control-plane   [--home DIR] [--no-shell]   run the control-plane runtime",
-            "  demo            [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR]",
+            "  demo            [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR] [--prometheus]",
             "                  the runbook end to end on a simulated cluster (upgrade, self-healing); no cluster needed",
             "  scenario        FILE... [--api embedded|real] [--work DIR] [--junit FILE]",
             "                  run scenario files (YAML) on a simulated cluster; non-zero exit when an expectation fails;",

@@ -55,18 +55,21 @@ public final class Demo {
      * @param install the installation
      * @param api {@value io.npulifecycle.simulator.cluster.ClusterBackend#EMBEDDED} or
      *        {@value io.npulifecycle.simulator.cluster.ClusterBackend#REAL}
+     * @param prometheus whether to run a Prometheus scraping the cluster ({@link DemoPrometheus}), if installed
      * @param out where to print
      * @return 0 when every step passed, 1 otherwise
      */
-    public static int run(int nodes, int chips, double scale, Path work, Path install, String api, PrintStream out) {
+    public static int run(int nodes, int chips, double scale, Path work, Path install, String api,
+            boolean prometheus, PrintStream out) {
         SimSettings s = new SimSettings(nodes, chips, 1, "910b", FROM, scale, System.currentTimeMillis(),
                 System.getProperty("npu.sim.logLevel", "WARN"));
         List<StepResult> results = new ArrayList<>();
         long start = System.nanoTime();
-        try (SimCluster sim = new SimCluster(s, work, install, api, line -> out.println("  . " + line))) {
+        out.println("npu-lifecycle demo: " + nodes + " simulated 910B nodes x " + chips + " chips, clock x"
+                + (int) scale + " (1 s = " + (int) scale + " simulated s), " + api + " API server, work folder " + work);
+        try (SimCluster sim = new SimCluster(s, work, install, api, line -> out.println("  . " + line));
+                DemoPrometheus prom = prometheus ? DemoPrometheus.startIfInstalled(install, work, out) : null) {
             Demo demo = new Demo(sim, out);
-            out.println("npu-lifecycle demo: " + nodes + " simulated 910B nodes x " + chips + " chips, clock x"
-                    + (int) scale + " (1 s = " + (int) scale + " simulated s), " + api + " API server, work folder " + work);
             results.add(demo.step("1 install driver " + FROM, () -> demo.install(sim)));
             if (results.get(0).passed()) {
                 results.add(demo.step("2 preflight", demo::preflight));

@@ -11,7 +11,7 @@ import java.util.List;
  * {@code lib/harness/}.
  *
  * <pre>
- * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR]
+ * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR] [--prometheus]
  * npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR] [--junit FILE]
  * npu-lifecycle scenario --list FILE...     (validates and prints the scenarios, cases and steps, runs nothing)
  * npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]   (see {@link ClusterCommand})
@@ -68,6 +68,7 @@ public final class HarnessMain {
         List<Path> files = new ArrayList<>();
         boolean list = false;
         Path junit = null;
+        boolean prometheus = false;
         String api = io.npulifecycle.simulator.cluster.ClusterBackend.EMBEDDED;
         try {
             for (int i = 1; i < args.length; i++) {
@@ -96,6 +97,12 @@ public final class HarnessMain {
                         if (Files.isDirectory(junit)) {
                             throw new IllegalArgumentException("--junit " + junit + " is a folder: give a file");
                         }
+                        break;
+                    case "--prometheus":
+                        if (!"demo".equals(args[0])) {
+                            throw new IllegalArgumentException("unknown option '" + a + "' for " + args[0]);
+                        }
+                        prometheus = true;
                         break;
                     case "--work":
                         if (i + 1 >= args.length) {
@@ -130,7 +137,7 @@ public final class HarnessMain {
         try {
             if ("demo".equals(args[0])) {
                 interruption.doing(() -> "running the demo");
-                return Demo.run(nodes, chips, scale, work, installDir, api, out);
+                return Demo.run(nodes, chips, scale, work, installDir, api, prometheus, out);
             }
             return ScenarioCommand.run(files, work, installDir, api, junit, interruption, out, err);
         } finally {

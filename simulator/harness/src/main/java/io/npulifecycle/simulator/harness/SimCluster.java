@@ -63,6 +63,8 @@ public final class SimCluster implements AutoCloseable {
     private Jolokia controlPlaneJolokia;
     private int controlPlanePort;
     private int controlPlaneMetricsPort;
+    /** pod name (POD_NAME) of each control-plane replica to its metrics port, for {@link PrometheusTargets} */
+    private final Map<String, Integer> controlPlaneMetricsPorts = new java.util.TreeMap<>();
     private final Map<String, SimNode> nodes = new LinkedHashMap<>();
     private DaemonSetController daemonSets;
     private Thread daemonSetThread;
@@ -177,6 +179,9 @@ public final class SimCluster implements AutoCloseable {
         daemonSetThread = new Thread(daemonSets, "sim-daemonset-controller");
         daemonSetThread.setDaemon(true);
         daemonSetThread.start();
+        Map<String, Integer> agents = new LinkedHashMap<>();
+        nodes.forEach((name, node) -> agents.put(name, node.metricsPort()));
+        PrometheusTargets.write(PrometheusTargets.folder(work), agents, controlPlaneMetricsPorts);
     }
 
     /**
@@ -246,8 +251,10 @@ public final class SimCluster implements AutoCloseable {
         Path home = work.resolve("control-plane-" + i + "/home");
         Path etc = Files.createDirectories(home.resolve("etc"));
         writeKubeConfiguration(home, etc);
+        int metricsPort = freePort();
+        controlPlaneMetricsPorts.put(controlPlaneEnv(i).get("POD_NAME"), metricsPort);
         SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + freePort()
-                + "\nmetrics.port=" + freePort() + "\nlog.level=" + settings.logLevel() + "\n");
+                + "\nmetrics.port=" + metricsPort + "\nlog.level=" + settings.logLevel() + "\n");
         SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
         SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n");
         RuntimeProcess rp = new RuntimeProcess(install, "control-plane", home, controlPlaneEnv(i));
@@ -400,6 +407,7 @@ public final class SimCluster implements AutoCloseable {
         writeKubeConfiguration(home, etc);
         controlPlanePort = freePort();
         controlPlaneMetricsPort = freePort();
+        controlPlaneMetricsPorts.put(controlPlaneEnv(0).get("POD_NAME"), controlPlaneMetricsPort);
         SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + controlPlanePort
                 + "\nmetrics.port=" + controlPlaneMetricsPort + "\nlog.level=" + settings.logLevel() + "\n");
         SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());

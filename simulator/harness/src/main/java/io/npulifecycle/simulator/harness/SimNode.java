@@ -266,6 +266,11 @@ public final class SimNode {
         return "http://127.0.0.1:" + metricsPort + "/metrics";
     }
 
+    /** @return the loopback port of the node agent's {@code /metrics} */
+    public int metricsPort() {
+        return metricsPort;
+    }
+
     /** @return the node's HTTP port */
     public int port() {
         return port;
