@@ -5,6 +5,7 @@ import io.npulifecycle.api.upgrade.model.NodeIssue;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 
@@ -23,7 +24,7 @@ import java.util.Set;
 final class WindowGate {
 
     /** The states that hold a slot before the reboot started: released when the window closes. */
-    private static final Set<UpgradeState> BEFORE_REBOOT = Set.of(UpgradeState.CORDON_REQUIRED,
+    private static final Set<UpgradeState> BEFORE_REBOOT = EnumSet.of(UpgradeState.CORDON_REQUIRED,
             UpgradeState.DRAIN_REQUIRED, UpgradeState.POD_RESTART_REQUIRED, UpgradeState.REBOOT_REQUIRED);
 
     private WindowGate() {
@@ -52,7 +53,7 @@ final class WindowGate {
             return;
         }
         for (PlannedNode n : ns) {
-            if (!BEFORE_REBOOT.contains(n.next)) {
+            if (n.next == null || !BEFORE_REBOOT.contains(n.next)) {
                 continue;
             }
             // the driver pod may have been deleted (the agent may stage) once the Node showed the pod restart
@@ -60,7 +61,7 @@ final class WindowGate {
             String from = n.nextProgress == null ? n.progressBootId() : n.nextProgress.fromBootId();
             n.events.add(new Reconciler.EventSpec("Node", n.name, NodeKeys.WARNING,
                     NodeKeys.EVENT_OUTSIDE_MAINTENANCE_WINDOW, "the maintenance window " + w.describe()
-                            + " closed before the upgrade reboot started (" + (BEFORE_REBOOT.contains(n.state) ? n.state
+                            + " closed before the upgrade reboot started (" + (n.state != null && BEFORE_REBOOT.contains(n.state) ? n.state
                                     : n.next).label() + "): slot released"
                             + (NodeKeys.CORDONED_BY_VALUE.equals(n.ann.get(NodeKeys.CORDONED_BY))
                                     ? ", uncordoned (cordoned for its drain)"
@@ -88,7 +89,7 @@ final class WindowGate {
         MaintenanceWindow w = pol.gates().window();
         Instant closes = w == null ? null : w.closesAt(now);
         for (PlannedNode n : ns) {
-            n.rebootBefore = closes != null && BEFORE_REBOOT.contains(n.next) ? closes : null;
+            n.rebootBefore = closes != null && n.next != null && BEFORE_REBOOT.contains(n.next) ? closes : null;
         }
     }
 

@@ -58,7 +58,7 @@ class GatesPlanTest {
     @Test
     void aSlotIsGrantedOnlyInsideTheWindowAndTheNodeLearnsWhenItCloses() {
         Reconciler.Plan outside = plan(policy(true, "maintenanceWindow", WINDOW), OUTSIDE, Map.of(), Map.of(),
-                node("n1").on(OLD).state(UpgradeState.UPGRADE_REQUIRED));
+                node("n0").done(), node("n1").on(OLD).state(UpgradeState.UPGRADE_REQUIRED));
         assertEquals("upgrade-required", outside.nodeStates().get("n1"));
         List<NodeIssue> waiting = outside.status().getWaitingForWindow();
         assertEquals("n1", waiting.get(0).getName());
@@ -67,7 +67,7 @@ class GatesPlanTest {
         assertEquals(Instant.parse("2026-12-01T01:00:00Z"), outside.nextWakeup(), "a plan again at the opening");
 
         Reconciler.Plan inside = plan(policy(true, "maintenanceWindow", WINDOW), INSIDE, Map.of(), Map.of(),
-                node("n1").on(OLD).state(UpgradeState.UPGRADE_REQUIRED));
+                node("n0").done(), node("n1").on(OLD).state(UpgradeState.UPGRADE_REQUIRED));
         assertEquals("cordon-required", inside.nodeStates().get("n1"));
         assertEquals("2026-11-30T05:00:00Z", patch(inside, "n1").annotations().get(NodeKeys.UPGRADE_REBOOT_BEFORE),
                 "the grant's patch says when the reboot must have started");
