@@ -16,7 +16,7 @@ import io.fabric8.kubernetes.api.model.Node;
  * chips) with a PodDisruptionBudget ({@code minAvailable: 1}) blocks node-0's drain for the driver change to
  * {@link #TARGET} ({@code holdNodesWithNpuWorkloads: false}, so the job does not hold the node before its slot and the
  * drain has to evict it): {@code DrainBlocked} names the budget; the operator scales the job to zero, the drain
- * finishes, every node upgrades one by one and node-0 comes back uncordoned. PodDisruptionBudgets and the Eviction
+ * finishes, node-0 upgrades and comes back uncordoned (the other nodes, without a budget, upgrade meanwhile). PodDisruptionBudgets and the Eviction
  * API exist only on a real kube-apiserver, so the step runs only with {@code --api real}.
  */
 final class DemoDrainStep {
@@ -59,9 +59,11 @@ final class DemoDrainStep {
         out.println("   training job " + NAMESPACE + "/" + JOB + " (ReplicaSet, 8 x huawei.com/Ascend910) on " + NODE
                 + ", PodDisruptionBudget " + NAMESPACE + "/" + PDB + " minAvailable: 1");
         out.println("   trigger: spec.driver.version=" + TARGET + ", upgradePolicy: {autoUpgrade: true, "
-                + "holdNodesWithNpuWorkloads: false, drain: {timeoutSeconds: 3600}}");
+                + "maxParallelUpgrades: 0, maxUnavailable: 100%, holdNodesWithNpuWorkloads: false, drain: "
+                + "{timeoutSeconds: 3600}}");
         sim.patchDriver(Map.of("version", TARGET, "upgradePolicy", Map.of("autoUpgrade", true,
-                "holdNodesWithNpuWorkloads", false, "drain", Map.of("timeoutSeconds", 3600))));
+                "maxParallelUpgrades", 0, "maxUnavailable", "100%", "holdNodesWithNpuWorkloads", false,
+                "drain", Map.of("timeoutSeconds", 3600))));
         wait.until(NODE + " cordoned, its drain blocked by the budget", Duration.ofSeconds(120),
                 () -> "drain-required".equals(label(NODE)) && unschedulable(NODE)
                         && drainBlocked().contains("PodDisruptionBudget " + NAMESPACE + "/" + PDB), table);
