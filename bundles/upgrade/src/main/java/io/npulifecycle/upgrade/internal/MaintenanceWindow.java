@@ -50,10 +50,10 @@ public record MaintenanceWindow(Set<DayOfWeek> days, LocalTime start, LocalTime 
     private static final int SEARCH_DAYS = 8;
 
     public MaintenanceWindow {
-        days = days.isEmpty() ? EnumSet.noneOf(DayOfWeek.class) : EnumSet.copyOf(days);
         if (days.isEmpty() || start.equals(end)) {
             throw new IllegalArgumentException("a maintenance window needs at least one day and startTime != endTime");
         }
+        days = java.util.Collections.unmodifiableSet(EnumSet.copyOf(days));
     }
 
     /**

@@ -16,8 +16,8 @@ import io.fabric8.kubernetes.api.model.Node;
  * chips) with a PodDisruptionBudget ({@code minAvailable: 1}) blocks node-0's drain for the driver change to
  * {@link #TARGET} ({@code holdNodesWithNpuWorkloads: false}, so the job does not hold the node before its slot and the
  * drain has to evict it): {@code DrainBlocked} names the budget; the operator scales the job to zero, the drain
- * finishes, node-0 upgrades and comes back uncordoned (the other nodes, without a budget, upgrade meanwhile). PodDisruptionBudgets and the Eviction
- * API exist only on a real kube-apiserver, so the step runs only with {@code --api real}.
+ * finishes, node-0 upgrades and comes back uncordoned, then the other nodes one by one. PodDisruptionBudgets and
+ * the Eviction API exist only on a real kube-apiserver, so the step runs only with {@code --api real}.
  */
 final class DemoDrainStep {
 
@@ -59,11 +59,10 @@ final class DemoDrainStep {
         out.println("   training job " + NAMESPACE + "/" + JOB + " (ReplicaSet, 8 x huawei.com/Ascend910) on " + NODE
                 + ", PodDisruptionBudget " + NAMESPACE + "/" + PDB + " minAvailable: 1");
         out.println("   trigger: spec.driver.version=" + TARGET + ", upgradePolicy: {autoUpgrade: true, "
-                + "maxParallelUpgrades: 0, maxUnavailable: 100%, holdNodesWithNpuWorkloads: false, drain: "
-                + "{timeoutSeconds: 3600}}");
+                + "holdNodesWithNpuWorkloads: false, drain: {timeoutSeconds: 3600}} (one node at a time, " + NODE
+                + " first)");
         sim.patchDriver(Map.of("version", TARGET, "upgradePolicy", Map.of("autoUpgrade", true,
-                "maxParallelUpgrades", 0, "maxUnavailable", "100%", "holdNodesWithNpuWorkloads", false,
-                "drain", Map.of("timeoutSeconds", 3600))));
+                "holdNodesWithNpuWorkloads", false, "drain", Map.of("timeoutSeconds", 3600))));
         wait.until(NODE + " cordoned, its drain blocked by the budget", Duration.ofSeconds(120),
                 () -> "drain-required".equals(label(NODE)) && unschedulable(NODE)
                         && drainBlocked().contains("PodDisruptionBudget " + NAMESPACE + "/" + PDB), table);
@@ -75,6 +74,9 @@ final class DemoDrainStep {
         }
         out.println("   kubectl scale replicaset " + JOB + " -n " + NAMESPACE + " --replicas=0");
         sim.client().apps().replicaSets().inNamespace(NAMESPACE).withName(JOB).scale(0);
+        // the ReplicaSet controller's part (the simulated cluster runs only the disruption controller): the pod
+        // beyond the replicas is deleted with its grace period, which the kubelet emulation ends
+        sim.client().pods().inNamespace(NAMESPACE).withName(JOB).delete();
         wait.until(NODE + " drained, rebooted into " + TARGET + ", validated and uncordoned", Duration.ofSeconds(180),
                 () -> TARGET.equals(sim.labels(NODE).get(NodeKeys.DRIVER_VERSION)) && label(NODE) == null
                         && !unschedulable(NODE) && sim.annotations(NODE).get(NodeKeys.CORDONED_BY) == null, table);
