@@ -32,7 +32,7 @@ class SimulatedClusterIT {
      * Scenario files that need a real API server whatever {@value #API_PROPERTY} says: the Eviction API and the
      * disruption controller's PodDisruptionBudget status exist only there.
      */
-    static final Set<String> REAL_ONLY = Set.of("14-upgrade-drain.yaml");
+    static final Set<String> REAL_ONLY = Set.of("14-upgrade-drain.yaml", "15-upgrade-gates.yaml");
 
     /** @return {@code real} or {@code embedded}, from {@value #API_PROPERTY} */
     static String api() {
@@ -63,6 +63,9 @@ class SimulatedClusterIT {
         assertEquals(0, rc, text);
         assertTrue(text.contains("PASS 3 upgrade to 25.5.0"), text);
         assertTrue(text.contains("PASS 7 false-positive suppression"), text);
+        // the upgrade drain step needs PodDisruptionBudgets and the Eviction API: a real API server
+        assertTrue(text.contains(api().equals("real") ? "PASS 9 upgrade drain" : "SKIP: runs only with --api real"),
+                text);
         assertTrue(text.lines().anyMatch(l -> l.startsWith("PASS in ")), text);
     }
 

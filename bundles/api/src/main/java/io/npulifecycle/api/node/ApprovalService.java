@@ -39,4 +39,18 @@ public interface ApprovalService {
      *         be reached (call again later)
      */
     boolean restoreApproval(String bootId);
+
+    /**
+     * Whether the control plane allows an upgrade reboot now, from the Node as last seen by the informer: the rule of
+     * {@link NodeKeys#upgradeRebootRefusal} (no reboot while its {@value NodeKeys#DRIVER_UPGRADE_STATE} holds approvals,
+     * nor at or after its {@value NodeKeys#UPGRADE_REBOOT_BEFORE}, the close of the maintenance window).
+     *
+     * @param now the node agent's clock
+     * @return why no upgrade reboot may start now, or {@code null} when it may (also when the Node was not seen yet:
+     *         the approval is then unknown and authorises nothing, and an automatic reboot is the policy's)
+     * @since 1.3
+     */
+    default String upgradeRebootRefusal(java.time.Instant now) {
+        return null;
+    }
 }

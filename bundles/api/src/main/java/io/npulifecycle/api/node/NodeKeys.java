@@ -85,6 +85,12 @@ public final class NodeKeys {
     public static final String CORDONED_BY = PREFIX + "cordoned-by";
     /** The value of {@link #CORDONED_BY}. */
     public static final String CORDONED_BY_VALUE = "npu-lifecycle";
+    /**
+     * Annotation written by the control plane only, on a node that holds a rollout slot before its upgrade reboot
+     * while {@code upgradePolicy.maintenanceWindow} is set: the RFC 3339 instant the open window closes. The node
+     * agent makes no upgrade reboot at or after it ({@link #upgradeRebootRefusal}); absent = no window.
+     */
+    public static final String UPGRADE_REBOOT_BEFORE = PREFIX + "upgrade-reboot-before";
 
     /** Namespace of the driver pods (DESIGN.md). */
     public static final String DRIVER_NAMESPACE = "npu-operator";
@@ -124,6 +130,11 @@ public final class NodeKeys {
     public static final String EVENT_DRAIN_FAILED = "DrainFailed";
     /** Event reason (Normal), written by the control plane: it uncordoned the node it had cordoned. */
     public static final String EVENT_UNCORDONED = "Uncordoned";
+    /**
+     * Event reason (Warning), written by the control plane: the maintenance window closed before the node's upgrade
+     * reboot started; its slot is released and it goes again at the next opening (the message says when).
+     */
+    public static final String EVENT_OUTSIDE_MAINTENANCE_WINDOW = "OutsideMaintenanceWindow";
 
     /** Event type Normal. */
     public static final String NORMAL = "Normal";
@@ -137,6 +148,35 @@ public final class NodeKeys {
     }
 
     /**
+     * The node agent's check right before an upgrade reboot (the control plane's part: docs/upgrade.md "Maintenance
+     * window"): none while the Node's {@link #DRIVER_UPGRADE_STATE} puts approvals on hold ({@link #approvalOnHold}:
+     * the node gave its slot up, or is being cordoned or drained), and none at or after {@link #UPGRADE_REBOOT_BEFORE}.
+     * A value that is not an RFC 3339 instant refuses too (never a reboot on input that cannot be read).
+     *
+     * @param state the Node's {@link #DRIVER_UPGRADE_STATE} label, or null
+     * @param rebootBefore the Node's {@link #UPGRADE_REBOOT_BEFORE} annotation, or null
+     * @param now the node agent's clock
+     * @return why no upgrade reboot may start now, or null when it may
+     */
+    public static String upgradeRebootRefusal(String state, String rebootBefore, java.time.Instant now) {
+        if (approvalOnHold(state)) {
+            return DRIVER_UPGRADE_STATE + "=" + state + " (the node holds no rollout slot, or is being cordoned or "
+                    + "drained)";
+        }
+        if (rebootBefore == null) {
+            return null;
+        }
+        java.time.Instant until;
+        try {
+            until = java.time.Instant.parse(rebootBefore);
+        } catch (java.time.format.DateTimeParseException e) {
+            return UPGRADE_REBOOT_BEFORE + "='" + rebootBefore + "' is not an RFC 3339 instant";
+        }
+        return now.isBefore(until) ? null : "outside the maintenance window: " + UPGRADE_REBOOT_BEFORE + "="
+                + rebootBefore + " has passed (now " + now + ")";
+    }
+
+    /**
      * @param key a label or annotation key
      * @return whether the node agent may write it through {@link NodeWriter}: under {@link #PREFIX}, and neither the
      *         person's {@link #APPROVE_REBOOT} nor a control-plane key
@@ -144,6 +184,7 @@ public final class NodeKeys {
     public static boolean writableByNodeAgent(String key) {
         return key != null && key.startsWith(PREFIX) && !key.equals(APPROVE_REBOOT)
                 && !key.equals(DRIVER_UPGRADE_STATE) && !key.equals(DRIVER_UPGRADE_FAILURE) && !key.equals(CORDONED_BY)
+                && !key.equals(UPGRADE_REBOOT_BEFORE)
                 && key.length() > PREFIX.length();
     }
 }

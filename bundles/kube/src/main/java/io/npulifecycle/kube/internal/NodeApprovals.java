@@ -121,6 +121,16 @@ final class NodeApprovals implements ApprovalService {
         }
     }
 
+    @Override
+    public String upgradeRebootRefusal(java.time.Instant now) {
+        Node n = api.cached();
+        if (n == null) {
+            return null;
+        }
+        return NodeKeys.upgradeRebootRefusal(upgradeState(n), NodeApi.annotations(n).get(NodeKeys.UPGRADE_REBOOT_BEFORE),
+                now);
+    }
+
     private static boolean approved(Node n) {
         return NodeKeys.APPROVE_VALUE.equals(NodeApi.annotations(n).get(NodeKeys.APPROVE_REBOOT));
     }

@@ -301,6 +301,11 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
         return approvals.restoreApproval(bootId);
     }
 
+    @Override
+    public String upgradeRebootRefusal(java.time.Instant now) {
+        return approvals.upgradeRebootRefusal(now);
+    }
+
     // ---- MBean ----
 
     @Override

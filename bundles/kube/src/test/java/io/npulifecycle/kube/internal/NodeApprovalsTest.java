@@ -85,6 +85,31 @@ class NodeApprovalsTest {
         assertNull(mock.annotation(APPROVE_REBOOT));
     }
 
+    /**
+     * The node agent's check right before an upgrade reboot, from the Node as the informer last delivered it: none
+     * while the control plane holds the node (no slot, cordon, drain), none at or after the close of the maintenance
+     * window the control plane wrote ({@code upgrade-reboot-before}), none on a value that is not an instant.
+     */
+    @Test
+    void anUpgradeRebootIsRefusedOutsideTheMaintenanceWindowAndWhileTheControlPlaneHoldsTheNode() {
+        java.time.Instant now = java.time.Instant.parse("2026-12-01T04:59:59Z");
+        mock.informerDelivers(api);
+        assertNull(approvals.upgradeRebootRefusal(now), "no window, no hold");
+        setUpgradeState("reboot-required");
+        mock.annotate(NodeKeys.UPGRADE_REBOOT_BEFORE, "2026-12-01T05:00:00Z");
+        mock.informerDelivers(api);
+        assertNull(approvals.upgradeRebootRefusal(now), "inside the window");
+        String late = approvals.upgradeRebootRefusal(now.plusSeconds(1));
+        assertTrue(late != null && late.startsWith("outside the maintenance window"), late);
+        mock.annotate(NodeKeys.UPGRADE_REBOOT_BEFORE, "tomorrow");
+        mock.informerDelivers(api);
+        assertTrue(approvals.upgradeRebootRefusal(now).contains("is not an RFC 3339 instant"));
+        setUpgradeState("reboot-deferred");
+        mock.annotate(NodeKeys.UPGRADE_REBOOT_BEFORE, null);
+        mock.informerDelivers(api);
+        assertTrue(approvals.upgradeRebootRefusal(now).contains("driver-upgrade-state=reboot-deferred"));
+    }
+
     private void setUpgradeState(String value) {
         mock.fixture.admin().nodes().withName(NODE).edit(n -> {
             n.getMetadata().getLabels().put(NodeKeys.DRIVER_UPGRADE_STATE, value);

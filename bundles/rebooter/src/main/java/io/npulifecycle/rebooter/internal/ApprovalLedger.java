@@ -71,6 +71,15 @@ final class ApprovalLedger {
     }
 
     /**
+     * @return why the control plane does not allow an upgrade reboot now ({@link ApprovalService#upgradeRebootRefusal}),
+     *         or null; null without an approval service
+     */
+    String upgradeRebootRefusal() {
+        ApprovalService as = service();
+        return as == null ? null : as.upgradeRebootRefusal(time.now());
+    }
+
+    /**
      * Consumes the approval for a reboot leaving {@code boot}.
      *
      * @param state the engine's state (intent and consumption are recorded in it)

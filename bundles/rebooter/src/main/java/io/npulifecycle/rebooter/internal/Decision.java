@@ -8,6 +8,11 @@ public enum Decision {
     WAITING_FOR_APPROVAL,
     /** Authorised, but the API server could not be reached to consume the approval. */
     WAITING_FOR_API,
+    /**
+     * An upgrade reboot the control plane does not allow now: the Node's driver-upgrade-state holds it (no rollout
+     * slot, cordon or drain in progress) or its maintenance window closed ({@code upgrade-reboot-before}).
+     */
+    UPGRADE_HELD,
     /** Recovery reboot limit reached: a person is needed. */
     RECOVERY_BLOCKED,
     /** The re-check right before the reboot failed. */

@@ -164,6 +164,15 @@ public final class RebootEngine implements RebooterMXBean {
         if (rebootInFlight(boot)) {
             return;
         }
+        if (Markers.REASON_UPGRADE.equals(reason) && !recordedFor(boot)) {
+            // before any approval is used: the control plane's rollout slot, drain and maintenance window
+            String held = approvals.upgradeRebootRefusal();
+            if (held != null) {
+                decide(Decision.UPGRADE_HELD, "reason=upgrade: the control plane does not allow the upgrade reboot "
+                        + "now: " + held);
+                return;
+            }
+        }
         Authorisation auth = Authorisation.authorise(new Authorisation.Request(boot, reason,
                 m.content().getOrDefault(Markers.KEY_CHIPS, ""), state.consumed, state.intent, policy(),
                 approvals.approval(), armed(), unarmedWhy(), loops.limitReached(state)));
@@ -228,9 +237,23 @@ public final class RebootEngine implements RebooterMXBean {
         return false;
     }
 
-    /** The second reboot guard: re-checks the marker and, for an automatic reboot, the policy, then reboots. */
+    /** @return whether an approval consumption (finished or started) is recorded for {@code boot}: it stands */
+    private boolean recordedFor(String boot) {
+        return state.consumed != null && state.consumed.bootId().equals(boot)
+                || state.intent != null && state.intent.bootId().equals(boot);
+    }
+
+    /**
+     * The second reboot guard: re-checks the marker and, for an automatic reboot, the policy and the control plane's
+     * hold of an upgrade reboot, then reboots.
+     */
     private void rebootIfStillNeeded(String boot, String reason, String via, String requestId) {
         String problem = Authorisation.recheck(markers.read(Markers.REBOOT_REQUIRED), reason, via, policy());
+        if (problem == null && Markers.REASON_UPGRADE.equals(reason) && via.startsWith("auto")) {
+            // an approval consumed is the point of no return (its write was decided on the Node read right before
+            // it); an automatic upgrade reboot checks the window again here, right before the call
+            problem = approvals.upgradeRebootRefusal();
+        }
         if (problem != null) {
             decide(Decision.RECHECK_FAILED, "re-check before the reboot failed: " + problem + ": no reboot");
             approvals.giveBack(state, boot);

@@ -563,6 +563,48 @@ class RebootPathTest {
         assertEquals(3, executor.reboots.size());
     }
 
+    /**
+     * The node agent's re-check right before an automatic upgrade reboot: the maintenance window the control plane
+     * wrote on the Node ({@code upgrade-reboot-before}) has closed, so no reboot (UPGRADE_HELD); the same while the
+     * control plane holds the node ({@code reboot-deferred}); once a new window's close is written, it reboots. The
+     * rule reads the Node only, the same on either backend: embedded only.
+     */
+    @Test
+    void anAutomaticUpgradeRebootWaitsForTheMaintenanceWindowTheControlPlaneWrote() {
+        Assumptions.assumeTrue(ClusterBackend.EMBEDDED.equals(kind), "a rule of the Node's annotations");
+        cluster.putDriver(NodeRuntime.policy(true, false, null, null));
+        cluster.annotate(NODE, NodeKeys.UPGRADE_REBOOT_BEFORE, time.now().minusSeconds(1).toString());
+        health.version = "25.2.0";
+        NodeRuntime a = boot("boot-a");
+        await("policy and window seen", () -> a.sync.policy().autoUpgrade()
+                && a.sync.upgradeRebootRefusal(time.now()) != null);
+        a.driver.evaluate();
+        assertEquals("STAGED", a.driver.getState());
+        a.rebooter.evaluate();
+        assertEquals("UPGRADE_HELD", a.rebooter.getDecision());
+        assertTrue(executor.reboots.isEmpty(), "no reboot after the window closed");
+
+        cluster.annotate(NODE, NodeKeys.UPGRADE_REBOOT_BEFORE, null);
+        upgradeState("reboot-deferred");
+        await("deferred seen", () -> String.valueOf(a.sync.upgradeRebootRefusal(time.now()))
+                .contains("reboot-deferred"));
+        a.rebooter.evaluate();
+        assertTrue(executor.reboots.isEmpty(), "no reboot while the control plane holds the node");
+
+        upgradeState("reboot-required");
+        cluster.annotate(NODE, NodeKeys.UPGRADE_REBOOT_BEFORE, time.now().plusSeconds(3600).toString());
+        await("the open window seen", () -> a.sync.upgradeRebootRefusal(time.now()) == null);
+        a.rebooter.evaluate();
+        assertEquals(List.of("upgrade"), executor.reboots);
+    }
+
+    private void upgradeState(String state) {
+        // a merge patch without a resourceVersion, as the node agent writes the same Node meanwhile
+        cluster.admin().nodes().withName(NODE).patch(io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE), "{\"metadata\":{\"labels\":{\""
+                        + NodeKeys.DRIVER_UPGRADE_STATE + "\":\"" + state + "\"}}}");
+    }
+
     @Test
     void upgradeStagesNeverUnloadsRebootsLoadsValidates() throws IOException {
         cluster.putDriver(NodeRuntime.policy(true, false, null, null));

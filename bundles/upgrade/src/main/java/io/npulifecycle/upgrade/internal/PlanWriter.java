@@ -210,7 +210,7 @@ final class PlanWriter {
         }
         return Arrays.asList(s.getObservedGeneration(), s.getTargetVersion(), s.getPaused(), s.getStartTime(),
                 s.getCompletionTime(), s.getAwaitingApproval(), s.getFailedNodes(), s.getHeldNodes(),
-                s.getDrainingNodes(), conds);
+                s.getDrainingNodes(), s.getBlockedNodes(), s.getWaitingForWindow(), conds);
     }
 
     /** @return whether the patch went through */

@@ -60,6 +60,13 @@ final class PlannedNode {
     String failure;
     /** Why the node is held in {@code upgrade-required} (NPU workloads, bad node info); null = not held. */
     String held;
+    /** The blocking pods on the node ({@code blockingPodSelector}): it gets no slot; null = none. */
+    String blockedBy;
+    /**
+     * When the maintenance window closes, for a node that holds a slot before its reboot while it is open
+     * ({@link WindowGate}): written as {@link NodeKeys#UPGRADE_REBOOT_BEFORE}; null = no such annotation.
+     */
+    Instant rebootBefore;
     /**
      * The approved node this node gives its slot to in this plan ({@link SlotGrants}): it goes to
      * {@code reboot-deferred}; null = it does not yield.

@@ -67,6 +67,30 @@ final class PodFacts {
     }
 
     /**
+     * @param pods all pods
+     * @param selector {@code upgradePolicy.blockingPodSelector}, or null for none
+     * @return per node name, its pods bound to it, not finished ({@code Succeeded}, {@code Failed}), whose labels
+     *         the selector matches, each as {@code namespace/name}, sorted; empty without a selector
+     */
+    static Map<String, List<String>> blocking(Collection<Pod> pods, PodSelector selector) {
+        Map<String, List<String>> m = new HashMap<>();
+        if (selector == null) {
+            return m;
+        }
+        for (Pod p : pods) {
+            String phase = p.getStatus() == null ? null : p.getStatus().getPhase();
+            if (p.getSpec() == null || p.getSpec().getNodeName() == null || "Succeeded".equals(phase)
+                    || "Failed".equals(phase) || !selector.matches(p.getMetadata().getLabels())) {
+                continue;
+            }
+            m.computeIfAbsent(p.getSpec().getNodeName(), k -> new ArrayList<>())
+                    .add(p.getMetadata().getNamespace() + "/" + p.getMetadata().getName());
+        }
+        m.values().forEach(l -> l.sort(null));
+        return m;
+    }
+
+    /**
      * @param p a pod
      * @return whether it is bound to a node, not finished, not a driver pod, and requests or limits an NPU resource
      *         ({@code huawei.com/Ascend910*}, {@code huawei.com/Ascend310P*}) in any container or init container

@@ -15,9 +15,17 @@ import java.util.Map;
  * @param maxUnavailablePercent whether {@code maxUnavailable} is a percentage of the NPU nodes
  * @param deadlines per in-flight state; {@link Duration#ZERO} = none ({@code drain-required}: the drain's timeout)
  * @param drain the upgrade drain
+ * @param gates the maintenance window, the blocking pods and the NPU workload hold
  */
 public record Policy(String version, String registry, boolean autoUpgrade, int maxParallelUpgrades, int maxUnavailable,
-        boolean maxUnavailablePercent, Map<UpgradeState, Duration> deadlines, DrainSettings drain) {
+        boolean maxUnavailablePercent, Map<UpgradeState, Duration> deadlines, DrainSettings drain, UpgradeGates gates) {
+
+    /** A policy with the default gates ({@link UpgradeGates#DEFAULT}). */
+    Policy(String version, String registry, boolean autoUpgrade, int maxParallelUpgrades, int maxUnavailable,
+            boolean maxUnavailablePercent, Map<UpgradeState, Duration> deadlines, DrainSettings drain) {
+        this(version, registry, autoUpgrade, maxParallelUpgrades, maxUnavailable, maxUnavailablePercent, deadlines,
+                drain, UpgradeGates.DEFAULT);
+    }
 
     /** A policy with the default drain ({@link DrainSettings#DEFAULT}). */
     public Policy(String version, String registry, boolean autoUpgrade, int maxParallelUpgrades, int maxUnavailable,

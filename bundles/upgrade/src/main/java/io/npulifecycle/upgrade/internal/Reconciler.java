@@ -57,12 +57,24 @@ public final class Reconciler {
      * @param drainLeft per node being drained: the pods of its drain still on it ({@link DrainScope}), each as
      *        {@code namespace/name}, with what blocks it when known ({@code (PodDisruptionBudget ns/name)}); a node
      *        absent here has none left
+     * @param blockingPods per node: its non-terminal pods that {@code blockingPodSelector} matches, each as
+     *        {@code namespace/name} ({@link PodFacts#blocking}); a node absent here has none
      */
     public record Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
             Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
             Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
             Instant now, Map<String, Duration> stateAges, WhiteListState whiteList,
-            Map<String, List<String>> drainLeft) {
+            Map<String, List<String>> drainLeft, Map<String, List<String>> blockingPods) {
+
+        /** The same inputs with no blocking pod on any node. */
+        public Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
+                Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
+                Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
+                Instant now, Map<String, Duration> stateAges, WhiteListState whiteList,
+                Map<String, List<String>> drainLeft) {
+            this(generation, spec, paused, previous, nodes, driverPods, npuWorkloads, images, daemonSetImages,
+                    recentlyDeletedPods, now, stateAges, whiteList, drainLeft, Map.of());
+        }
 
         /** The same inputs with no pod left to drain on any node (the drain's pods: {@code drainLeft}). */
         public Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
@@ -195,9 +207,11 @@ public final class Reconciler {
     /**
      * Computes the plan, phase by phase over the nodes sorted by name: {@link #classify} (on the target? to
      * upgrade?), {@link #imagePreflight}, {@link #advance} (each node's state machine, no slot needed),
-     * {@link DrainStates} (cordon and drain done?), {@link Deadlines#check} (in-flight nodes past their deadline
-     * fail), {@link #hold} (NPU workloads, bad node info), {@link SlotGrants#grant} (slots under maxParallelUpgrades
-     * and maxUnavailable; in manual mode an unapproved node yields its slot to an approved one), then the writes
+     * {@link DrainStates} (cordon and drain done?), {@link WindowGate} (the maintenance window closed before the
+     * reboot: the slot is released), {@link Deadlines#check} (in-flight nodes past their deadline fail), {@link #hold}
+     * (NPU workloads, bad node info, blocking pods), {@link SlotGrants#grant} (slots under maxParallelUpgrades and
+     * maxUnavailable, only while the maintenance window is open; in manual mode an unapproved node yields its slot to
+     * an approved one), then the writes
      * ({@link #nodePatches},
      * {@link #podDeletes}, {@link #daemonSets}) and the status ({@link RolloutStatus}).
      *
@@ -219,15 +233,18 @@ public final class Reconciler {
             advance(n, pol.version(), verdict.ok(), in.now());
         }
         DrainStates.advance(ns, pol, in);
+        WindowGate.release(ns, pol, in.now());
         Instant wake = Deadlines.check(ns, pol, in);
-        hold(ns, in.npuWorkloads());
-        Slots slots = SlotGrants.grant(ns, pol, in.paused() || !verdict.ok(), in.now());
+        hold(ns, in.npuWorkloads(), pol.gates(), in.blockingPods());
+        Slots slots = SlotGrants.grant(ns, pol, in.paused() || !verdict.ok() || WindowGate.closed(pol, in.now()),
+                in.now());
+        WindowGate.afterGrants(ns, pol, in.now());
         List<NodePatch> patches = nodePatches(ns, verdict.ok());
         List<PodDelete> deletes = podDeletes(ns, images, in);
         List<DaemonSetApply> dss = daemonSets(ns, images, in.daemonSetImages(), pol.version(), verdict.ok());
         RolloutStatus.Result s = RolloutStatus.of(in, prev, pol, ns, verdict, slots);
         return new Plan(patches, deletes, dss, s.crEvents(), verdict.needed(), s.status(), s.nodeStates(),
-                Deadlines.earliest(wake, slots.wake()));
+                Deadlines.earliest(Deadlines.earliest(wake, slots.wake()), WindowGate.wake(ns, pol, in.now())));
     }
 
     /** @return the facts of every node, sorted by name */
@@ -339,17 +356,25 @@ public final class Reconciler {
     }
 
     /**
-     * Holds a node waiting for a slot ({@code upgrade-required}, {@code reboot-deferred}) with NPU workloads, or
-     * without a combination (bad node info).
+     * Holds a node waiting for a slot ({@code upgrade-required}, {@code reboot-deferred}) with NPU workloads (unless
+     * {@code holdNodesWithNpuWorkloads: false}: the drain evicts them), or without a combination (bad node info); and
+     * blocks one with a pod that {@code blockingPodSelector} matches ({@link PlannedNode#blockedBy}).
      */
-    private static void hold(List<PlannedNode> ns, Map<String, List<String>> npuWorkloads) {
+    private static void hold(List<PlannedNode> ns, Map<String, List<String>> npuWorkloads, UpgradeGates gates,
+            Map<String, List<String>> blockingPods) {
         for (PlannedNode n : ns) {
             if (n.next == UpgradeState.UPGRADE_REQUIRED || n.next == UpgradeState.REBOOT_DEFERRED) {
-                List<String> pods = npuWorkloads.getOrDefault(n.name, List.of());
+                List<String> pods = gates.holdNpuWorkloads() ? npuWorkloads.getOrDefault(n.name, List.of()) : List.of();
                 if (n.combo == null) {
                     n.held = n.comboError;
                 } else if (!pods.isEmpty()) {
                     n.held = HELD_BY_WORKLOADS + String.join(", ", pods);
+                }
+                List<String> blocking = gates.blockingPods() == null ? List.of()
+                        : blockingPods.getOrDefault(n.name, List.of());
+                if (!blocking.isEmpty()) {
+                    n.blockedBy = "blocking pods (blockingPodSelector " + gates.blockingPods().text() + "): "
+                            + String.join(", ", blocking);
                 }
             }
         }
@@ -375,6 +400,10 @@ public final class Reconciler {
                     ? (n.failure != null ? n.failure : n.ann.get(NodeKeys.DRIVER_UPGRADE_FAILURE)) : null;
             if (!Objects.equals(failure, n.ann.get(NodeKeys.DRIVER_UPGRADE_FAILURE))) {
                 ann.put(NodeKeys.DRIVER_UPGRADE_FAILURE, failure);
+            }
+            String before = n.rebootBefore == null ? null : n.rebootBefore.toString();
+            if (!Objects.equals(before, n.ann.get(NodeKeys.UPGRADE_REBOOT_BEFORE))) {
+                ann.put(NodeKeys.UPGRADE_REBOOT_BEFORE, before);
             }
             if (n.combo != null && !n.combo.key().equals(n.labels.get(NodeKeys.DRIVER_COMBINATION))
                     && (touchNodes || !lab.isEmpty() || !ann.isEmpty())) {

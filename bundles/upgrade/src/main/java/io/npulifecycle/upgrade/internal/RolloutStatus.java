@@ -103,6 +103,9 @@ final class RolloutStatus {
         st.setHeldNodes(tally.held());
         st.setSlotHolders(tally.slotHolders());
         st.setDrainingNodes(DrainStates.draining(ns, in.drainLeft()));
+        st.setBlockedNodes(ns.stream().filter(n -> n.blockedBy != null).map(n -> new NodeIssue(n.name, n.blockedBy))
+                .toList());
+        st.setWaitingForWindow(WindowGate.waiting(ns, pol, now));
         List<Reconciler.EventSpec> crEvents = new ArrayList<>();
         boolean sameTarget = t.equals(prev.getTargetVersion());
         st.setStartTime(sameTarget && prev.getStartTime() != null ? prev.getStartTime() : now.toString());

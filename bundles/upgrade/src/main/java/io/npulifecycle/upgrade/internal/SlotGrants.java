@@ -85,8 +85,8 @@ final class SlotGrants {
     }
 
     /** @return whether the node waits for a slot in this plan (see {@link #grant}) */
-    private static boolean waitsForSlot(PlannedNode n, Policy pol) {
-        if (n.held != null) {
+    static boolean waitsForSlot(PlannedNode n, Policy pol) {
+        if (n.held != null || n.blockedBy != null) {
             return false;
         }
         return n.next == UpgradeState.UPGRADE_REQUIRED

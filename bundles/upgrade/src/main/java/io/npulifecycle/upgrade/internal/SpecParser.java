@@ -68,6 +68,7 @@ public final class SpecParser {
         boolean pct = true;
         Map<UpgradeState, Duration> deadlines = Policy.defaultDeadlines();
         DrainSettings drain = DrainSettings.DEFAULT;
+        UpgradeGates gates = UpgradeGates.DEFAULT;
         Map<?, ?> up = driver.get("upgradePolicy") == null ? null
                 : map(driver.get("upgradePolicy"), "spec.driver.upgradePolicy", p);
         if (up != null) {
@@ -99,6 +100,7 @@ public final class SpecParser {
                     drain = drain(dm, "spec.driver.upgradePolicy.drain", p);
                 }
             }
+            gates = gates(up, drain, "spec.driver.upgradePolicy", p);
             Object d = up.get("deadlines");
             if (d != null) {
                 Map<?, ?> dm = map(d, "spec.driver.upgradePolicy.deadlines", p);
@@ -127,7 +129,40 @@ public final class SpecParser {
             return new Result(null, p);
         }
         deadlines.put(UpgradeState.DRAIN_REQUIRED, drain.timeout());
-        return new Result(new Policy(version, registry, auto, maxPar, maxUnav, pct, deadlines, drain), List.of());
+        return new Result(new Policy(version, registry, auto, maxPar, maxUnav, pct, deadlines, drain, gates),
+                List.of());
+    }
+
+    /**
+     * {@code upgradePolicy.maintenanceWindow} ({@link MaintenanceWindow#parse}), {@code blockingPodSelector} and
+     * {@code holdNodesWithNpuWorkloads}; {@code holdNodesWithNpuWorkloads: false} needs the drain (else nothing would
+     * evict the NPU workloads before the reboot).
+     */
+    private static UpgradeGates gates(Map<?, ?> up, DrainSettings drain, String f, List<String> p) {
+        MaintenanceWindow window = null;
+        if (up.get("maintenanceWindow") != null) {
+            window = MaintenanceWindow.parse(up.get("maintenanceWindow"), f + ".maintenanceWindow", p);
+        }
+        PodSelector blocking = null;
+        Object sel = up.get("blockingPodSelector");
+        if (sel != null) {
+            if (!(sel instanceof String s) || s.isBlank()) {
+                p.add(f + ".blockingPodSelector: " + show(sel) + " is not a label selector (expected a string like "
+                        + "app=critical)");
+            } else {
+                try {
+                    blocking = PodSelector.parse(s);
+                } catch (IllegalArgumentException e) {
+                    p.add(f + ".blockingPodSelector: " + show(sel) + " does not parse: " + e.getMessage());
+                }
+            }
+        }
+        boolean hold = bool(up.get("holdNodesWithNpuWorkloads"), f + ".holdNodesWithNpuWorkloads", true, p);
+        if (!hold && !drain.enable()) {
+            p.add(f + ".holdNodesWithNpuWorkloads: false needs " + f + ".drain.enable: true (without the drain nothing "
+                    + "evicts the NPU workloads before the reboot)");
+        }
+        return new UpgradeGates(window, blocking, hold);
     }
 
     /** {@code upgradePolicy.drain}: every field checked, each problem naming its field. */
@@ -179,7 +214,8 @@ public final class SpecParser {
             "spec", List.of("driver"),
             "spec.driver", List.of("version", "registry", "upgradePolicy", "recoveryPolicy"),
             "spec.driver.upgradePolicy", List.of("autoUpgrade", "maxParallelUpgrades", "maxUnavailable", "deadlines",
-                    "drain"),
+                    "drain", "maintenanceWindow", "blockingPodSelector", "holdNodesWithNpuWorkloads"),
+            "spec.driver.upgradePolicy.maintenanceWindow", MaintenanceWindow.FIELDS,
             "spec.driver.upgradePolicy.drain", List.of("enable", "scope", "podSelector", "timeoutSeconds",
                     "gracePeriodSeconds", "deleteEmptyDirData", "force", "onTimeout"),
             "spec.driver.upgradePolicy.deadlines", List.of("podRestartSeconds", "rebootRequiredSeconds",
@@ -200,6 +236,7 @@ public final class SpecParser {
         if (up instanceof Map<?, ?> m) {
             check("spec.driver.upgradePolicy.deadlines", m.get("deadlines"), p);
             check("spec.driver.upgradePolicy.drain", m.get("drain"), p);
+            check("spec.driver.upgradePolicy.maintenanceWindow", m.get("maintenanceWindow"), p);
         }
         check("spec.driver.recoveryPolicy", driver.get("recoveryPolicy"), p);
     }

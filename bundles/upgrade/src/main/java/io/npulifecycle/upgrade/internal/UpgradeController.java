@@ -339,7 +339,8 @@ public final class UpgradeController implements AutoCloseable {
         Reconciler.Inputs in = new Reconciler.Inputs(cr.getMetadata().getGeneration(), spec, paused, previous, nodes,
                 PodFacts.driverPods(pods), PodFacts.workloads(pods), preflight.results(), dsImages, recentlyDeleted, now,
                 stateAges(nodes, now, mono), preflight.whiteList(),
-                spec.valid() ? drainWork.left(nodes, pods, spec.policy().drain()) : Map.of());
+                spec.valid() ? drainWork.left(nodes, pods, spec.policy().drain()) : Map.of(),
+                spec.valid() ? PodFacts.blocking(pods, spec.policy().gates().blockingPods()) : Map.of());
         Reconciler.Plan plan = Reconciler.plan(in);
         preflight.request(plan.imagesToCheck(), mono);
         publish(plan);

@@ -91,6 +91,15 @@ class DrainTest {
     }
 
     void start(Map<String, Object> drain) {
+        start(drain, true, Map.of());
+    }
+
+    /**
+     * @param drain {@code upgradePolicy.drain}
+     * @param auto {@code autoUpgrade}
+     * @param more further {@code upgradePolicy} fields (maintenanceWindow, blockingPodSelector, ...)
+     */
+    void start(Map<String, Object> drain, boolean auto, Map<String, Object> more) {
         emulator.start();
         ControllerConfig d = ControllerConfig.defaults();
         ControllerConfig cfg = new ControllerConfig(d.namespace(), d.resourceName(), false, "http", "",
@@ -110,10 +119,11 @@ class DrainTest {
         controller = c.own(new UpgradeController(client, time, cfg, null));
         controller.start();
         controller.setLeader(true);
-        Map<String, Object> spec = driver(NEW, true, 1, "100%", null);
+        Map<String, Object> spec = driver(NEW, auto, 1, "100%", null);
         @SuppressWarnings("unchecked")
         Map<String, Object> up = (Map<String, Object>) spec.get("upgradePolicy");
         up.put("drain", drain);
+        up.putAll(more);
         c.createDriver(spec);
     }
 
@@ -127,9 +137,20 @@ class DrainTest {
 
     /** A Ready pod on {@code node}; {@code owner}: a ReplicaSet of one replica owns it, else a bare pod. */
     Pod pod(String name, String node, boolean owner, Map<String, String> labels) {
+        return pod(name, node, owner, labels, 0);
+    }
+
+    /** The same, requesting (and limited to) {@code npus} {@code huawei.com/Ascend910} chips when above 0. */
+    Pod pod(String name, String node, boolean owner, Map<String, String> labels, int npus) {
         PodBuilder b = new PodBuilder().withNewMetadata().withName(name).withNamespace(NS).withLabels(labels)
                 .endMetadata().withNewSpec().withNodeName(node).withTerminationGracePeriodSeconds(30L)
                 .addNewContainer().withName("main").withImage("registry.local/train:1").endContainer().endSpec();
+        if (npus > 0) {
+            Map<String, io.fabric8.kubernetes.api.model.Quantity> q = Map.of("huawei.com/Ascend910",
+                    new io.fabric8.kubernetes.api.model.Quantity(String.valueOf(npus)));
+            b.editSpec().editFirstContainer().withNewResources().withRequests(q).withLimits(q).endResources()
+                    .endContainer().endSpec();
+        }
         if (owner) {
             ReplicaSet rs = c.admin().apps().replicaSets().inNamespace(NS).resource(new ReplicaSetBuilder()
                     .withNewMetadata().withName(name).withNamespace(NS).endMetadata().withNewSpec().withReplicas(1)
@@ -292,5 +313,87 @@ class DrainTest {
         assertNotNull(c.admin().pods().inNamespace(NS).withName("etcd-n1").get());
         assertTrue(events("Cordoned").toString().contains("n1"));
         until("n1 uncordoned", () -> !unschedulable("n1"));
+    }
+
+    /** Steps the wall clock (not the monotonic one) forward to {@code t}, as an operator setting the date would. */
+    void jumpTo(String t) {
+        time.jumpWall(Duration.between(time.now(), java.time.Instant.parse(t)));
+    }
+
+    /**
+     * {@code maintenanceWindow} (every day 06:00-07:00 UTC; the clock starts at 2026-12-01T00:00Z and is stepped to
+     * each edge): closed at the start, so no slot and the node is listed as waiting; at the opening it is cordoned,
+     * drained, its driver pod restarted and it stages, carrying the window's close; the window closes before anyone
+     * approved its reboot: the slot is released ({@code reboot-deferred}, Event {@code OutsideMaintenanceWindow}) and
+     * it is uncordoned; an approval then reboots nothing while the window is closed; at the next day's opening it is
+     * cordoned and drained again and the approval reboots it, uncordoned at the end.
+     */
+    @Test
+    void aClosedMaintenanceWindowHoldsTheRebootUntilItOpensAgain() {
+        cluster(1);
+        start(drain(), false, Map.of("maintenanceWindow", Map.of("startTime", "06:00", "endTime", "07:00")));
+        until("n1 waits for the window", () -> String.valueOf(c.status().get("waitingForWindow")).contains(
+                "maintenance window every day 06:00-07:00 UTC closed; opens at 2026-12-01T06:00:00Z"));
+        assertEquals("upgrade-required", c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
+        assertTrue(!unschedulable("n1") && events("Cordoned").isEmpty(), "no slot outside the window");
+
+        jumpTo("2026-12-01T06:00:00Z");
+        until("n1 staged inside the window", () -> "reboot-required".equals(c.label("n1",
+                NodeKeys.DRIVER_UPGRADE_STATE)));
+        assertTrue(unschedulable("n1"));
+        assertEquals("2026-12-01T07:00:00Z", c.annotation("n1", NodeKeys.UPGRADE_REBOOT_BEFORE));
+
+        jumpTo("2026-12-01T07:00:00Z");
+        until("the slot released when the window closed", () -> "reboot-deferred".equals(c.label("n1",
+                NodeKeys.DRIVER_UPGRADE_STATE)) && !unschedulable("n1"));
+        assertNull(c.annotation("n1", NodeKeys.UPGRADE_REBOOT_BEFORE));
+        assertTrue(events("OutsideMaintenanceWindow").toString().contains("n1: the maintenance window every day "
+                + "06:00-07:00 UTC closed before the upgrade reboot started (reboot-required): slot released, "
+                + "uncordoned"), events("OutsideMaintenanceWindow").toString());
+        assertTrue(events("Uncordoned").toString().contains("n1"));
+
+        c.annotate("n1", NodeKeys.APPROVE_REBOOT, "true");
+        until("approved, waiting for the window", () -> String.valueOf(c.status().get("waitingForWindow"))
+                .contains("opens at 2026-12-02T06:00:00Z") && !String.valueOf(c.status().get("awaitingApproval"))
+                        .contains("n1"));
+        assertEquals(0, emulator.reboots.get(), "no reboot while the window is closed");
+        assertEquals("true", c.annotation("n1", NodeKeys.APPROVE_REBOOT), "the approval is kept for the window");
+
+        jumpTo("2026-12-02T06:00:00Z");
+        until("n1 upgraded in the next window", () -> emulator.allDone(NEW));
+        assertEquals(1, emulator.reboots.get());
+        until("n1 uncordoned", () -> !unschedulable("n1") && c.annotation("n1", NodeKeys.CORDONED_BY) == null);
+        assertEquals(2, events("Cordoned").size(), "cordoned and drained again: " + events("Cordoned"));
+    }
+
+    /**
+     * {@code blockingPodSelector} and {@code holdNodesWithNpuWorkloads: false} on one rollout: n1 runs a pod the
+     * selector matches, so it gets no slot (named in {@code blockedNodes}) and is never cordoned; n2 runs an NPU
+     * training pod, which does not hold it: the drain evicts it (through the Eviction API, its budget allows one) and
+     * n2 upgrades. Once the blocking pod is gone, n1 gets its slot and upgrades.
+     */
+    @Test
+    void aBlockingPodHoldsItsNodesSlotAndNpuWorkloadsAreDrainedWhenNotHeld() {
+        cluster(2);
+        pod("db-0", "n1", true, Map.of("app", "critical"));
+        pod("train-0", "n2", true, Map.of("job", "train"), 1);
+        pod("train-1", "cpu-0", true, Map.of("job", "train"), 1);
+        pdb("train", 1, Map.of("job", "train"));
+        start(drain(), true, Map.of("blockingPodSelector", "app=critical", "holdNodesWithNpuWorkloads", false));
+        until("n2 upgraded while n1 is blocked", () -> NEW.equals(c.label("n2", NodeKeys.DRIVER_VERSION))
+                && c.label("n2", NodeKeys.DRIVER_UPGRADE_STATE) == null);
+        assertEquals("upgrade-required", c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
+        assertTrue(String.valueOf(c.status().get("blockedNodes")).contains(
+                "blocking pods (blockingPodSelector app=critical): ml/db-0"), String.valueOf(c.status()));
+        assertTrue(!unschedulable("n1") && !events("Cordoned").toString().contains("n1:"), "n1 never cordoned");
+        assertNull(c.admin().pods().inNamespace(NS).withName("train-0").get(), "the NPU pod was evicted");
+        assertTrue(evictions.get() >= 1);
+        assertTrue(String.valueOf(c.status().get("heldNodes")).equals("[]")
+                || c.status().get("heldNodes") == null, "no NPU workload hold: " + c.status().get("heldNodes"));
+
+        c.admin().apps().replicaSets().inNamespace(NS).withName("db-0").delete();
+        c.admin().pods().inNamespace(NS).withName("db-0").withGracePeriod(0).delete();
+        until("n1 upgraded once the blocking pod is gone", () -> emulator.allDone(NEW));
+        until("both uncordoned", () -> !unschedulable("n1") && !unschedulable("n2"));
     }
 }

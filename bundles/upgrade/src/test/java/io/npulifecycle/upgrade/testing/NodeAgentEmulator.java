@@ -41,7 +41,9 @@ import io.npulifecycle.testing.support.ClusterFixture;
  * <li>reboot only with autoUpgrade (read from the NPUOperatorCtl) or a consumed {@code approve-reboot=true},
  * writing {@code rebooting-from-boot-id} right before; an approval is consumed as the node agent does it (one write
  * guarded by the resourceVersion of the Node it decided on, removing the approval and writing
- * {@code rebooting-from-boot-id}), and not while {@code driver-upgrade-state=reboot-deferred};</li>
+ * {@code rebooting-from-boot-id}); neither while the control plane holds the upgrade reboot
+ * ({@code driver-upgrade-state} {@code reboot-deferred}, {@code cordon-required} or {@code drain-required}) nor at or
+ * after {@code upgrade-reboot-before} (NodeKeys#upgradeRebootRefusal);</li>
  * <li>after {@link #rebootDuration} (simulated): new {@code boot-id}, {@code driver-version} = staged,
  * {@code driver-validated=<version>@<boot-id>} and {@code npu-health=healthy} (after {@link #validationDelay} in a
  * second write if non-zero), {@code reboot-required} removed.</li>
@@ -360,9 +362,12 @@ public final class NodeAgentEmulator implements AutoCloseable {
             return;
         }
         if ("true".equals(labels.get(P + "reboot-required")) && a.staged != null) {
-            boolean approved = "true".equals(ann.get(P + "approve-reboot"))
-                    && !"reboot-deferred".equals(labels.get(P + "driver-upgrade-state"));
-            if (approved || autoUpgrade()) {
+            // the node agent's rule (NodeKeys.upgradeRebootRefusal): no upgrade reboot while the control plane holds
+            // it (no slot, cordon or drain) or after the maintenance window closed
+            boolean held = io.npulifecycle.api.node.NodeKeys.upgradeRebootRefusal(
+                    labels.get(P + "driver-upgrade-state"), ann.get(P + "upgrade-reboot-before"), time.now()) != null;
+            boolean approved = "true".equals(ann.get(P + "approve-reboot")) && !held;
+            if (approved || autoUpgrade() && !held) {
                 Map<String, String> an = new java.util.HashMap<>();
                 an.put(P + "rebooting-from-boot-id", a.bootId);
                 if (approved) {

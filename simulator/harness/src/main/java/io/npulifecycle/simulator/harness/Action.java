@@ -607,7 +607,8 @@ sealed interface Action {
 
     /** {@code spec.driver.upgradePolicy}. */
     record UpgradePolicy(Boolean autoUpgrade, Integer maxParallelUpgrades, Object maxUnavailable, Deadlines deadlines,
-            Drain drain) {
+            Drain drain, Map<String, Object> maintenanceWindow, String blockingPodSelector,
+            Boolean holdNodesWithNpuWorkloads) {
         public UpgradePolicy {
             checkRange(maxParallelUpgrades, "maxParallelUpgrades", 0, 100_000);
             checkMaxUnavailable(maxUnavailable);
@@ -624,6 +625,10 @@ sealed interface Action {
             if (drain != null) {
                 m.put("drain", drain.fields());
             }
+            // checked by the controller (InvalidSpec), as the CRD schema and SpecParser check them
+            put(m, "maintenanceWindow", maintenanceWindow);
+            put(m, "blockingPodSelector", blockingPodSelector);
+            put(m, "holdNodesWithNpuWorkloads", holdNodesWithNpuWorkloads);
             return m;
         }
     }

@@ -23,7 +23,9 @@ import io.npulifecycle.simulator.cluster.ImageWhiteLists;
  * (1) install at 25.2.0, (2) preflight (image missing from the registry, tag missing from the ImageWhiteList, NPU
  * workload), (3) upgrade to 25.5.0 in manual mode approving nodes one by one, (4) verify
  * as the runbook does, (5) self-healing with autoRecover=true, (6) autoRecover=false: RebootRequired reason=recovery,
- * approve, recovered, (7) false-positive suppression. Prints a live progress table and a PASS/FAIL summary.
+ * approve, recovered, (7) false-positive suppression, (8) no violation, (9) with {@code --api real} only: the upgrade
+ * drain of an NPU job guarded by a PodDisruptionBudget ({@link DemoDrainStep}). Prints a live progress table and a
+ * PASS/FAIL summary.
  */
 public final class Demo {
 
@@ -79,6 +81,15 @@ public final class Demo {
                 results.add(demo.step("6 autoRecover=false: approve the recovery", demo::manualRecover));
                 results.add(demo.step("7 false-positive suppression", demo::suppression));
                 results.add(demo.step("8 no violation (no driver unloaded in a running kernel)", demo::noViolation));
+                String drain = "9 upgrade drain: a PodDisruptionBudget blocks an NPU job's drain";
+                if (io.npulifecycle.simulator.cluster.ClusterBackend.REAL.equals(api)) {
+                    results.add(demo.step(drain, new DemoDrainStep(sim, out, demo.wait, demo::table)::run));
+                } else {
+                    out.println();
+                    out.println("== step " + drain);
+                    out.println("   SKIP: runs only with --api real (PodDisruptionBudgets and the Eviction API exist "
+                            + "only on a real kube-apiserver; the embedded API server has neither)");
+                }
             }
             demo.printTable(true);
         } catch (Exception e) {
@@ -121,7 +132,7 @@ public final class Demo {
     // ---- the runbook ----
 
     String install(SimCluster c) throws Exception {
-        c.start(List.of(TO));
+        c.start(List.of(TO, DemoDrainStep.TARGET));
         for (SimNode n : c.nodes().values()) {
             Path credentials = c.writeJolokiaCredentials(n);
             out.println("   " + n.name() + ": Jolokia " + n.jolokia().url() + ", credentials in " + credentials);

@@ -25,6 +25,8 @@ public class NpuOperatorCtlStatus {
     private List<NodeIssue> heldNodes = new ArrayList<>();
     private List<NodeIssue> slotHolders = new ArrayList<>();
     private List<NodeIssue> drainingNodes = new ArrayList<>();
+    private List<NodeIssue> blockedNodes = new ArrayList<>();
+    private List<NodeIssue> waitingForWindow = new ArrayList<>();
     private List<Condition> conditions = new ArrayList<>();
 
     public Long getObservedGeneration() {
@@ -153,6 +155,40 @@ public class NpuOperatorCtlStatus {
         this.drainingNodes = drainingNodes;
     }
 
+    /**
+     * @return nodes that get no rollout slot while a pod matching {@code upgradePolicy.blockingPodSelector} runs on
+     *         them, each naming the pods
+     * @since 1.2
+     */
+    public List<NodeIssue> getBlockedNodes() {
+        return blockedNodes;
+    }
+
+    /**
+     * @param blockedNodes see {@link #getBlockedNodes()}
+     * @since 1.2
+     */
+    public void setBlockedNodes(List<NodeIssue> blockedNodes) {
+        this.blockedNodes = blockedNodes;
+    }
+
+    /**
+     * @return nodes waiting for a rollout slot while {@code upgradePolicy.maintenanceWindow} is closed, each naming
+     *         the window and when it opens
+     * @since 1.2
+     */
+    public List<NodeIssue> getWaitingForWindow() {
+        return waitingForWindow;
+    }
+
+    /**
+     * @param waitingForWindow see {@link #getWaitingForWindow()}
+     * @since 1.2
+     */
+    public void setWaitingForWindow(List<NodeIssue> waitingForWindow) {
+        this.waitingForWindow = waitingForWindow;
+    }
+
     public List<Condition> getConditions() {
         return conditions;
     }
@@ -172,6 +208,7 @@ public class NpuOperatorCtlStatus {
                 && Objects.equals(nodeCounts, s.nodeCounts) && Objects.equals(awaitingApproval, s.awaitingApproval)
                 && Objects.equals(failedNodes, s.failedNodes) && Objects.equals(heldNodes, s.heldNodes)
                 && Objects.equals(slotHolders, s.slotHolders) && Objects.equals(drainingNodes, s.drainingNodes)
+                && Objects.equals(blockedNodes, s.blockedNodes) && Objects.equals(waitingForWindow, s.waitingForWindow)
                 && Objects.equals(conditions, s.conditions);
     }
 
