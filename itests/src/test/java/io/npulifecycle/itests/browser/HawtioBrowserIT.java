@@ -25,8 +25,9 @@ import io.npulifecycle.security.tool.PasswordHash;
  * headless Chromium, driven by playwright-core from npm, against a node agent with the simulator, connected as the
  * README says: the origin Hawtio is served from added as one {@code <allow-origin>} line to the runtime's
  * {@code etc/jolokia-access.xml} (re-read without a restart). An operator sees the {@code io.npulifecycle} tree, reads
- * HealthWatch, executes {@code Simulator.wedge} (the simulator's chip is then wedged); a viewer's execute is refused
- * with the reason. Screenshots of each step are kept in {@code target/hawtio-browser/}.
+ * HealthWatch and the Chip folder, executes {@code Simulator.wedge} (the simulator's chip is then wedged); a viewer
+ * sees Execute disabled (the agent's {@code canInvoke} hints in its {@code list} answer), and an exec sent through
+ * Hawtio's proxy with the viewer's credentials is refused with the reason. Screenshots of each step are kept in {@code target/hawtio-browser/}.
  *
  * <p>Needs {@code /usr/bin/chromium} (Debian's {@code chromium}), node and npm (playwright-core is installed by
  * {@code npm ci} from {@code src/test/browser/package-lock.json}, from npm's cache when it has it); {@code .ci/run}
@@ -93,6 +94,7 @@ class HawtioBrowserIT {
                 assertTrue(log.contains("STEP tree io.npulifecycle"), log);
                 assertTrue(log.contains("STEP healthwatch"), log);
                 assertTrue(log.contains("STEP operator wedge 4:0 wedged"), log);
+                assertTrue(log.contains("STEP viewer execute disabled"), log);
                 assertTrue(log.contains("STEP viewer refused"), log);
             } finally {
                 jetty.stop();
