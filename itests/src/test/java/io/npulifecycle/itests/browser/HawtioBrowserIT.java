@@ -11,9 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import org.eclipse.jetty.ee10.webapp.WebAppContext;
-import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -27,7 +24,8 @@ import io.npulifecycle.security.tool.PasswordHash;
  * {@code etc/jolokia-access.xml} (re-read without a restart). An operator sees the {@code io.npulifecycle} tree, reads
  * HealthWatch and the Chip folder, executes {@code Simulator.wedge} (the simulator's chip is then wedged); a viewer
  * sees Execute disabled (the agent's {@code canInvoke} hints in its {@code list} answer), and an exec sent through
- * Hawtio's proxy with the viewer's credentials is refused with the reason. Screenshots of each step are kept in {@code target/hawtio-browser/}.
+ * Hawtio's proxy with the viewer's credentials is refused with the reason. Screenshots of each step are kept in
+ * {@code target/hawtio-browser/screenshots/}. Hawtio runs in its own JVM ({@link HawtioServer}).
  *
  * <p>Needs {@code /usr/bin/chromium} (Debian's {@code chromium}), node and npm (playwright-core is installed by
  * {@code npm ci} from {@code src/test/browser/package-lock.json}, from npm's cache when it has it); {@code .ci/run}
@@ -81,7 +79,7 @@ class HawtioBrowserIT {
             Files.writeString(policy, shipped.replaceFirst("(\\s*)<strict-checking/>",
                     "$1<allow-origin>" + origin + "</allow-origin>$1<strict-checking/>"));
 
-            Server jetty = hawtio(hawtioPort);
+            Process jetty = hawtio(hawtioPort, work.resolve("hawtio.log"));
             try {
                 List<String> cmd = List.of("node", browser.resolve("hawtio-browser.mjs").toString(),
                         origin + "/hawtio", String.valueOf(agentPort), OPERATOR, OPERATOR_PASSWORD, VIEWER,
@@ -97,7 +95,7 @@ class HawtioBrowserIT {
                 assertTrue(log.contains("STEP viewer execute disabled"), log);
                 assertTrue(log.contains("STEP viewer refused"), log);
             } finally {
-                jetty.stop();
+                stop(jetty);
             }
             String chips = rt.get("/jolokia/read/io.npulifecycle:type=Simulator/Chips", OPERATOR,
                     OPERATOR_PASSWORD).body;
@@ -110,21 +108,49 @@ class HawtioBrowserIT {
         }
     }
 
-    /** Hawtio's war on Jetty 12 (EE 10), on loopback only, without Hawtio's own login (the agent authenticates). */
-    static Server hawtio(int port) throws Exception {
+    /**
+     * Starts {@link HawtioServer} in its own JVM (this test's class path) and waits until it serves.
+     *
+     * @return the process; closing its standard input stops it
+     */
+    static Process hawtio(int port, Path log) throws Exception {
         Path war = Path.of(System.getProperty("itests.hawtio.war", "hawtio-default.war"));
         assertTrue(Files.isRegularFile(war), "the Hawtio war from Maven Central at " + war);
-        System.setProperty("hawtio.authenticationEnabled", "false");
-        Server server = new Server();
-        ServerConnector connector = new ServerConnector(server);
-        connector.setHost("127.0.0.1");
-        connector.setPort(port);
-        server.addConnector(connector);
-        WebAppContext hawtio = new WebAppContext(war.toString(), "/hawtio");
-        hawtio.setTempDirectory(Files.createTempDirectory("hawtio-jetty").toFile());
-        server.setHandler(hawtio);
-        server.start();
-        return server;
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        Process p = new ProcessBuilder(java.toString(), "-Xmx512m", "-cp", System.getProperty("java.class.path"),
+                HawtioServer.class.getName(), String.valueOf(port), war.toString())
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        io.npulifecycle.testing.support.Waits.until("Hawtio served on port " + port, Duration.ofSeconds(90), () -> {
+            if (!p.isAlive()) {
+                throw new AssertionError("Hawtio exited (" + p.exitValue() + "):\n" + readQuietly(log));
+            }
+            try {
+                return Files.readString(log).contains(HawtioServer.STARTED);
+            } catch (java.io.IOException notYet) {
+                return false;
+            }
+        }, () -> readQuietly(log));
+        return p;
+    }
+
+    static void stop(Process p) throws InterruptedException {
+        try {
+            p.getOutputStream().close();
+        } catch (java.io.IOException e) {
+            // already gone
+        }
+        if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            p.waitFor();
+        }
+    }
+
+    static String readQuietly(Path p) {
+        try {
+            return Files.exists(p) ? tail(Files.readString(p)) : "";
+        } catch (java.io.IOException e) {
+            return e.toString();
+        }
     }
 
     /**
