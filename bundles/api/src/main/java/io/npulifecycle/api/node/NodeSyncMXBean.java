@@ -82,7 +82,7 @@ public interface NodeSyncMXBean {
      *         moved aside as {@code node-writes.pending.corrupt-<epoch ms>}), or {@code null}
      */
     @Description("Why the pending writes are not (all) on disk or what was wrong with the file found at the start (it was "
-            + "moved aside as node-writes.pending.corrupt-), or null.")
+            + "moved aside as node-writes.pending.corrupt-<epoch ms>), or null.")
     String getPendingWritesProblem();
 
     /** @return the policy as read, or {@code unknown (why)} */
@@ -94,7 +94,8 @@ public interface NodeSyncMXBean {
     String getPolicyProblem();
 
     /** @return {@code approved}, {@code absent}, {@code invalid value '...'} or {@code unknown} */
-    @Description("Approved, absent, invalid value '...' or unknown.")
+    @Description("The reboot approval of this node (annotation npu.openfuyao.com/approve-reboot): approved, absent, "
+            + "invalid value '...' or unknown.")
     String getApproval();
 
     /** @return the last API error, or {@code null} */

@@ -22,8 +22,8 @@ public interface DriverMXBean {
     boolean isModulesLoaded();
 
     /** @return NO_DRIVER_VERSION, LOADING, LOAD_FAILED, WAITING_FOR_VERSION, STAGED, VALIDATING, VALIDATED, VALIDATION_FAILED, ERROR */
-    @Description("NO_DRIVER_VERSION, LOADING, LOAD_FAILED, WAITING_FOR_VERSION, STAGED, VALIDATING, VALIDATED, "
-            + "VALIDATION_FAILED, ERROR.")
+    @Description("The driver loader's state: NO_DRIVER_VERSION, LOADING, LOAD_FAILED, WAITING_FOR_VERSION, STAGED, "
+            + "VALIDATING, VALIDATED, VALIDATION_FAILED, ERROR.")
     String getState();
 
     /** @return why */

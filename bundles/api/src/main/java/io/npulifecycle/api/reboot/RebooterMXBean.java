@@ -17,7 +17,7 @@ public interface RebooterMXBean {
     String getDecision();
 
     /** @return why, in words */
-    @Description("Why, in words.")
+    @Description("Why the rebooter made its last decision, in words.")
     String getDecisionReason();
 
     /** @return the reboot-required marker of this boot, or {@code null} */

@@ -17,7 +17,7 @@ public interface UpgradeOrchestratorMXBean {
     String OBJECT_NAME = "io.npulifecycle:type=UpgradeOrchestrator";
 
     /** @return {@code spec.driver.version} being rolled out, "" without a (valid) NPUOperatorCtl */
-    @Description("Spec.driver.version being rolled out, \"\" without a (valid) NPUOperatorCtl.")
+    @Description("The spec.driver.version being rolled out, \"\" without a (valid) NPUOperatorCtl.")
     String getTargetVersion();
 
     /** @return NPU nodes per state (upgrade states plus pending, upgraded, unvalidated, unknown) */
