@@ -40,7 +40,7 @@ public class ProbeHotUpdateIT extends NodeRuntimeSupport {
 
     static final Duration TIMEOUT = Duration.ofSeconds(30);
     static final String HEALTH_WATCH = "io.npulifecycle:type=HealthWatch";
-    static final String CHIP_00 = "io.npulifecycle:type=Chip,npu=0,chip=0";
+    static final String CHIP_00 = "io.npulifecycle:type=Chip,name=npu0-chip0";
 
     @Configuration
     public Option[] config() {

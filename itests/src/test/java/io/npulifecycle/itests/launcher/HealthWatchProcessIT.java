@@ -78,7 +78,7 @@ class HealthWatchProcessIT {
             assertEquals("0:0,1:0", rr.getProperty("chips"), rr.toString());
             assertEquals(BOOT_ID, rr.getProperty("bootId"), rr.toString());
             assertFalse(Files.exists(markers.resolve("driver-ready")), "driver-ready removed on a wedge");
-            RuntimeProcess.Answer chip = rt.get("/jolokia/read/io.npulifecycle:type=Chip,npu=0,chip=0", USER,
+            RuntimeProcess.Answer chip = rt.get("/jolokia/read/io.npulifecycle:type=Chip,name=npu0-chip0", USER,
                     PASSWORD);
             assertTrue(chip.body.contains("\"Wedged\":true"), chip.body);
             assertTrue(chip.body.contains("\"ConsecutiveFailures\":3")

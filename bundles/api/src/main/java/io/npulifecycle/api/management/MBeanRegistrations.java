@@ -15,7 +15,8 @@ import org.osgi.framework.ServiceRegistration;
 
 /**
  * Publishes an MXBean the way every npu-lifecycle bundle does: the implementation wrapped in a
- * {@link StandardMBean} for its MXBean interface, registered as an OSGi service of type {@link DynamicMBean} with
+ * {@link DescribedMBean} (a {@link StandardMBean} showing the interface's {@link Description}s and parameter names)
+ * for its MXBean interface, registered as an OSGi service of type {@link DynamicMBean} with
  * the service property {@value Mbeans#OBJECT_NAME_PROPERTY} set to its object name. The management bundle's JMX
  * whiteboard puts it in the platform MBeanServer (and so in Jolokia) while the service exists. Other bundles can
  * find it as a {@code DynamicMBean} service with the filter {@code (jmx.objectname=<name>)}.
@@ -54,7 +55,7 @@ public final class MBeanRegistrations {
         }
         StandardMBean mbean;
         try {
-            mbean = new NamedParameters<>(implementation, mxbeanInterface);
+            mbean = new DescribedMBean(implementation, mxbeanInterface);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("MBean " + objectName + ": " + mxbeanInterface.getName()
                     + " is not a valid MXBean interface: " + e.getMessage(), e);
@@ -62,34 +63,6 @@ public final class MBeanRegistrations {
         Dictionary<String, Object> props = new Hashtable<>();
         props.put(Mbeans.OBJECT_NAME_PROPERTY, objectName);
         return new Registration(context.registerService(DynamicMBean.class, mbean, props), objectName);
-    }
-
-    /**
-     * An MXBean whose operation parameters carry the names of the interface method's parameters ({@code npu},
-     * {@code chip}) instead of {@code p1}, {@code p2}: the names consoles (Hawtio, jconsole, Jolokia {@code list})
-     * show. The names come from the class file (the build compiles with {@code -parameters}); without them, the
-     * JMX defaults stay.
-     */
-    static final class NamedParameters<T> extends StandardMBean {
-        private final Class<T> mxbeanInterface;
-
-        NamedParameters(T implementation, Class<T> mxbeanInterface) {
-            super(implementation, mxbeanInterface, true);
-            this.mxbeanInterface = mxbeanInterface;
-        }
-
-        @Override
-        protected String getParameterName(javax.management.MBeanOperationInfo op,
-                javax.management.MBeanParameterInfo param, int sequence) {
-            for (java.lang.reflect.Method m : mxbeanInterface.getMethods()) {
-                java.lang.reflect.Parameter[] ps = m.getParameters();
-                if (m.getName().equals(op.getName()) && ps.length == op.getSignature().length && sequence < ps.length
-                        && ps[sequence].isNamePresent()) {
-                    return ps[sequence].getName();
-                }
-            }
-            return super.getParameterName(op, param, sequence);
-        }
     }
 
     /** A published MBean. Thread-safe. */

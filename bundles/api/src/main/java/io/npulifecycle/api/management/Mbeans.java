@@ -42,11 +42,24 @@ public final class Mbeans {
     }
 
     /**
+     * The object name of one chip's MBean: {@code io.npulifecycle:type=Chip,name=npu<npu>-chip<chip>}, one
+     * {@code name} key so that consoles show the chips as one folder {@code Chip} with a leaf per chip
+     * ({@code npu4-chip0}), as npu-smi numbers them.
+     *
+     * @param npu the NPU id
+     * @param chip the chip id on that NPU
+     * @return e.g. {@code io.npulifecycle:type=Chip,name=npu4-chip0}
+     */
+    public static String chipObjectName(int npu, int chip) {
+        return objectName("Chip", "name", "npu" + npu + "-chip" + chip);
+    }
+
+    /**
      * Builds an object name string in the product's domain.
      *
      * @param type the {@code type} key, e.g. {@code "Chip"}
-     * @param keyValues further key/value pairs in order, e.g. {@code "npu", "0", "chip", "1"}
-     * @return e.g. {@code io.npulifecycle:type=Chip,npu=0,chip=1}
+     * @param keyValues further key/value pairs in order, e.g. {@code "name", "npu0-chip1"}
+     * @return e.g. {@code io.npulifecycle:type=Chip,name=npu0-chip1}
      * @throws IllegalArgumentException if {@code keyValues} has an odd length
      */
     public static String objectName(String type, String... keyValues) {

@@ -2,30 +2,40 @@ package io.npulifecycle.api.markers;
 
 import java.util.List;
 
+import io.npulifecycle.api.management.Description;
+
 /**
  * Management view of the marker store, object name {@code io.npulifecycle:type=Markers}.
  */
+@Description("The marker store (io.npulifecycle:type=Markers): the marker files on the host that tell the rebooter and the "
+        + "driver loader what to do.")
 public interface MarkersMXBean {
 
     /** Object name of the marker store MBean. */
     String OBJECT_NAME = "io.npulifecycle:type=Markers";
 
     /** @return the host folder */
+    @Description("The host folder of the marker files (e.g. /run/npu-operator).")
     String getFolder();
 
     /** @return the current boot id */
+    @Description("The current boot id (from the kernel's boot_id file).")
     String getBootId();
 
     /** @return whether the folder exists and is writable, checked now */
+    @Description("Whether the folder exists and is writable, checked now.")
     boolean isWritable();
 
     /** @return the last write/remove error (message naming the path), or {@code null} */
+    @Description("The last write/remove error (message naming the path), or null.")
     String getLastError();
 
     /** @return the change counter */
+    @Description("Marker changes (writes and removals) seen by the store since start (a count).")
     long getChangeCount();
 
     /** @return every marker file with its status and content, read now */
+    @Description("Every marker file with its status and content, read now.")
     List<MarkerView> getMarkers();
 
     /** One marker file as seen by the MBean. */

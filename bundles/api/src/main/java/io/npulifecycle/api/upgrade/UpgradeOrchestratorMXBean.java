@@ -3,28 +3,36 @@ package io.npulifecycle.api.upgrade;
 import java.util.List;
 import java.util.Map;
 
+import io.npulifecycle.api.management.Description;
+
 /**
  * The driver rollout as seen by one control-plane replica: {@code io.npulifecycle:type=UpgradeOrchestrator}. Every
  * replica computes the same view from its informers; only the leader writes.
  */
+@Description("The cluster-wide driver rollout (io.npulifecycle:type=UpgradeOrchestrator): node states, slots, approvals, "
+        + "pause and resume.")
 public interface UpgradeOrchestratorMXBean {
 
     /** Object name. */
     String OBJECT_NAME = "io.npulifecycle:type=UpgradeOrchestrator";
 
     /** @return {@code spec.driver.version} being rolled out, "" without a (valid) NPUOperatorCtl */
+    @Description("The spec.driver.version being rolled out, \"\" without a (valid) NPUOperatorCtl.")
     String getTargetVersion();
 
     /** @return NPU nodes per state (upgrade states plus pending, upgraded, unvalidated, unknown) */
+    @Description("NPU nodes per state (upgrade states plus pending, upgraded, unvalidated, unknown).")
     Map<String, Integer> getCountsPerState();
 
     /** @return each NPU node's state ("upgraded" when done) */
+    @Description("Each NPU node's state (\"upgraded\" when done).")
     Map<String, String> getNodeStates();
 
     /**
      * @return nodes in {@code reboot-required} or {@code reboot-deferred} waiting for
      *         {@code npu.openfuyao.com/approve-reboot=true}
      */
+    @Description("Nodes in reboot-required or reboot-deferred waiting for npu.openfuyao.com/approve-reboot=true.")
     List<String> getAwaitingApproval();
 
     /**
@@ -32,24 +40,32 @@ public interface UpgradeOrchestratorMXBean {
      *         approved node it gives its slot to), as in the status' {@code slotHolders}
      * @since 1.1
      */
+    @Description("The nodes holding a rollout slot, name: why (state, approval, what it waits for, or the approved node it "
+            + "gives its slot to), as in the status' slotHolders.")
     List<String> getSlotHolders();
 
     /** @return failed nodes, {@code name: reason} */
+    @Description("Failed nodes, name: reason.")
     List<String> getFailedNodes();
 
     /** @return the status conditions, {@code Type=Status (Reason): message} */
+    @Description("The status conditions, Type=Status (Reason): message.")
     List<String> getConditions();
 
     /** @return whether this replica holds the lease and writes */
+    @Description("Whether this replica holds the lease and writes.")
     boolean isLeader();
 
     /** @return this replica's lease identity */
+    @Description("This replica's lease identity.")
     String getIdentity();
 
     /** @return whether the rollout is paused (annotation {@code npu.openfuyao.com/paused=true} on the CR) */
+    @Description("Whether the rollout is paused (annotation npu.openfuyao.com/paused=true on the CR).")
     boolean isPaused();
 
     /** @return writes made by this replica, by kind, plus reconciles, 409 conflicts and informer rebuilds */
+    @Description("Writes made by this replica, by kind, plus reconciles, 409 conflicts and informer rebuilds.")
     Map<String, Long> getWriteCounts();
 
     /**
@@ -60,6 +76,9 @@ public interface UpgradeOrchestratorMXBean {
      * @return the new state: {@code true} (paused)
      * @throws RuntimeException when the CR cannot be patched (message from the API server)
      */
+    @Description("Pauses the rollout (operator role): annotates the NPUOperatorCtl with npu.openfuyao.com/paused=true, so "
+            + "it survives a leader change; no node gets a new slot, nodes in flight finish their current step. Logged. "
+            + "Paused reads the new state at once. Returns the new state: true (paused).")
     boolean pause();
 
     /**
@@ -68,5 +87,7 @@ public interface UpgradeOrchestratorMXBean {
      * @return the new state: {@code false} (not paused)
      * @throws RuntimeException when the CR cannot be patched (message from the API server)
      */
+    @Description("Resumes the rollout (removes the annotation). Logged. Paused reads the new state at once. Returns the "
+            + "new state: false (not paused).")
     boolean resume();
 }

@@ -1,6 +1,7 @@
 package io.npulifecycle.management.internal;
 
 import io.npulifecycle.api.management.ConfigurationMXBean;
+import io.npulifecycle.api.management.DescribedMBean;
 
 import java.lang.System.Logger.Level;
 import java.lang.reflect.Array;
@@ -18,7 +19,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
 
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
@@ -54,7 +54,7 @@ import io.npulifecycle.api.management.Mbeans;
     ConfigurationPlugin.CM_RANKING + ":Integer=500",
     Mbeans.OBJECT_NAME_PROPERTY + "=" + Mbeans.DOMAIN + ":type=Configuration"
 })
-public class ConfigurationValidator extends StandardMBean implements ConfigurationPlugin, ConfigurationMXBean {
+public class ConfigurationValidator extends DescribedMBean implements ConfigurationPlugin, ConfigurationMXBean {
 
     /** Only configurations of this product are validated. */
     static final String PID_PREFIX = "io.npulifecycle.";
@@ -80,7 +80,7 @@ public class ConfigurationValidator extends StandardMBean implements Configurati
 
     /** DS constructor. */
     public ConfigurationValidator() {
-        super(ConfigurationMXBean.class, true);
+        super(ConfigurationMXBean.class);
     }
 
     /** Test constructor. */

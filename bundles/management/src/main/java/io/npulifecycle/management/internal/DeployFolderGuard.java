@@ -1,5 +1,6 @@
 package io.npulifecycle.management.internal;
 
+import io.npulifecycle.api.management.DescribedMBean;
 import io.npulifecycle.api.management.DeployMXBean;
 
 import java.io.IOException;
@@ -56,7 +57,7 @@ import io.npulifecycle.api.time.TimeSource;
     HealthCheck.NAME + "=npu-lifecycle deploy folder",
     HealthCheck.TAGS + "=ready"
 })
-public class DeployFolderGuard extends StandardMBean implements DeployMXBean, HealthCheck, ArtifactInstaller {
+public class DeployFolderGuard extends DescribedMBean implements DeployMXBean, HealthCheck, ArtifactInstaller {
 
     static final long PERIOD_SECONDS = 2;
     private static final System.Logger LOG = System.getLogger(DeployFolderGuard.class.getName());
@@ -88,7 +89,7 @@ public class DeployFolderGuard extends StandardMBean implements DeployMXBean, He
 
     /** DS constructor. */
     public DeployFolderGuard() {
-        super(DeployMXBean.class, true);
+        super(DeployMXBean.class);
     }
 
     /** Test constructor: no bundle installed. */

@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.TreeMap;
 
 import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
 
 import org.apache.felix.hc.api.Result;
 import org.apache.felix.hc.api.ResultLog;
@@ -22,6 +21,7 @@ import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Reference;
 
+import io.npulifecycle.api.management.DescribedMBean;
 import io.npulifecycle.api.management.HealthCheckState;
 import io.npulifecycle.api.management.HealthMXBean;
 import io.npulifecycle.api.management.Mbeans;
@@ -33,7 +33,7 @@ import io.npulifecycle.api.time.TimeSource;
  * {@value #PERIOD_SECONDS} s (wall clock) so that "since" is known within that period even when nobody reads.
  */
 @Component(service = DynamicMBean.class, property = Mbeans.OBJECT_NAME_PROPERTY + "=" + HealthMXBean.OBJECT_NAME)
-public class HealthMBean extends StandardMBean implements HealthMXBean {
+public class HealthMBean extends DescribedMBean implements HealthMXBean {
 
     static final long PERIOD_SECONDS = 10;
     /** Longest message reported per check, characters. */
@@ -50,7 +50,7 @@ public class HealthMBean extends StandardMBean implements HealthMXBean {
 
     /** DS constructor. */
     public HealthMBean() {
-        super(HealthMXBean.class, true);
+        super(HealthMXBean.class);
     }
 
     @Activate

@@ -1,6 +1,7 @@
 package io.npulifecycle.management.internal;
 
 import io.npulifecycle.api.management.BundleInfo;
+import io.npulifecycle.api.management.DescribedMBean;
 
 import io.npulifecycle.api.management.NpuRuntimeMXBean;
 
@@ -9,7 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import javax.management.DynamicMBean;
-import javax.management.StandardMBean;
 
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
@@ -23,13 +23,13 @@ import io.npulifecycle.api.management.Mbeans;
  * MBeanServer by the JMX whiteboard.
  */
 @Component(service = DynamicMBean.class, property = Mbeans.OBJECT_NAME_PROPERTY + "=" + Mbeans.RUNTIME)
-public class RuntimeMBean extends StandardMBean implements NpuRuntimeMXBean {
+public class RuntimeMBean extends DescribedMBean implements NpuRuntimeMXBean {
 
     private BundleContext context;
 
     /** DS constructor. */
     public RuntimeMBean() {
-        super(NpuRuntimeMXBean.class, true);
+        super(NpuRuntimeMXBean.class);
     }
 
     @Activate

@@ -42,7 +42,7 @@ import io.npulifecycle.api.time.TimeSource;
 
 /**
  * The health-watch component, PID {@value WatchConfig#PID}: runs {@link HealthWatchEngine} on one probe thread,
- * registers the {@code io.npulifecycle:type=HealthWatch} MBean and one {@code io.npulifecycle:type=Chip,npu=N,chip=M}
+ * registers the {@code io.npulifecycle:type=HealthWatch} MBean and one {@code io.npulifecycle:type=Chip,name=npuN-chipM}
  * MBean per expected chip, and posts the engine's events through EventAdmin. An invalid configuration (at
  * activation or {@code @Modified}) is logged with the PID, the configuration file ({@code felix.fileinstall.filename})
  * and the key, and the previous (or, at activation, the default) one is kept. A {@code method} that is neither
@@ -366,7 +366,7 @@ public class HealthWatchComponent {
         });
         for (ChipState s : expected) {
             chipMbeans.computeIfAbsent(s.id(), id -> MBeanRegistrations.register(ctx, ChipMXBean.class, s,
-                    Mbeans.objectName("Chip", "npu", String.valueOf(id.npu()), "chip", String.valueOf(id.chip()))));
+                    Mbeans.chipObjectName(id.npu(), id.chip())));
         }
     }
 

@@ -476,7 +476,7 @@ class HealthWatchEngineTest {
         firstProbe();
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         ObjectName hw = new ObjectName(HealthWatchMXBean.OBJECT_NAME + ",test=engine");
-        ObjectName chip = new ObjectName("io.npulifecycle:type=Chip,npu=1,chip=0,test=engine");
+        ObjectName chip = new ObjectName("io.npulifecycle:type=Chip,name=npu1-chip0,test=engine");
         server.registerMBean(new StandardMBean(engine, HealthWatchMXBean.class, true), hw);
         server.registerMBean(new StandardMBean(engine.chip(new ChipId(1, 0)), ChipMXBean.class, true), chip);
         try {

@@ -129,7 +129,7 @@ public class AccessFilter implements Filter {
                 return;
             }
         }
-        pass(req, response, chain, caller);
+        passWithHints(req, res, chain, caller, ops);
     }
 
     /**
@@ -168,7 +168,7 @@ public class AccessFilter implements Filter {
             reasons.add(refusal(caller, op));
         }
         if (reasons.stream().allMatch(r -> r == null)) {
-            pass(new Buffered(req, body, cs), res, chain, caller);
+            passWithHints(new Buffered(req, body, cs), res, chain, caller, parsed.ops());
         } else if (!parsed.bulk()) {
             sendJson(res, 200, PartialBulk.json(PartialBulk.refusal(reasons.get(0), parsed.items().get(0))));
         } else if (reasons.stream().noneMatch(r -> r == null)) {
@@ -179,7 +179,11 @@ public class AccessFilter implements Filter {
             pass(new Buffered(req, served, StandardCharsets.UTF_8), captured, chain, caller);
             String jolokia = captured.text();
             String merged = PartialBulk.merge(parsed.items(), reasons, jolokia);
-            byte[] out = (merged == null ? jolokia : merged).getBytes(StandardCharsets.UTF_8);
+            String answer = merged == null ? jolokia : merged;
+            if (hasList(parsed.ops())) {
+                answer = ListHints.decorate(answer, caller.role());
+            }
+            byte[] out = answer.getBytes(StandardCharsets.UTF_8);
             res.setContentLength(out.length);
             res.getOutputStream().write(out);
         }
@@ -205,6 +209,27 @@ public class AccessFilter implements Filter {
             Audit.decision(op.proxy ? "proxy" : op.type, caller, op.mbean, op.member, false, reason);
         }
         return reason;
+    }
+
+    private static boolean hasList(List<RequestClassifier.Op> ops) {
+        return ops.stream().anyMatch(op -> "list".equals(op.type));
+    }
+
+    /**
+     * Passes the request on; Jolokia's answer to a {@code list} gets the caller's {@link ListHints} (what a console
+     * shows as locked or not executable).
+     */
+    private static void passWithHints(HttpServletRequest req, HttpServletResponse res, FilterChain chain,
+            Caller caller, List<RequestClassifier.Op> ops) throws IOException, ServletException {
+        if (!hasList(ops)) {
+            pass(req, res, chain, caller);
+            return;
+        }
+        PartialBulk.Captured captured = new PartialBulk.Captured(res);
+        pass(req, captured, chain, caller);
+        byte[] out = ListHints.decorate(captured.text(), caller.role()).getBytes(StandardCharsets.UTF_8);
+        res.setContentLength(out.length);
+        res.getOutputStream().write(out);
     }
 
     private static void pass(HttpServletRequest req, ServletResponse res, FilterChain chain, Caller caller)

@@ -323,7 +323,7 @@ class ScenarioTest {
             "    outcome: one reboot",
             "    steps:",
             "      - at: 0s",
-            "        killAgent: {node: node-0, when: {node: node-0, mbean: {name: \"io.npulifecycle:type=Chip,npu=1,chip=0\",",
+            "        killAgent: {node: node-0, when: {node: node-0, mbean: {name: \"io.npulifecycle:type=Chip,name=npu1-chip0\",",
             "                    attribute: ConsecutiveFailures, atLeast: 1}, within: 600s}}",
             "      - at: 0s",
             "        clockJump: {node: control-plane, by: -1h}",
@@ -351,7 +351,7 @@ class ScenarioTest {
         assertEquals(11, kill.whenLine(), "the line of when:");
         assertEquals(new Action.KillAgent("node-0"), kill.action());
         assertEquals(Duration.ofSeconds(600), when.within());
-        assertEquals(new Action.MBeanCheck("io.npulifecycle:type=Chip,npu=1,chip=0", "ConsecutiveFailures", null, null,
+        assertEquals(new Action.MBeanCheck("io.npulifecycle:type=Chip,name=npu1-chip0", "ConsecutiveFailures", null, null,
                 1), when.mbean());
         assertEquals(new Action.ClockJump("control-plane", Duration.ofHours(-1)), c.steps().get(1).action());
         assertEquals(new Action.KillControlPlane("leader", false), c.steps().get(2).action());
