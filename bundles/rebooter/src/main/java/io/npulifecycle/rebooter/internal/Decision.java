@@ -8,6 +8,11 @@ public enum Decision {
     WAITING_FOR_APPROVAL,
     /** Authorised, but the API server could not be reached to consume the approval. */
     WAITING_FOR_API,
+    /**
+     * A recovery request with the drain enabled ({@code recoveryPolicy.drain.enable}, or an unknown policy) waits for
+     * the control plane to cordon and drain the node and grant the reboot ({@code recovery-reboot-granted}).
+     */
+    WAITING_FOR_DRAIN,
     /** Recovery reboot limit reached: a person is needed. */
     RECOVERY_BLOCKED,
     /** The re-check right before the reboot failed. */
