@@ -228,6 +228,14 @@ class AdmissionPolicyCelTest {
         // the control plane's cordon record: written by a node agent, it would have an admin's cordon undone
         assertDenied(admit(request(AGENT, "UPDATE", "n1"), old,
                 changed(old, n -> annotations(n).put("npu.openfuyao.com/cordoned-by", "npu-lifecycle"))), "annotations");
+        // the control plane's recovery reboot grant: written by a node agent, it would reboot an undrained node
+        assertDenied(admit(request(AGENT, "UPDATE", "n1"), old,
+                changed(old, n -> annotations(n).put("npu.openfuyao.com/recovery-reboot-granted", "b1"))),
+                "annotations");
+        // the chips of a recovery request are the node agent's to write
+        Outcome chips = admit(request(AGENT, "UPDATE", "n1"), old,
+                changed(old, n -> annotations(n).put("npu.openfuyao.com/reboot-chips", "0,3")));
+        assertTrue(chips.allowed(), chips.denials().toString());
     }
 
     @Test

@@ -504,7 +504,7 @@ class ManifestsTest {
         // tolerations
         Set<String> tolerated = pod.getTolerations().stream().map(t -> t.getKey() + ":" + t.getOperator()).collect(Collectors.toSet());
         for (String k : List.of("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable", "node.kubernetes.io/unschedulable",
-                "huawei.com/Ascend910", "huawei.com/Ascend310P")) {
+                "huawei.com/Ascend910", "huawei.com/Ascend310P", "npu.openfuyao.com/npu-unhealthy")) {
             assertTrue(tolerated.contains(k + ":Exists"), "tolerates " + k);
         }
         assertTrue(pod.getTolerations().stream().allMatch(t -> t.getKey() != null), "no blanket toleration");

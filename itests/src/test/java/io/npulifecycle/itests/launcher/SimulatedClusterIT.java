@@ -32,7 +32,8 @@ class SimulatedClusterIT {
      * Scenario files that need a real API server whatever {@value #API_PROPERTY} says: the Eviction API and the
      * disruption controller's PodDisruptionBudget status exist only there.
      */
-    static final Set<String> REAL_ONLY = Set.of("14-upgrade-drain.yaml", "15-upgrade-gates.yaml");
+    static final Set<String> REAL_ONLY = Set.of("14-upgrade-drain.yaml", "15-upgrade-gates.yaml",
+            "17-recovery-drain.yaml");
 
     /** @return {@code real} or {@code embedded}, from {@value #API_PROPERTY} */
     static String api() {

@@ -53,4 +53,23 @@ public interface ApprovalService {
     default String upgradeRebootRefusal(java.time.Instant now) {
         return null;
     }
+
+    /**
+     * @return the control plane's recovery reboot grant ({@value NodeKeys#RECOVERY_REBOOT_GRANTED}: the boot id the
+     *         granted reboot leaves) as last seen by the Node informer, or {@code null} when absent or not seen yet
+     */
+    default String rebootGrant() {
+        return null;
+    }
+
+    /**
+     * Reads the Node from the API server (not the cache), right before a recovery reboot that needs the drain.
+     *
+     * @param bootId the current boot id
+     * @return whether {@value NodeKeys#RECOVERY_REBOOT_GRANTED} names {@code bootId}; {@code false} when it does not,
+     *         and when the API server cannot be reached (no reboot without the proof of the drain)
+     */
+    default boolean rebootGranted(String bootId) {
+        return false;
+    }
 }

@@ -92,6 +92,33 @@ public final class NodeKeys {
      */
     public static final String UPGRADE_REBOOT_BEFORE = PREFIX + "upgrade-reboot-before";
 
+    /**
+     * Taint key the control plane puts on a node as soon as its node agent declares a wedge (label
+     * {@link #REBOOT_REQUIRED} with {@link #REBOOT_REASON} {@code recovery}), effect {@value #NPU_UNHEALTHY_EFFECT},
+     * value {@value #NPU_UNHEALTHY_VALUE}: no new pod lands on a node about to reboot. Removed once the fresh boot
+     * validates, or when the request goes away without a reboot (false-positive suppression).
+     */
+    public static final String NPU_UNHEALTHY_TAINT = PREFIX + "npu-unhealthy";
+    /** The value of the {@link #NPU_UNHEALTHY_TAINT} taint. */
+    public static final String NPU_UNHEALTHY_VALUE = "true";
+    /** The effect of the {@link #NPU_UNHEALTHY_TAINT} taint. */
+    public static final String NPU_UNHEALTHY_EFFECT = "NoSchedule";
+    /**
+     * Annotation written by the control plane only: the recovery reboot of the node is granted, its value the boot id
+     * the reboot leaves ({@link #BOOT_ID} when granted). Written once the node is cordoned and drained for its
+     * recovery ({@code spec.driver.recoveryPolicy.drain}); the node agent reboots for recovery, with the drain
+     * enabled, only while it names the current boot, read again from the API server right before the reboot.
+     * Removed after the fresh boot validates, or when the request goes away without a reboot.
+     */
+    public static final String RECOVERY_REBOOT_GRANTED = PREFIX + "recovery-reboot-granted";
+    /**
+     * Annotation written by the node agent while it declares a recovery request: the wedged chips of the request
+     * (the marker's {@code chips}, e.g. {@code 0,3}), so the control plane names them in its Events.
+     */
+    public static final String REBOOT_CHIPS = PREFIX + "reboot-chips";
+    /** Condition type on the custom resource's status: wedged nodes wait because too many are unavailable. */
+    public static final String CONDITION_RECOVERY_STORM = "RecoveryStorm";
+
     /** Namespace of the driver pods (DESIGN.md). */
     public static final String DRIVER_NAMESPACE = "npu-operator";
     /** Label key of the driver pods (DESIGN.md). */
@@ -135,6 +162,17 @@ public final class NodeKeys {
      * reboot started; its slot is released and it goes again at the next opening (the message says when).
      */
     public static final String EVENT_OUTSIDE_MAINTENANCE_WINDOW = "OutsideMaintenanceWindow";
+    /** Event reason (Warning), written by the control plane: it tainted a wedged node; the message names the chips. */
+    public static final String EVENT_NPU_UNHEALTHY = "NpuUnhealthy";
+    /** Event reason (Normal), written by the control plane: it removed the {@link #NPU_UNHEALTHY_TAINT} taint. */
+    public static final String EVENT_NPU_HEALTHY = "NpuHealthy";
+    /** Event reason (Normal), written by the control plane: the node is drained and its recovery reboot granted. */
+    public static final String EVENT_RECOVERY_REBOOT_GRANTED = "RecoveryRebootGranted";
+    /**
+     * Event reason (Warning), written by the control plane: a wedged node waits for its drain and reboot because
+     * {@code recoveryPolicy.maxUnavailable} NPU nodes are unavailable (also a condition on the custom resource).
+     */
+    public static final String EVENT_RECOVERY_STORM = "RecoveryStorm";
 
     /** Event type Normal. */
     public static final String NORMAL = "Normal";
@@ -185,6 +223,6 @@ public final class NodeKeys {
         return key != null && key.startsWith(PREFIX) && !key.equals(APPROVE_REBOOT)
                 && !key.equals(DRIVER_UPGRADE_STATE) && !key.equals(DRIVER_UPGRADE_FAILURE) && !key.equals(CORDONED_BY)
                 && !key.equals(UPGRADE_REBOOT_BEFORE)
-                && key.length() > PREFIX.length();
+                && !key.equals(RECOVERY_REBOOT_GRANTED) && key.length() > PREFIX.length();
     }
 }

@@ -11,9 +11,10 @@ public interface RebooterMXBean {
     /** Object name. */
     String OBJECT_NAME = "io.npulifecycle:type=Rebooter";
 
-    /** @return the last decision: NONE, WAITING_FOR_APPROVAL, WAITING_FOR_API, UPGRADE_HELD, RECOVERY_BLOCKED, RECHECK_FAILED, DRY_RUN, REBOOTING, FAILED, STATE_CORRUPT, INVALID_REQUEST */
-    @Description("The last decision: NONE, WAITING_FOR_APPROVAL, WAITING_FOR_API, UPGRADE_HELD, RECOVERY_BLOCKED, RECHECK_FAILED, "
-            + "DRY_RUN, REBOOTING, FAILED, STATE_CORRUPT, INVALID_REQUEST.")
+    /** @return the last decision: NONE, WAITING_FOR_APPROVAL, WAITING_FOR_DRAIN (the control plane's drain and grant), WAITING_FOR_API, UPGRADE_HELD, RECOVERY_BLOCKED, RECHECK_FAILED, DRY_RUN, REBOOTING, FAILED, STATE_CORRUPT, INVALID_REQUEST */
+    @Description("The last decision: NONE, WAITING_FOR_APPROVAL, WAITING_FOR_DRAIN (the control plane's drain and "
+            + "reboot grant), WAITING_FOR_API, UPGRADE_HELD, RECOVERY_BLOCKED, RECHECK_FAILED, DRY_RUN, REBOOTING, "
+            + "FAILED, STATE_CORRUPT, INVALID_REQUEST.")
     String getDecision();
 
     /** @return why, in words */

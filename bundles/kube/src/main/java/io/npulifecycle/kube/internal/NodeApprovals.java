@@ -65,7 +65,8 @@ final class NodeApprovals implements ApprovalService {
     /**
      * @param before the Node seen before, or {@code null}
      * @param after the Node seen now
-     * @return whether the approval annotation (its presence or value) differs, or there was no Node before
+     * @return whether the approval annotation (its presence or value) or the control plane's recovery reboot grant
+     *         differs, or there was no Node before
      */
     static boolean approvalChanged(Node before, Node after) {
         if (before == null) {
@@ -74,7 +75,34 @@ final class NodeApprovals implements ApprovalService {
         Map<String, String> b = NodeApi.annotations(before);
         Map<String, String> a = NodeApi.annotations(after);
         return b.containsKey(NodeKeys.APPROVE_REBOOT) != a.containsKey(NodeKeys.APPROVE_REBOOT)
-                || !Objects.equals(b.get(NodeKeys.APPROVE_REBOOT), a.get(NodeKeys.APPROVE_REBOOT));
+                || !Objects.equals(b.get(NodeKeys.APPROVE_REBOOT), a.get(NodeKeys.APPROVE_REBOOT))
+                || !Objects.equals(b.get(NodeKeys.RECOVERY_REBOOT_GRANTED), a.get(NodeKeys.RECOVERY_REBOOT_GRANTED));
+    }
+
+    @Override
+    public String rebootGrant() {
+        Node n = api.cached();
+        return n == null ? null : NodeApi.annotations(n).get(NodeKeys.RECOVERY_REBOOT_GRANTED);
+    }
+
+    @Override
+    public boolean rebootGranted(String bootId) {
+        try {
+            NodeApi.Update u = api.updateNode("check the recovery reboot grant", n -> null);
+            boolean granted = u.node() != null && bootId != null
+                    && bootId.equals(NodeApi.annotations(u.node()).get(NodeKeys.RECOVERY_REBOOT_GRANTED));
+            if (!granted) {
+                LOG.log(Level.INFO, "Node " + api.nodeName() + ": no recovery reboot grant for boot " + bootId
+                        + " on the Node read now (" + NodeKeys.RECOVERY_REBOOT_GRANTED + "="
+                        + (u.node() == null ? "(no Node)" : NodeApi.annotations(u.node())
+                                .get(NodeKeys.RECOVERY_REBOOT_GRANTED)) + ")");
+            }
+            return granted;
+        } catch (KubernetesClientException e) {
+            LOG.log(Level.WARNING, "cannot read Node " + api.nodeName() + " to check the recovery reboot grant: "
+                    + e.getMessage() + ": no reboot until it answers");
+            return false;
+        }
     }
 
     @Override

@@ -306,6 +306,16 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
         return approvals.upgradeRebootRefusal(now);
     }
 
+    @Override
+    public String rebootGrant() {
+        return approvals.rebootGrant();
+    }
+
+    @Override
+    public boolean rebootGranted(String bootId) {
+        return approvals.rebootGranted(bootId);
+    }
+
     // ---- MBean ----
 
     @Override

@@ -10,7 +10,8 @@ import io.npulifecycle.api.node.NodePolicy;
 /**
  * Reads and validates the fields of the {@code NPUOperatorCtl} custom resource the node agent uses ({@code DESIGN.md}):
  * {@code spec.driver.version}, {@code spec.driver.upgradePolicy.autoUpgrade},
- * {@code spec.driver.recoveryPolicy.autoRecover}, {@code .maxReboots}, {@code .window}. Anything malformed gives an
+ * {@code spec.driver.recoveryPolicy.autoRecover}, {@code .maxReboots}, {@code .window}, {@code .drain.enable} (absent =
+ * {@code true}: a recovery reboot waits for the control plane's drain and grant). Anything malformed gives an
  * unknown policy (which authorises nothing) with a message naming the resource, the field and what was expected.
  */
 public final class PolicyParser {
@@ -34,7 +35,7 @@ public final class PolicyParser {
             Map<?, ?> s = map(spec, "spec", what);
             Map<?, ?> driver = map(s == null ? null : s.get("driver"), "spec.driver", what);
             if (driver == null) {
-                return new NodePolicy(true, null, false, false, null, null, null, resourceVersion);
+                return new NodePolicy(true, null, false, false, null, null, null, resourceVersion, true);
             }
             Object v = driver.get("version");
             String version = null;
@@ -62,7 +63,11 @@ public final class PolicyParser {
             if (w != null) {
                 window = duration(w, what);
             }
-            return new NodePolicy(true, version, autoUpgrade, autoRecover, maxReboots, window, null, resourceVersion);
+            Map<?, ?> rd = map(rp == null ? null : rp.get("drain"), "spec.driver.recoveryPolicy.drain", what);
+            Object re = rd == null ? null : rd.get("enable");
+            boolean recoveryDrain = re == null || bool(re, "spec.driver.recoveryPolicy.drain.enable", what);
+            return new NodePolicy(true, version, autoUpgrade, autoRecover, maxReboots, window, null, resourceVersion,
+                    recoveryDrain);
         } catch (Bad e) {
             return NodePolicy.unknown(e.getMessage());
         }

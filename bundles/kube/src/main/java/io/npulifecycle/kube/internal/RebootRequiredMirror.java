@@ -12,7 +12,7 @@ import io.npulifecycle.api.node.NodeKeys;
 /**
  * Mirrors the node's markers onto its desired Node state: the boot id into the annotation {@value NodeKeys#BOOT_ID},
  * and the {@code reboot-required} marker of this boot into the label {@value NodeKeys#REBOOT_REQUIRED}, the annotation
- * {@value NodeKeys#REBOOT_REASON} and one {@value NodeKeys#EVENT_REBOOT_REQUIRED} Event per request (a request is
+ * {@value NodeKeys#REBOOT_REASON} (with a recovery's chips in {@value NodeKeys#REBOOT_CHIPS}) and one {@value NodeKeys#EVENT_REBOOT_REQUIRED} Event per request (a request is
  * the marker's boot id, reason and {@code since}). A marker with a reason other than {@code recovery} or
  * {@code upgrade} is not mirrored (logged): the control plane acts on the label.
  */
@@ -53,6 +53,9 @@ final class RebootRequiredMirror {
         }
         desired.setLabel(NodeKeys.REBOOT_REQUIRED, "true");
         desired.setAnnotation(NodeKeys.REBOOT_REASON, reason);
+        String chips = m.content().get(Markers.KEY_CHIPS);
+        desired.setAnnotation(NodeKeys.REBOOT_CHIPS, Markers.REASON_RECOVERY.equals(reason) && chips != null
+                && !chips.isBlank() ? chips : null);
         String since = m.content().getOrDefault(Markers.KEY_SINCE, String.valueOf(m.writtenAt()));
         StringBuilder msg = new StringBuilder("reason=").append(reason);
         m.content().forEach((k, v) -> {
@@ -68,5 +71,6 @@ final class RebootRequiredMirror {
     private void clear() {
         desired.setLabel(NodeKeys.REBOOT_REQUIRED, null);
         desired.setAnnotation(NodeKeys.REBOOT_REASON, null);
+        desired.setAnnotation(NodeKeys.REBOOT_CHIPS, null);
     }
 }

@@ -57,4 +57,19 @@ class PolicyParserTest {
         }
         assertFalse(PolicyParser.parse("x", "not an object", "1").known());
     }
+
+    @Test
+    void theRecoveryDrainIsOnUnlessTheResourceTurnsItOff() {
+        assertTrue(PolicyParser.parse("ns/cr", spec("25.5.0", true, true, 2, "24h"), "1").recoveryNeedsGrant(),
+                "recoveryPolicy.drain absent: enabled");
+        Map<String, Object> off = spec("25.5.0", true, true, 2, "24h");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> rp = (Map<String, Object>) ((Map<String, Object>) off.get("driver")).get("recoveryPolicy");
+        rp.put("drain", Map.of("enable", false, "scope", "npu"));
+        assertFalse(PolicyParser.parse("ns/cr", off, "1").recoveryNeedsGrant());
+        rp.put("drain", Map.of("enable", "no"));
+        NodePolicy bad = PolicyParser.parse("ns/cr", off, "1");
+        assertFalse(bad.known());
+        assertTrue(bad.problem().contains("spec.driver.recoveryPolicy.drain.enable"), bad.problem());
+    }
 }

@@ -80,6 +80,24 @@ final class ApprovalLedger {
     }
 
     /**
+     * @param boot the current boot id
+     * @return whether the control plane's recovery reboot grant, as last seen, names {@code boot}
+     */
+    boolean grantSeen(String boot) {
+        ApprovalService as = service();
+        return as != null && boot != null && boot.equals(as.rebootGrant());
+    }
+
+    /**
+     * @param boot the current boot id
+     * @return whether the grant names {@code boot} on the Node read from the API server now; false when unreachable
+     */
+    boolean grantConfirmed(String boot) {
+        ApprovalService as = service();
+        return as != null && as.rebootGranted(boot);
+    }
+
+    /**
      * Consumes the approval for a reboot leaving {@code boot}.
      *
      * @param state the engine's state (intent and consumption are recorded in it)

@@ -13,13 +13,15 @@ import io.npulifecycle.api.node.NodePolicy;
  *
  * <p>Order: an approval consumption already recorded for this boot (finished: {@link Allowed}; interrupted by a
  * restart: {@link Consume}) stands without looking at anything else; else loop protection refuses an automatic
- * recovery reboot once the limit is reached ({@link Refused}; an approval overrides it); else {@code autoRecover} /
+ * recovery reboot once the limit is reached ({@link Refused}; an approval overrides it); else a recovery request that
+ * needs the drain ({@link NodePolicy#recoveryNeedsGrant()}) waits until the control plane has drained the node and
+ * granted the reboot for this boot ({@link AwaitingDrain}), before any approval is consumed; else {@code autoRecover} /
  * {@code autoUpgrade} allow it ({@link Allowed}); else a valid approval ({@code approve-reboot=true} exactly) allows it
  * once consumed ({@link Consume}), or, when nothing can reboot, leaves it unconsumed ({@link DryRun}); else the request
  * waits ({@link Held}).
  */
 sealed interface Authorisation permits Authorisation.Allowed, Authorisation.Consume, Authorisation.DryRun,
-        Authorisation.Held, Authorisation.Refused {
+        Authorisation.Held, Authorisation.Refused, Authorisation.AwaitingDrain {
 
     /**
      * The facts one authorisation is decided from.
@@ -35,9 +37,17 @@ sealed interface Authorisation permits Authorisation.Allowed, Authorisation.Cons
      * @param unarmedWhy why no reboot can be made, shown when not {@code armed}
      * @param limitReached loop protection: the recovery reboots in the window when the limit is reached, else
      *        {@code null}
+     * @param granted whether the control plane's recovery reboot grant, as last seen, names {@code boot}
      */
     record Request(String boot, String reason, String chips, RebooterState.Step consumed, RebooterState.Step intent,
-            NodePolicy policy, ApprovalState approval, boolean armed, String unarmedWhy, String limitReached) {
+            NodePolicy policy, ApprovalState approval, boolean armed, String unarmedWhy, String limitReached,
+            boolean granted) {
+
+        /** A request without a grant seen. */
+        Request(String boot, String reason, String chips, RebooterState.Step consumed, RebooterState.Step intent,
+                NodePolicy policy, ApprovalState approval, boolean armed, String unarmedWhy, String limitReached) {
+            this(boot, reason, chips, consumed, intent, policy, approval, armed, unarmedWhy, limitReached, false);
+        }
 
         /** @return whether this is a recovery request (else an upgrade) */
         boolean recovery() {
@@ -89,6 +99,16 @@ sealed interface Authorisation permits Authorisation.Allowed, Authorisation.Cons
     }
 
     /**
+     * Not authorised yet: a recovery reboot with the drain enabled waits for the control plane's cordon, drain and
+     * grant ({@value NodeKeys#RECOVERY_REBOOT_GRANTED} naming this boot). Never skipped: with the control plane or
+     * the API server unreachable it waits.
+     *
+     * @param why the decision text
+     */
+    record AwaitingDrain(String why) implements Authorisation {
+    }
+
+    /**
      * @return whether the decision was taken now from the policy, the approval and loop protection, which clears a
      *         {@code recovery-blocked} label unless it refuses again; {@code false} for a decision that stands on a
      *         recorded consumption and for a refusal
@@ -122,6 +142,11 @@ sealed interface Authorisation permits Authorisation.Allowed, Authorisation.Cons
             return new Refused("recovery reboot limit reached: " + q.limitReached() + "; chips " + q.chips()
                     + " still wedged: a person is needed (approve a reboot with " + NodeKeys.APPROVE_REBOOT + "=true)");
         }
+        if (q.recovery() && q.policy().recoveryNeedsGrant() && !q.granted()) {
+            return new AwaitingDrain("reason=recovery: waiting for the control plane to cordon and drain the node and "
+                    + "grant the reboot (" + NodeKeys.RECOVERY_REBOOT_GRANTED + "=" + q.boot() + "; "
+                    + "spec.driver.recoveryPolicy.drain.enable is true)");
+        }
         if (auto && !approved) {
             return new Allowed(q.recovery() ? "autoRecover=true" : "autoUpgrade=true", false);
         }
@@ -142,11 +167,33 @@ sealed interface Authorisation permits Authorisation.Allowed, Authorisation.Cons
 
     /**
      * The second reboot guard, right before the reboot: the request must still be there (false-positive suppression
-     * removes it) with the same reason, and an automatic reboot must still be allowed by the policy.
+     * removes it) with the same reason, an automatic reboot must still be allowed by the policy, and a recovery
+     * reboot that needs the drain must still be granted on the Node read from the API server now.
      *
      * @param again the {@code reboot-required} marker read again
      * @param reason the reason that was authorised
      * @param via what authorised it; {@code auto...} for {@code autoRecover}/{@code autoUpgrade}
+     * @param policy the node's policy now
+     * @param grant reads the grant from the API server (called only for a recovery reboot that needs it)
+     * @return why the reboot must not happen, or {@code null} when it still may
+     */
+    static String recheck(MarkerRead again, String reason, String via, NodePolicy policy,
+            java.util.function.BooleanSupplier grant) {
+        String problem = recheck(again, reason, via, policy);
+        if (problem == null && Markers.REASON_RECOVERY.equals(reason) && policy.recoveryNeedsGrant()
+                && !grant.getAsBoolean()) {
+            return "the control plane's recovery reboot grant (" + NodeKeys.RECOVERY_REBOOT_GRANTED
+                    + ") for this boot is not on the Node read now (withdrawn, or the API server unreachable)";
+        }
+        return problem;
+    }
+
+    /**
+     * The marker and policy part of {@link #recheck(MarkerRead, String, String, NodePolicy, java.util.function.BooleanSupplier)}.
+     *
+     * @param again the {@code reboot-required} marker read again
+     * @param reason the reason that was authorised
+     * @param via what authorised it
      * @param policy the node's policy now
      * @return why the reboot must not happen, or {@code null} when it still may
      */

@@ -13,6 +13,11 @@ public enum Decision {
      * slot, cordon or drain in progress) or its maintenance window closed ({@code upgrade-reboot-before}).
      */
     UPGRADE_HELD,
+    /**
+     * A recovery request with the drain enabled ({@code recoveryPolicy.drain.enable}, or an unknown policy) waits for
+     * the control plane to cordon and drain the node and grant the reboot ({@code recovery-reboot-granted}).
+     */
+    WAITING_FOR_DRAIN,
     /** Recovery reboot limit reached: a person is needed. */
     RECOVERY_BLOCKED,
     /** The re-check right before the reboot failed. */

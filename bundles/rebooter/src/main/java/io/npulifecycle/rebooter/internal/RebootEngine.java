@@ -30,8 +30,9 @@ import io.npulifecycle.api.time.TimeSource;
  * <p>Order of one evaluation: settle past steps (a reboot whose boot id has changed is completed) → read the
  * {@code reboot-required} marker of the current boot → wait for a reboot already called in this boot → authorise
  * ({@link Authorisation}: a consumption already recorded for this boot; else loop protection for automatic recovery;
- * else {@code autoRecover}/{@code autoUpgrade}; else a valid approval, consumed exactly once by the
- * {@link ApprovalLedger}) → re-check the marker and the policy → record the reboot in the state file → flush the Node
+ * else a recovery with the drain enabled waits for the control plane's grant; else {@code autoRecover}/{@code autoUpgrade};
+ * else a valid approval, consumed exactly once by the {@link ApprovalLedger}) → re-check the marker, the policy and
+ * the grant (read from the API server) → record the reboot in the state file → flush the Node
  * writes → call the {@link RebootExecutor}. Every branch that does not reboot sets {@link #decision()} and says why.
  */
 public final class RebootEngine implements RebooterMXBean {
@@ -175,7 +176,7 @@ public final class RebootEngine implements RebooterMXBean {
         }
         Authorisation auth = Authorisation.authorise(new Authorisation.Request(boot, reason,
                 m.content().getOrDefault(Markers.KEY_CHIPS, ""), state.consumed, state.intent, policy(),
-                approvals.approval(), armed(), unarmedWhy(), loops.limitReached(state)));
+                approvals.approval(), armed(), unarmedWhy(), loops.limitReached(state), approvals.grantSeen(boot)));
         act(auth, boot, reason, requestId);
     }
 
@@ -194,6 +195,8 @@ public final class RebootEngine implements RebooterMXBean {
         } else if (auth instanceof Authorisation.Refused r) {
             node.recoveryBlocked(requestId, r.why());
             decide(Decision.RECOVERY_BLOCKED, r.why());
+        } else if (auth instanceof Authorisation.AwaitingDrain w) {
+            decide(Decision.WAITING_FOR_DRAIN, w.why());
         } else if (auth instanceof Authorisation.Held h) {
             if (h.invalidValue() != null) {
                 node.approvalInvalid(requestId, h.invalidValue(), reason);
@@ -248,7 +251,8 @@ public final class RebootEngine implements RebooterMXBean {
      * hold of an upgrade reboot, then reboots.
      */
     private void rebootIfStillNeeded(String boot, String reason, String via, String requestId) {
-        String problem = Authorisation.recheck(markers.read(Markers.REBOOT_REQUIRED), reason, via, policy());
+        String problem = Authorisation.recheck(markers.read(Markers.REBOOT_REQUIRED), reason, via, policy(),
+                () -> approvals.grantConfirmed(boot));
         if (problem == null && Markers.REASON_UPGRADE.equals(reason) && via.startsWith("auto")) {
             // an approval consumed is the point of no return (its write was decided on the Node read right before
             // it); an automatic upgrade reboot checks the window again here, right before the call

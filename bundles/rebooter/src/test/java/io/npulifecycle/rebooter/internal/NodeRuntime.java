@@ -124,10 +124,13 @@ final class NodeRuntime implements AutoCloseable {
     }
 
     /**
-     * @return the {@code spec.driver} of version 25.5.0 with this policy; a null value leaves its key out
+     * @return the {@code spec.driver} of version 25.5.0 with this policy, and {@code recoveryPolicy.drain.enable:
+     *         false}: no control plane runs here to drain the node and grant its recovery reboot (RecoveryGrantTest
+     *         covers the grant); a null value leaves its key out
      */
     static Map<String, Object> policy(Boolean autoUpgrade, Object autoRecover, Object maxReboots, Object window) {
         Map<String, Object> rp = new HashMap<>();
+        rp.put("drain", Map.of("enable", false));
         if (autoRecover != null) {
             rp.put("autoRecover", autoRecover);
         }

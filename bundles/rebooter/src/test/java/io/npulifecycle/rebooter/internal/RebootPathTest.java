@@ -204,6 +204,35 @@ class RebootPathTest {
     }
 
     @Test
+    void recoveryWithTheDrainWaitsForTheControlPlanesGrantOfThisBoot() throws IOException {
+        Map<String, Object> spec = NodeRuntime.policy(false, true, null, null);
+        ((Map<?, ?>) spec.get("recoveryPolicy")).remove("drain"); // the default: the recovery drain enabled
+        cluster.putDriver(spec);
+        NodeRuntime a = boot("boot-a");
+        await("policy known, drain on", () -> a.sync.policy().known() && a.sync.policy().autoRecover()
+                && a.sync.policy().recoveryNeedsGrant(), this::tick);
+        a.driver.evaluate();
+        health.wedged = "1:0";
+        a.markers.remove(Markers.DRIVER_READY, "health-watch");
+        wedge(a);
+        await("label reboot-required and the chips", () -> "true".equals(cluster.label(NODE, NodeKeys.REBOOT_REQUIRED))
+                && "1:0".equals(cluster.annotation(NODE, NodeKeys.REBOOT_CHIPS)), this::tick);
+        a.rebooter.evaluate();
+        assertEquals(List.of(), executor.reboots, "no recovery reboot before the drain");
+        assertEquals("WAITING_FOR_DRAIN", a.rebooter.getDecision());
+        assertTrue(a.rebooter.getDecisionReason().contains(NodeKeys.RECOVERY_REBOOT_GRANTED + "=boot-a"),
+                a.rebooter.getDecisionReason());
+        cluster.annotate(NODE, NodeKeys.RECOVERY_REBOOT_GRANTED, "boot-before");
+        await("the other boot's grant seen", () -> "boot-before".equals(a.sync.rebootGrant()), this::tick);
+        a.rebooter.evaluate();
+        assertEquals(List.of(), executor.reboots, "a grant of another boot is no grant");
+        cluster.annotate(NODE, NodeKeys.RECOVERY_REBOOT_GRANTED, "boot-a");
+        await("the grant seen", () -> "boot-a".equals(a.sync.rebootGrant()), this::tick);
+        a.rebooter.evaluate();
+        assertEquals(List.of("recovery"), executor.reboots);
+    }
+
+    @Test
     void recoveryWithAutoRecoverRebootsOnceThenValidates() throws IOException {
         cluster.putDriver(NodeRuntime.policy(false, true, null, null));
         NodeRuntime a = boot("boot-a");

@@ -87,6 +87,22 @@ final class DrainWork {
      * @return how long until a refused eviction or a failed cordon write may be tried again, or null
      */
     Duration act(Reconciler.Plan plan, Collection<Node> nodes, Collection<Pod> pods, Policy pol) {
+        return act(plan, nodes, pods, pol, Set.of());
+    }
+
+    /**
+     * As {@link #act(Reconciler.Plan, Collection, Collection, Policy)}, leaving the cordon of the nodes the recovery
+     * holds or patched in this reconcile ({@link RecoveryWork}) alone.
+     *
+     * @param plan the plan just applied
+     * @param nodes the NPU nodes as the plan read them
+     * @param pods every pod
+     * @param pol the policy
+     * @param recoveryHeld nodes not to uncordon now
+     * @return how long until a refused eviction or a failed cordon write may be tried again, or null
+     */
+    Duration act(Reconciler.Plan plan, Collection<Node> nodes, Collection<Pod> pods, Policy pol,
+            Set<String> recoveryHeld) {
         Map<String, String> states = plan.nodeStates();
         Set<String> draining = draining(nodes, states);
         Map<String, List<Pod>> toDrain = DrainScope.podsToDrain(pods, draining, pol.drain());
@@ -104,7 +120,7 @@ final class DrainWork {
             } else if (UpgradeState.DRAIN_REQUIRED.label().equals(s)) {
                 Duration d = drainer.drain(name, toDrain.getOrDefault(name, List.of()), pol.drain());
                 wake = d == null ? wake : earlier(wake, d);
-            } else if (!CORDONED_STATES.contains(s) && !cordons.uncordon(n, s == null || s.isEmpty()
+            } else if (!CORDONED_STATES.contains(s) && !recoveryHeld.contains(name) && !cordons.uncordon(n, s == null || s.isEmpty()
                     ? "no upgrade state" : s.equals("upgraded") ? "upgraded to " + pol.version() + " and validated"
                             : "driver-upgrade-state " + s)) {
                 wake = earlier(wake, WRITE_RETRY);

@@ -22,8 +22,20 @@ public final class SpecParser {
     public static final Pattern WINDOW = Pattern.compile("^([0-9]+(s|m|h))+$");
     private static final Pattern PERCENT = Pattern.compile("^([0-9]{1,3})%$");
 
-    /** Result: a policy, or the problems. */
-    public record Result(Policy policy, List<String> problems) {
+    /**
+     * Result: a policy, or the problems.
+     *
+     * @param policy the upgrade policy, or null when the spec is invalid
+     * @param problems each naming its field
+     * @param recovery the control plane's part of {@code recoveryPolicy} (meaningful when valid)
+     */
+    public record Result(Policy policy, List<String> problems, RecoverySettings recovery) {
+
+        /** A result with the default recovery settings. */
+        public Result(Policy policy, List<String> problems) {
+            this(policy, problems, RecoverySettings.DEFAULT);
+        }
+
         /** @return whether the spec is valid */
         public boolean valid() {
             return policy != null;
@@ -112,6 +124,7 @@ public final class SpecParser {
                 }
             }
         }
+        RecoverySettings recovery = RecoverySettings.DEFAULT;
         Object rp = driver.get("recoveryPolicy");
         if (rp != null) {
             Map<?, ?> rm = map(rp, "spec.driver.recoveryPolicy", p);
@@ -122,6 +135,7 @@ public final class SpecParser {
                 if (w != null && (!(w instanceof String s) || !WINDOW.matcher(s).matches())) {
                     p.add("spec.driver.recoveryPolicy.window: " + show(w) + " is not a duration (expected e.g. 24h, 90m, 1h30m)");
                 }
+                recovery = RecoverySettings.parse(rm, (dm, f) -> drain(dm, f, p), p);
             }
         }
         unknownFields(spec, driver, p);
@@ -129,8 +143,8 @@ public final class SpecParser {
             return new Result(null, p);
         }
         deadlines.put(UpgradeState.DRAIN_REQUIRED, drain.timeout());
-        return new Result(new Policy(version, registry, auto, maxPar, maxUnav, pct, deadlines, drain, gates),
-                List.of());
+        return new Result(new Policy(version, registry, auto, maxPar, maxUnav, pct, deadlines, drain), List.of(),
+                recovery);
     }
 
     /**
@@ -220,7 +234,9 @@ public final class SpecParser {
                     "gracePeriodSeconds", "deleteEmptyDirData", "force", "onTimeout"),
             "spec.driver.upgradePolicy.deadlines", List.of("podRestartSeconds", "rebootRequiredSeconds",
                     "rebootingSeconds", "validationSeconds"),
-            "spec.driver.recoveryPolicy", List.of("autoRecover", "maxReboots", "window"));
+            "spec.driver.recoveryPolicy", RecoverySettings.FIELDS,
+            "spec.driver.recoveryPolicy.drain", List.of("enable", "scope", "podSelector", "timeoutSeconds",
+                    "gracePeriodSeconds", "deleteEmptyDirData", "force", "onTimeout"));
 
     /**
      * A field the schema does not know is a problem, not silently ignored: a misspelt {@code autoUpgrad: true} would
@@ -238,7 +254,11 @@ public final class SpecParser {
             check("spec.driver.upgradePolicy.drain", m.get("drain"), p);
             check("spec.driver.upgradePolicy.maintenanceWindow", m.get("maintenanceWindow"), p);
         }
-        check("spec.driver.recoveryPolicy", driver.get("recoveryPolicy"), p);
+        Object rp = driver.get("recoveryPolicy");
+        check("spec.driver.recoveryPolicy", rp, p);
+        if (rp instanceof Map<?, ?> m) {
+            check("spec.driver.recoveryPolicy.drain", m.get("drain"), p);
+        }
     }
 
     private static void check(String path, Object o, List<String> p) {

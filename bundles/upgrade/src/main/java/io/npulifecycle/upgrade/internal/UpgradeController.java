@@ -38,7 +38,8 @@ import io.npulifecycle.api.upgrade.model.NpuOperatorCtlStatus;
  * {@code openfuyao.com/npu.present}), all pods (driver pods and NPU workloads) and the driver DaemonSets; a
  * debounced reconcile on one thread that builds the plan's inputs from the informers' caches, asks
  * {@link ImagePreflight} for the registry and ImageWhiteList checks the plan needs, publishes the view for the MBean
- * and, while this replica leads, has {@link PlanWriter} apply the plan (writes only while leader, checked right before
+ * and, while this replica leads, has {@link PlanWriter} apply the plan, then the recovery flow ({@link RecoveryWork}:
+ * taint, cordon, drain and grant of wedged nodes) and the upgrade drain ({@link DrainWork}) (writes only while leader, checked right before
  * every request; status writes at most every {@code statusInterval}); informers rebuilt when they stop watching (410
  * Gone, API server restart).
  */
@@ -54,6 +55,7 @@ public final class UpgradeController implements AutoCloseable {
     private final ImagePreflight preflight;
     private final PlanWriter writer;
     private final DrainWork drainWork;
+    private final RecoveryWork recoveryWork;
     private final ExecutorService worker;
     private final AtomicBoolean leader = new AtomicBoolean();
     private final AtomicBoolean scheduled = new AtomicBoolean();
@@ -93,6 +95,7 @@ public final class UpgradeController implements AutoCloseable {
         this.preflight = new ImagePreflight(client, time, cfg, registry, this::trigger, singleThread("npu-upgrade-preflight"));
         this.writer = new PlanWriter(client, time, cfg, leader::get, this::trigger, this::cachedNode, this::cachedDaemonSet);
         this.drainWork = new DrainWork(client, time, writer, leader::get);
+        this.recoveryWork = new RecoveryWork(client, time, writer, leader::get);
         this.worker = singleThread("npu-upgrade-reconcile");
     }
 
@@ -342,6 +345,10 @@ public final class UpgradeController implements AutoCloseable {
                 spec.valid() ? drainWork.left(nodes, pods, spec.policy().drain()) : Map.of(),
                 spec.valid() ? PodFacts.blocking(pods, spec.policy().gates().blockingPods()) : Map.of());
         Reconciler.Plan plan = Reconciler.plan(in);
+        RecoveryWork.Round recovery = spec.valid() ? recoveryWork.plan(nodes, pods, spec.recovery()) : null;
+        if (recovery != null) {
+            RecoveryWork.status(recovery, plan.status(), previous, now);
+        }
         preflight.request(plan.imagesToCheck(), mono);
         publish(plan);
         measurements.observe(plan.nodeStates(), plan.status().getDrainingNodes(), leader.get(), mono);
@@ -355,7 +362,12 @@ public final class UpgradeController implements AutoCloseable {
         }
         boolean applied = writer.apply(plan, cr, mono);
         startDeadlines(plan, now, mono);
-        Duration retry = spec.valid() ? drainWork.act(plan, nodes, pods, spec.policy()) : null;
+        RecoveryWork.Acted recovered = recovery == null ? null : recoveryWork.act(recovery, nodes);
+        Duration retry = spec.valid() ? drainWork.act(plan, nodes, pods, spec.policy(), recovered.skipUncordon())
+                : null;
+        if (recovered != null && recovered.retry() != null) {
+            retry = retry == null || recovered.retry().compareTo(retry) < 0 ? recovered.retry() : retry;
+        }
         if (retry != null) {
             time.schedule(this::trigger, retry.plusMillis(1)); // a refused eviction's backoff, then a new attempt
         }

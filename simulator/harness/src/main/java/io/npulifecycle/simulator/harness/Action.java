@@ -664,11 +664,12 @@ sealed interface Action {
         }
     }
 
-    /** {@code spec.driver.recoveryPolicy}. */
-    record RecoveryPolicy(Boolean autoRecover, Integer maxReboots, String window) {
+    /** {@code spec.driver.recoveryPolicy}; {@code drain} and {@code maxUnavailable} as docs/upgrade.md "Recovery drain". */
+    record RecoveryPolicy(Boolean autoRecover, Integer maxReboots, String window, Drain drain, Object maxUnavailable) {
         public RecoveryPolicy {
             checkRange(maxReboots, "maxReboots", 0, 1000);
             checkWindow(window);
+            checkMaxUnavailable(maxUnavailable);
         }
 
         Map<String, Object> fields() {
@@ -676,6 +677,10 @@ sealed interface Action {
             put(m, "autoRecover", autoRecover);
             put(m, "maxReboots", maxReboots);
             put(m, "window", window);
+            if (drain != null) {
+                m.put("drain", drain.fields());
+            }
+            put(m, "maxUnavailable", maxUnavailable);
             return m;
         }
     }

@@ -288,7 +288,16 @@ public final class Demo {
                         && !"true".equals(label(n, "reboot-required")) && "healthy".equals(label(n, "npu-health")),
                 this::table);
         requireEvent(n.name(), "reason=recovery");
-        return n.name() + ": wedge -> RebootRequired reason=recovery -> reboot (no approval) -> healthy";
+        // the recovery drain (docs/upgrade.md "Recovery drain"): the control plane's Events on the Node, in order
+        List<String> drain = List.of(NodeKeys.EVENT_NPU_UNHEALTHY, NodeKeys.EVENT_CORDONED,
+                NodeKeys.EVENT_RECOVERY_REBOOT_GRANTED, NodeKeys.EVENT_NPU_HEALTHY);
+        wait.until(n.name() + " tainted, cordoned, drained and granted before the reboot, then untainted",
+                Duration.ofSeconds(60), () -> drain.stream().allMatch(r -> sim.events(n.name()).stream()
+                        .anyMatch(e -> r.equals(e.getReason()))), this::table);
+        out.println("   " + n.name() + ": taint " + NodeKeys.NPU_UNHEALTHY_TAINT + ", cordon, drain, "
+                + NodeKeys.RECOVERY_REBOOT_GRANTED + " -> reboot -> validated -> untaint, uncordon");
+        return n.name() + ": wedge -> RebootRequired reason=recovery -> taint, cordon, drain, grant -> reboot (no "
+                + "approval) -> healthy, untainted";
     }
 
     String manualRecover() throws Exception {

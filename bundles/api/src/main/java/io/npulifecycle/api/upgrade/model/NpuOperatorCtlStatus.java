@@ -10,7 +10,7 @@ import io.fabric8.kubernetes.api.model.Condition;
 
 /**
  * {@code status} of an NPUOperatorCtl, written by the leader of the control plane. Condition types:
- * {@code PreflightPassed}, {@code Progressing}, {@code Complete}, {@code Degraded}, {@code InvalidSpec}.
+ * {@code PreflightPassed}, {@code Progressing}, {@code Complete}, {@code Degraded}, {@code InvalidSpec}, {@code RecoveryStorm}.
  */
 public class NpuOperatorCtlStatus {
     private Long observedGeneration;
@@ -27,6 +27,7 @@ public class NpuOperatorCtlStatus {
     private List<NodeIssue> drainingNodes = new ArrayList<>();
     private List<NodeIssue> blockedNodes = new ArrayList<>();
     private List<NodeIssue> waitingForWindow = new ArrayList<>();
+    private List<NodeIssue> recoveringNodes = new ArrayList<>();
     private List<Condition> conditions = new ArrayList<>();
 
     public Long getObservedGeneration() {
@@ -189,6 +190,23 @@ public class NpuOperatorCtlStatus {
         this.waitingForWindow = waitingForWindow;
     }
 
+    /**
+     * @return nodes in recovery (a wedge declared, or rebooted and not validated yet), each with its step: tainted,
+     *         draining with the pods left, waiting for the storm limit ({@code RecoveryStorm}), granted, rebooted
+     * @since 1.2
+     */
+    public List<NodeIssue> getRecoveringNodes() {
+        return recoveringNodes;
+    }
+
+    /**
+     * @param recoveringNodes see {@link #getRecoveringNodes()}
+     * @since 1.2
+     */
+    public void setRecoveringNodes(List<NodeIssue> recoveringNodes) {
+        this.recoveringNodes = recoveringNodes;
+    }
+
     public List<Condition> getConditions() {
         return conditions;
     }
@@ -209,7 +227,7 @@ public class NpuOperatorCtlStatus {
                 && Objects.equals(failedNodes, s.failedNodes) && Objects.equals(heldNodes, s.heldNodes)
                 && Objects.equals(slotHolders, s.slotHolders) && Objects.equals(drainingNodes, s.drainingNodes)
                 && Objects.equals(blockedNodes, s.blockedNodes) && Objects.equals(waitingForWindow, s.waitingForWindow)
-                && Objects.equals(conditions, s.conditions);
+                && Objects.equals(recoveringNodes, s.recoveringNodes) && Objects.equals(conditions, s.conditions);
     }
 
     @Override
