@@ -143,7 +143,7 @@ public final class SpecParser {
             return new Result(null, p);
         }
         deadlines.put(UpgradeState.DRAIN_REQUIRED, drain.timeout());
-        return new Result(new Policy(version, registry, auto, maxPar, maxUnav, pct, deadlines, drain), List.of(),
+        return new Result(new Policy(version, registry, auto, maxPar, maxUnav, pct, deadlines, drain, gates), List.of(),
                 recovery);
     }
 
