@@ -126,7 +126,13 @@ public final class HarnessMain {
                 return 2;
             }
             if (list) {
+                if (junit != null) {
+                    throw new IllegalArgumentException("--junit writes the report of a run; --list runs nothing");
+                }
                 return ScenarioCommand.list(files, out, err);
+            }
+            if (junit != null) {
+                checkWritable(junit);
             }
             work = WorkFolder.prepare(work, args[0]);
         } catch (IllegalArgumentException | java.io.IOException e) {
@@ -142,6 +148,26 @@ public final class HarnessMain {
             return ScenarioCommand.run(files, work, installDir, api, junit, interruption, out, err);
         } finally {
             interruption.finished();
+        }
+    }
+
+    /**
+     * The report is written after the run: a file that could not be written then is refused now, before any
+     * scenario runs (its folders are created).
+     *
+     * @throws IllegalArgumentException naming the file and why
+     */
+    static void checkWritable(Path junit) {
+        Path file = junit.toAbsolutePath();
+        try {
+            Files.createDirectories(file.getParent());
+        } catch (java.io.IOException e) {
+            throw new IllegalArgumentException("--junit " + junit + ": its folder " + file.getParent()
+                    + " cannot be created (" + e.getMessage() + ")");
+        }
+        if (Files.exists(file) ? !Files.isRegularFile(file) || !Files.isWritable(file)
+                : !Files.isWritable(file.getParent())) {
+            throw new IllegalArgumentException("--junit " + junit + ": cannot be written (give a writable file)");
         }
     }
 

@@ -72,6 +72,19 @@ class HarnessMainTest {
     }
 
     @Test
+    void aJunitFileThatCouldNotBeWrittenIsRefusedBeforeAnyScenarioRuns() throws Exception {
+        Path plain = Files.writeString(install.resolve("plain"), "a file, not a folder");
+        assertEquals(2, run("scenario", "x.yaml", "--junit", plain.resolve("r.xml").toString()));
+        String text = err.toString(StandardCharsets.UTF_8);
+        assertTrue(text.contains("--junit " + plain.resolve("r.xml") + ": its folder " + plain + " cannot be created"),
+                text);
+        assertTrue(!text.contains("x.yaml"), "refused before the files are read: " + text);
+        assertEquals(2, run("scenario", "--list", "x.yaml", "--junit", "r.xml"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--junit writes the report of a run; --list runs "
+                + "nothing"), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
     void workMustBeNewEmptyOrAnEarlierWorkFolder() throws Exception {
         Path mine = Files.createDirectories(install.resolve("home/me"));
         Files.writeString(mine.resolve("thesis.tex"), "years of work");
