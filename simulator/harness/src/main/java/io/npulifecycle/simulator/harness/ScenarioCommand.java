@@ -121,16 +121,13 @@ final class ScenarioCommand {
             });
         }
         int i = 0;
-        // one real API server for the run, restored to what the harness installed between scenarios
-        try (ServerReuse reuse = new ServerReuse()) {
-            for (Scenario s : scenarios) {
-                Path dir = work.resolve("scenario-" + i++);
-                String position = i + " of " + scenarios.size();
-                ScenarioResult r = runOne(s, dir, install, api, reuse, out,
-                        step -> interruption.doing(() -> "running scenario '" + s.name + "' (" + s.file + ", "
-                                + position + "), " + step.get()));
-                results.add(r);
-            }
+        for (Scenario s : scenarios) {
+            Path dir = work.resolve("scenario-" + i++);
+            String position = i + " of " + scenarios.size();
+            ScenarioResult r = runOne(s, dir, install, api, out,
+                    step -> interruption.doing(() -> "running scenario '" + s.name + "' (" + s.file + ", " + position
+                            + "), " + step.get()));
+            results.add(r);
         }
         long failed = results.stream().filter(r -> !r.passed()).count();
         out.println((failed == 0 ? "PASS" : "FAIL") + ": " + (scenarios.size() - failed) + " of " + scenarios.size()
@@ -156,12 +153,10 @@ final class ScenarioCommand {
     /**
      * Runs one scenario on a fresh simulated cluster and prints its verdict and timeline.
      *
-     * @param reuse the run's real API server between scenarios ({@link ServerReuse}), or null: a server of its own
      * @param progress told the supplier of the step in progress, for the message on SIGTERM
      * @return its verdict
      */
-    static ScenarioResult runOne(Scenario s, Path dir, Path install, String api, ServerReuse reuse,
-            PrintStream out,
+    static ScenarioResult runOne(Scenario s, Path dir, Path install, String api, PrintStream out,
             java.util.function.Consumer<java.util.function.Supplier<String>> progress) {
         int perNpu = s.chipType.equals("310p") ? 2 : 1;
         SimSettings settings = new SimSettings(s.nodes, s.chips / perNpu, perNpu, s.chipType, s.driverVersion,
@@ -174,7 +169,6 @@ final class ScenarioCommand {
         String failure;
         List<ScenarioResult.CaseResult> cases = new ArrayList<>();
         try (SimCluster sim = new SimCluster(settings, dir, install, api, line -> { })) {
-            sim.reuseServer(reuse);
             sim.controlPlaneReplicas(s.controlPlanes);
             sim.markersOnTmpfs(s.uses(Action.MarkersReadOnly.class) || s.uses(Action.MarkersFull.class));
             sim.watchesFromEtcd(s.uses(Action.ApiGone.class));

@@ -22,8 +22,6 @@ import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.cluster.ClusterBackends;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 import io.npulifecycle.simulator.cluster.ImageWhiteLists;
-import io.npulifecycle.simulator.cluster.RealApiServer;
-import io.npulifecycle.simulator.cluster.ServerBaseline;
 import io.npulifecycle.simulator.common.TcpProxy;
 
 /**
@@ -68,9 +66,6 @@ public final class SimCluster implements AutoCloseable {
     private final Map<String, SimNode> nodes = new LinkedHashMap<>();
     private DaemonSetController daemonSets;
     private Thread daemonSetThread;
-    /** Where this cluster's real API server goes when it closes, for the next scenario; null: it is closed. */
-    private ServerReuse reuse;
-    private ServerReuse.Held held;
 
     /**
      * @param settings cluster size, chips, versions, time scale
@@ -117,27 +112,16 @@ public final class SimCluster implements AutoCloseable {
         if (Files.exists(crd)) {
             System.setProperty(EmbeddedCluster.CRD_FILE_PROPERTY, crd.toString());
         }
-        List<String> flags = ApiFaults.realServerFlags(watchesFromEtcd);
-        ServerReuse.Held reused = reuse != null && ClusterBackend.REAL.equals(api) ? reuse.take(flags) : null;
-        cluster = reused != null ? reused.server()
-                : ClusterBackends.start(api, KubeBinarySource.ofInstall(install), flags);
+        cluster = ClusterBackends.start(api, KubeBinarySource.ofInstall(install),
+                ApiFaults.realServerFlags(watchesFromEtcd));
         credentials = new RuntimeCredentials(cluster);
         // the runtimes reach the API server through a forwarder that can make it unreachable, unavailable (503) or
         // close their watches (ApiFaults)
         apiFaults = ApiFaults.start(cluster, answers503, log);
         runtimeMaster = apiFaults.runtimeMaster();
-        if (reused == null) {
-            credentials.applyManifests(install.resolve("conf/kubernetes"), log);
-            cluster.installCrd();
-            cluster.ensureNamespace(DaemonSetController.NAMESPACE);
-            ImageWhiteLists.installCrd(cluster);
-            if (reuse != null && cluster instanceof RealApiServer real) {
-                reused = new ServerReuse.Held(real, flags, ServerBaseline.of(real.client()));
-            }
-        } else {
-            log.accept("cluster: API server " + cluster.masterUrl() + " of the scenario before, restored");
-        }
-        held = reused;
+        credentials.applyManifests(install.resolve("conf/kubernetes"), log);
+        cluster.installCrd();
+        cluster.ensureNamespace(DaemonSetController.NAMESPACE);
         registry = new FakeRegistry();
         List<String> versions = new ArrayList<>(List.of(settings.installedVersion()));
         versions.addAll(extraVersions);
@@ -150,6 +134,7 @@ public final class SimCluster implements AutoCloseable {
             nodes.put(n.getMetadata().getName(), null);
         }
         // the platform's ImageWhiteList (runbook preflight item 2) lists every tag the registry holds
+        ImageWhiteLists.installCrd(cluster);
         List<String> tags = new ArrayList<>();
         for (String v : versions) {
             tags.add(imageTag(EmbeddedCluster.driverImage(v, settings.chipType())));
@@ -182,16 +167,6 @@ public final class SimCluster implements AutoCloseable {
         Map<String, Integer> agents = new LinkedHashMap<>();
         nodes.forEach((name, node) -> agents.put(name, node.metricsPort()));
         PrometheusTargets.write(PrometheusTargets.folder(work), agents, controlPlaneMetricsPorts);
-    }
-
-    /**
-     * Takes the real API server from {@code reuse} when it holds one started with the flags this cluster needs, and
-     * gives it back there on {@link #close()} instead of stopping it; before {@link #start(List)}.
-     *
-     * @param reuse shared by the scenarios of one run
-     */
-    void reuseServer(ServerReuse reuse) {
-        this.reuse = reuse;
     }
 
     /**
@@ -650,9 +625,7 @@ public final class SimCluster implements AutoCloseable {
         if (registry != null) {
             registry.close();
         }
-        if (held != null) {
-            reuse.giveBack(held);
-        } else if (cluster != null) {
+        if (cluster != null) {
             cluster.close();
         }
     }
