@@ -190,6 +190,20 @@ class RebootPathTest {
         await("policy known", () -> r.sync.policy().known() && r.sync.policy().autoRecover() == autoRecover, this::tick);
     }
 
+    /**
+     * Waits until the node agent's informer shows a change of the Node: over the proxy a watch can stay "watching"
+     * but silent, so every 150 rounds (about 3 s) a relist, the remedy an operator has (the MBean operation).
+     */
+    void awaitSeen(String what, NodeRuntime r, java.util.function.BooleanSupplier seen) {
+        int[] n = {0};
+        await(what, seen, () -> {
+            tick();
+            if (++n[0] % 150 == 0) {
+                r.sync.relist();
+            }
+        });
+    }
+
     void approve(NodeRuntime r, String value) {
         cluster.annotate(NODE, NodeKeys.APPROVE_REBOOT, value);
         // over the proxy a watch can stay "watching" but silent; a relist (the MBean operation)
@@ -223,11 +237,11 @@ class RebootPathTest {
         assertTrue(a.rebooter.getDecisionReason().contains(NodeKeys.RECOVERY_REBOOT_GRANTED + "=boot-a"),
                 a.rebooter.getDecisionReason());
         cluster.annotate(NODE, NodeKeys.RECOVERY_REBOOT_GRANTED, "boot-before");
-        await("the other boot's grant seen", () -> "boot-before".equals(a.sync.rebootGrant()), this::tick);
+        awaitSeen("the other boot's grant seen", a, () -> "boot-before".equals(a.sync.rebootGrant()));
         a.rebooter.evaluate();
         assertEquals(List.of(), executor.reboots, "a grant of another boot is no grant");
         cluster.annotate(NODE, NodeKeys.RECOVERY_REBOOT_GRANTED, "boot-a");
-        await("the grant seen", () -> "boot-a".equals(a.sync.rebootGrant()), this::tick);
+        awaitSeen("the grant seen", a, () -> "boot-a".equals(a.sync.rebootGrant()));
         a.rebooter.evaluate();
         assertEquals(List.of("recovery"), executor.reboots);
     }
