@@ -199,7 +199,7 @@ final class RecoveryPlanner {
      *         reboot, or in an upgrade state that holds a slot
      */
     static boolean unavailable(Node n, Set<String> upgradeInFlight) {
-        if (CordonGuard.cordoned(n) || annotations(n).containsKey(NodeKeys.RECOVERY_REBOOT_GRANTED)) {
+        if (CordonGuard.cordoned(n) || annotations(n).get(NodeKeys.RECOVERY_REBOOT_GRANTED) != null) {
             return true;
         }
         Map<String, String> l = n.getMetadata().getLabels();

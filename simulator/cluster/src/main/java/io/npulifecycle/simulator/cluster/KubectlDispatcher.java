@@ -27,7 +27,8 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * The CRUD mock's dispatcher plus what the real {@code kubectl} (v1.32) and reliability tests need (DESIGN.md "Known
  * traps"): discovery documents, {@code /openapi/*} answering 404, field selectors on any field (lists and watches),
- * strategic merge patch handled as a JSON merge patch, and the {@link EmbeddedCluster}'s fault hooks ({@link
+ * strategic merge patch handled as a JSON merge patch, JSON merge patches applied as RFC 7386 says ({@link
+ * MergePatch}: null removes, {@code metadata.resourceVersion} locks), and the {@link EmbeddedCluster}'s fault hooks ({@link
  * EmbeddedFaults}: outage, 410 on watches, injected status codes) and request log. Everything else goes to
  * {@link KubernetesMixedDispatcher} unchanged.
  */
@@ -36,6 +37,8 @@ final class KubectlDispatcher extends KubernetesMixedDispatcher {
     static final ObjectMapper JSON = JsonMapper.builder().build();
 
     private final EmbeddedCluster cluster;
+    /** held by every write, so a merge patch reads and writes its object in one step ({@link #mergePatch}) */
+    private final Object writes = new Object();
     private final TableView tables = new TableView(java.time.Clock.systemUTC());
 
     KubectlDispatcher(Map<ServerRequest, Queue<ServerResponse>> responses, EmbeddedCluster cluster) {
@@ -70,6 +73,16 @@ final class KubectlDispatcher extends KubernetesMixedDispatcher {
                 .startsWith("application/strategic-merge-patch+json")) {
             request = asMergePatch(request);
         }
+        if ("PATCH".equals(method) && String.valueOf(request.getHeader("Content-Type"))
+                .startsWith("application/merge-patch+json")) {
+            try {
+                synchronized (writes) {
+                    return mergePatch(request, path);
+                }
+            } catch (java.util.concurrent.RejectedExecutionException stopping) {
+                return status(503, "ServiceUnavailable", "the embedded API server is stopping");
+            }
+        }
         String selector = query.get("fieldSelector");
         FieldSelector fields = null;
         if (selector != null && "GET".equals(method)) {
@@ -84,7 +97,13 @@ final class KubectlDispatcher extends KubernetesMixedDispatcher {
         }
         MockResponse response;
         try {
-            response = super.dispatch(request);
+            if ("GET".equals(method)) {
+                response = super.dispatch(request);
+            } else {
+                synchronized (writes) {
+                    response = super.dispatch(request);
+                }
+            }
         } catch (java.util.concurrent.RejectedExecutionException stopping) {
             // the mock's watch executor is shut down while the cluster closes: a late request gets a plain 503
             // instead of a stack trace in the middle of the demo's output
@@ -132,6 +151,42 @@ final class KubectlDispatcher extends KubernetesMixedDispatcher {
             return json(tables.table(body, this::printerColumns, includeObject));
         }
         return response.setBody(JSON.writeValueAsString(body));
+    }
+
+    /**
+     * A JSON merge patch applied as the API server applies it ({@link MergePatch}): the optimistic lock of a
+     * {@code metadata.resourceVersion} in the patch answers 409 when the object moved on, a {@code null} member
+     * removes the member, and the change reaches the mock as the equivalent JSON patch. Called holding
+     * {@link #writes}, so the read and the write are one step for every other writer.
+     */
+    private MockResponse mergePatch(RecordedRequest request, String path) {
+        JsonNode patch;
+        try {
+            patch = JSON.readTree(new String(request.getBody().getBytes(), StandardCharsets.UTF_8));
+        } catch (RuntimeException e) {
+            return status(400, "BadRequest", "the merge patch is not JSON: " + e.getMessage());
+        }
+        String objectPath = path.endsWith("/status") ? path.substring(0, path.length() - "/status".length()) : path;
+        MockResponse current = super.dispatch(new RecordedRequest(request.getHttpVersion(), HttpMethod.GET,
+                objectPath, io.fabric8.mockwebserver.http.Headers.builder().build(), new Buffer()));
+        if (current.code() != 200 || !(patch instanceof ObjectNode)) {
+            return super.dispatch(request);
+        }
+        JsonNode stored = JSON.readTree(new String(current.getBody().getBytes(), StandardCharsets.UTF_8));
+        String wanted = MergePatch.resourceVersion(patch);
+        if (wanted != null && !wanted.equals(stored.path("metadata").path("resourceVersion").asString(""))) {
+            String[] seg = objectPath.split("/");
+            return status(409, "Conflict", "Operation cannot be fulfilled on " + seg[seg.length - 2] + " \""
+                    + seg[seg.length - 1] + "\": the object has been modified; please apply your changes to the "
+                    + "latest version and try again");
+        }
+        ArrayNode ops = MergePatch.asJsonPatch(stored, patch);
+        if (ops.isEmpty()) {
+            return current;
+        }
+        return super.dispatch(new RecordedRequest(request.getHttpVersion(), HttpMethod.PATCH, request.getPath(),
+                request.getHeaders().newBuilder().set("Content-Type", "application/json-patch+json").build(),
+                new Buffer(JSON.writeValueAsBytes(ops))));
     }
 
     /**

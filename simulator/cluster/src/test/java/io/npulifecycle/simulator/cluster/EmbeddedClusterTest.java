@@ -219,6 +219,41 @@ class EmbeddedClusterTest {
     }
 
     @Test
+    void aNullInAMergePatchRemovesTheMemberAsRfc7386Says() {
+        cluster.addNode(EmbeddedCluster.npuNode("node-0"));
+        cluster.client().nodes().withName("node-0").patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"metadata\":{\"annotations\":{\"a\":\"1\",\"b\":\"2\"}},\"spec\":{\"unschedulable\":true}}");
+        cluster.client().nodes().withName("node-0").patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"metadata\":{\"annotations\":{\"a\":null}},\"spec\":{\"unschedulable\":null}}");
+        Node n = cluster.client().nodes().withName("node-0").get();
+        assertFalse(n.getMetadata().getAnnotations().containsKey("a"), "annotations " + n.getMetadata().getAnnotations());
+        assertEquals("2", n.getMetadata().getAnnotations().get("b"));
+        assertEquals(null, n.getSpec().getUnschedulable());
+        assertEquals("true", n.getMetadata().getLabels().get("openfuyao.com/npu.present"));
+        // kubectl annotate KEY- sends a strategic merge patch with a null: removed too
+        cluster.client().nodes().withName("node-0").patch(PatchContext.of(PatchType.STRATEGIC_MERGE),
+                "{\"metadata\":{\"annotations\":{\"b\":null}}}");
+        assertFalse(cluster.client().nodes().withName("node-0").get().getMetadata().getAnnotations().containsKey("b"));
+    }
+
+    @Test
+    void aMergePatchWithAStaleResourceVersionIsAConflictAndChangesNothing() {
+        Node n = cluster.addNode(EmbeddedCluster.npuNode("node-0"));
+        String stale = n.getMetadata().getResourceVersion();
+        cluster.client().nodes().withName("node-0").patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"metadata\":{\"labels\":{\"a\":\"1\"}}}");
+        KubernetesClientException e = assertThrows(KubernetesClientException.class, () -> cluster.client().nodes()
+                .withName("node-0").patch(PatchContext.of(PatchType.JSON_MERGE),
+                        "{\"metadata\":{\"resourceVersion\":\"" + stale + "\",\"labels\":{\"a\":\"2\"}}}"));
+        assertEquals(409, e.getCode());
+        Node now = cluster.client().nodes().withName("node-0").get();
+        assertEquals("1", now.getMetadata().getLabels().get("a"));
+        cluster.client().nodes().withName("node-0").patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{"
+                + "\"resourceVersion\":\"" + now.getMetadata().getResourceVersion() + "\",\"labels\":{\"a\":\"3\"}}}");
+        assertEquals("3", cluster.client().nodes().withName("node-0").get().getMetadata().getLabels().get("a"));
+    }
+
+    @Test
     void aStaleResourceVersionIsAConflict() {
         Node n = cluster.addNode(EmbeddedCluster.npuNode("node-0"));
         cluster.client().nodes().resource(new NodeBuilder(n).editMetadata().addToLabels("a", "1").endMetadata().build())
