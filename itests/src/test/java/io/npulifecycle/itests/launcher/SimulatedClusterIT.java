@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -54,20 +55,39 @@ class SimulatedClusterIT {
 
     @Test
     void theDemoWalksTheRunbookToPass() throws Exception {
-        Path out = tmp.resolve("demo.txt");
+        String text = runDemo(api(), "demo", "--api", api(), "--work", tmp.resolve("work").toString());
+        // the upgrade drain step needs PodDisruptionBudgets and the Eviction API: a real API server
+        assertTrue(text.contains(api().equals("real") ? "PASS 9 upgrade drain" : "SKIP: runs only with --api real"),
+                text);
+    }
+
+    /**
+     * The README's main command as written, {@code bin/npu-lifecycle demo}: the embedded API server, whatever
+     * {@value #API_PROPERTY} says (the embedded server applies merge patches, conflicts and watches differently from a
+     * real one, so it is a run of its own).
+     */
+    @Test
+    void theReadmeMainCommandPassesOnTheEmbeddedServer() throws Exception {
+        Assumptions.assumeTrue(api().equals("real"), "with " + API_PROPERTY + "=embedded the demo test runs it");
+        String text = runDemo("embedded", "demo", "--work", tmp.resolve("work-readme").toString());
+        assertTrue(text.contains("embedded API server"), text);
+        assertTrue(text.contains("PASS 6 autoRecover=false: approve the recovery"), text);
+    }
+
+    /** Runs {@code bin/npu-lifecycle args...} to its exit and asserts the demo passed; @return its output */
+    private String runDemo(String api, String... args) throws Exception {
+        Path out = tmp.resolve("demo-" + api + ".txt");
         long start = System.nanoTime();
-        int rc = RuntimeProcess.runToExit(out, Map.of(), 600, "demo", "--api", api(), "--work",
-                tmp.resolve("work").toString());
-        System.out.printf("demo on the %s API server: exit %d in %.1f s%n", api(), rc, (System.nanoTime() - start) / 1e9);
+        int rc = RuntimeProcess.runToExit(out, Map.of(), 600, args);
+        System.out.printf("demo on the %s API server: exit %d in %.1f s%n", api, rc, (System.nanoTime() - start) / 1e9);
         String text = Files.readString(out);
         System.out.println(text);
         assertEquals(0, rc, text);
         assertTrue(text.contains("PASS 3 upgrade to 25.5.0"), text);
+        assertTrue(text.contains("PASS 5 self-healing, autoRecover=true"), text);
         assertTrue(text.contains("PASS 7 false-positive suppression"), text);
-        // the upgrade drain step needs PodDisruptionBudgets and the Eviction API: a real API server
-        assertTrue(text.contains(api().equals("real") ? "PASS 9 upgrade drain" : "SKIP: runs only with --api real"),
-                text);
         assertTrue(text.lines().anyMatch(l -> l.startsWith("PASS in ")), text);
+        return text;
     }
 
     @Test
