@@ -1,5 +1,7 @@
 package io.npulifecycle.itests.launcher;
 
+import static io.npulifecycle.itests.launcher.RuntimeProcess.PASSWORD;
+import static io.npulifecycle.itests.launcher.RuntimeProcess.USER;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,7 +11,6 @@ import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Properties;
 
 import org.junit.jupiter.api.Test;
@@ -25,8 +26,6 @@ import io.npulifecycle.itests.FakeNpuSmi;
  */
 class HealthWatchProcessIT {
 
-    static final String USER = "itest-operator";
-    static final String PASSWORD = "itest-password-0123456789";
     static final String BOOT_ID = "bbbbbbbb-1111-2222-3333-444444444444";
 
     @TempDir
@@ -59,8 +58,7 @@ class HealthWatchProcessIT {
 
         int port = RuntimeProcess.freePort();
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port,
-                Map.of("NPU_LIFECYCLE_JOLOKIA_USER", USER, "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD,
-                        "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT", "0"),
+                RuntimeProcess.operatorEnv(port, 0),
                 "node", "--no-shell", "--home", home.toString())) {
             rt.await("a healthy verdict through Jolokia", Duration.ofSeconds(90), () -> rt.get(
                     "/jolokia/read/io.npulifecycle:type=HealthWatch/LastVerdict", USER, PASSWORD).body

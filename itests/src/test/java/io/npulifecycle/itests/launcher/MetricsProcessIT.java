@@ -1,5 +1,7 @@
 package io.npulifecycle.itests.launcher;
 
+import static io.npulifecycle.itests.launcher.RuntimeProcess.PASSWORD;
+import static io.npulifecycle.itests.launcher.RuntimeProcess.USER;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,8 +34,6 @@ import io.npulifecycle.itests.FakeNpuSmi;
  */
 class MetricsProcessIT {
 
-    static final String USER = "itest-operator";
-    static final String PASSWORD = "itest-password-0123456789";
     static final String BOOT_ID = "cccccccc-1111-2222-3333-444444444444";
 
     @TempDir
@@ -77,9 +77,7 @@ class MetricsProcessIT {
         int port = RuntimeProcess.freePort();
         int metrics = RuntimeProcess.freePort();
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port,
-                Map.of("NPU_LIFECYCLE_JOLOKIA_USER", USER, "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD,
-                        "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT",
-                        String.valueOf(metrics)),
+                RuntimeProcess.operatorEnv(port, metrics),
                 "node", "--no-shell", "--home", home.toString())) {
             String healthy = "npu_lifecycle_chip_health{chip=\"0\",npu=\"0\",state=\"healthy\"}";
             String wedged = "npu_lifecycle_chip_health{chip=\"0\",npu=\"0\",state=\"wedged\"}";
