@@ -16,7 +16,6 @@ import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import io.npulifecycle.itests.FakeNpuSmi;
 
 /**
  * A node agent started by {@code bin/npu-lifecycle node} with a fake npu-smi that prints a real fixture, then starts
@@ -43,15 +42,9 @@ class HealthWatchProcessIT {
 
     @Test
     void fakeNpuSmiFailingThenRecoveringWritesAndClearsTheMarkers() throws Exception {
-        Path markers = Files.createDirectories(tmp.resolve("run-npu-operator"));
-        Path bootId = Files.writeString(tmp.resolve("boot_id"), BOOT_ID + "\n");
-        FakeNpuSmi npuSmi = FakeNpuSmi.create(Files.createDirectories(tmp.resolve("tools")));
-        Path home = tmp.resolve("home");
-        Files.createDirectories(home.resolve("etc"));
-        Files.writeString(home.resolve("etc/io.npulifecycle.markers.cfg"),
-                "folder=" + markers + "\nbootIdPath=" + bootId + "\n");
-        Files.writeString(home.resolve("etc/io.npulifecycle.probe.cfg"),
-                "interval=1\ntimeout=0.8\nfailureThreshold=3\nnpuSmiCommand=" + npuSmi.script() + "\n");
+        NodeHomes.FakeNpuSmiNode node = NodeHomes.withFakeNpuSmi(tmp, BOOT_ID);
+        Path markers = node.markers();
+        Path home = node.home();
         // the driver was validated in this boot before the test starts
         Files.writeString(markers.resolve("driver-ready"), "bootId=" + BOOT_ID
                 + "\nwrittenAt=2026-11-30T00:00:00Z\nwriter=itest\nversion=25.2.0\n");
@@ -68,7 +61,7 @@ class HealthWatchProcessIT {
             assertTrue(chips.body.contains("0:0,1:0"), chips.body);
             assertFalse(Files.exists(markers.resolve("reboot-required")));
 
-            npuSmi.mode("dcmi-8005");
+            node.npuSmi().mode("dcmi-8005");
             Path rebootRequired = markers.resolve("reboot-required");
             rt.await("reboot-required written", Duration.ofSeconds(60), () -> Files.exists(rebootRequired));
             Properties rr = read(rebootRequired);
@@ -82,7 +75,7 @@ class HealthWatchProcessIT {
             assertTrue(chip.body.contains("\"ConsecutiveFailures\":3")
                     || chip.body.matches("(?s).*\"ConsecutiveFailures\":[3-9].*"), chip.body);
 
-            npuSmi.mode("ok");
+            node.npuSmi().mode("ok");
             rt.await("recovery marker cleared (false-positive suppression)", Duration.ofSeconds(60),
                     () -> !Files.exists(rebootRequired) && Files.exists(markers.resolve("driver-ready")));
             Properties ready = read(markers.resolve("driver-ready"));

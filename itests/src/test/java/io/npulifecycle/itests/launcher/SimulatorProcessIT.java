@@ -26,16 +26,9 @@ class SimulatorProcessIT {
 
     @Test
     void wedgeInjectedThroughJolokiaIsDetectedSuppressedAndARebootRestartsTheAgent() throws Exception {
-        Path markers = Files.createDirectories(tmp.resolve("run-npu-operator"));
-        Path sim = tmp.resolve("sim");
-        Path home = tmp.resolve("home");
-        Files.createDirectories(home.resolve("etc"));
-        Files.writeString(home.resolve("etc/io.npulifecycle.simulator.cfg"), "stateDir=" + sim + "\nmarkersFolder="
-                + markers + "\nrestartMode=framework\nnpus=8\nchipType=910b\ndriverVersion=25.2.0\n");
-        Files.writeString(home.resolve("etc/io.npulifecycle.markers.cfg"), "folder=" + markers + "\nbootIdPath="
-                + sim.resolve("boot_id") + "\n");
-        Files.writeString(home.resolve("etc/io.npulifecycle.probe.cfg"), "interval=1\ntimeout=0.8\nnpuSmiCommand="
-                + sim.resolve("bin/npu-smi") + "\n");
+        NodeHomes.SimulatedNode node = NodeHomes.withSimulator(tmp);
+        Path markers = node.markers();
+        Path home = node.home();
 
         int port = RuntimeProcess.freePort();
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port,
