@@ -14,6 +14,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
+import io.npulifecycle.itests.launcher.NodeHomes;
 import io.npulifecycle.itests.launcher.RuntimeProcess;
 import io.npulifecycle.security.tool.PasswordHash;
 
@@ -48,16 +49,8 @@ class HawtioBrowserIT {
         Files.createDirectories(work);
         Path browser = installPlaywright(work);
 
-        Path markers = Files.createDirectories(work.resolve("run-npu-operator"));
-        Path sim = work.resolve("sim");
-        Path home = work.resolve("home");
-        Files.createDirectories(home.resolve("etc"));
-        Files.writeString(home.resolve("etc/io.npulifecycle.simulator.cfg"), "stateDir=" + sim + "\nmarkersFolder="
-                + markers + "\nrestartMode=framework\nnpus=8\nchipType=910b\ndriverVersion=25.2.0\n");
-        Files.writeString(home.resolve("etc/io.npulifecycle.markers.cfg"), "folder=" + markers + "\nbootIdPath="
-                + sim.resolve("boot_id") + "\n");
-        Files.writeString(home.resolve("etc/io.npulifecycle.probe.cfg"), "interval=1\ntimeout=0.8\nnpuSmiCommand="
-                + sim.resolve("bin/npu-smi") + "\n");
+        NodeHomes.SimulatedNode node = NodeHomes.withSimulator(work);
+        Path home = node.home();
         Files.writeString(home.resolve("etc/jolokia-users.properties"), "# Hawtio test viewer\n" + VIEWER + "=viewer:"
                 + PasswordHash.create(VIEWER_PASSWORD.toCharArray(), new SecureRandom()) + "\n");
 

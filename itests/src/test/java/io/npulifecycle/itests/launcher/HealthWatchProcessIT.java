@@ -1,5 +1,7 @@
 package io.npulifecycle.itests.launcher;
 
+import static io.npulifecycle.itests.launcher.RuntimeProcess.PASSWORD;
+import static io.npulifecycle.itests.launcher.RuntimeProcess.USER;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,13 +11,11 @@ import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Properties;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import io.npulifecycle.itests.FakeNpuSmi;
 
 /**
  * A node agent started by {@code bin/npu-lifecycle node} with a fake npu-smi that prints a real fixture, then starts
@@ -25,8 +25,6 @@ import io.npulifecycle.itests.FakeNpuSmi;
  */
 class HealthWatchProcessIT {
 
-    static final String USER = "itest-operator";
-    static final String PASSWORD = "itest-password-0123456789";
     static final String BOOT_ID = "bbbbbbbb-1111-2222-3333-444444444444";
 
     @TempDir
@@ -44,23 +42,16 @@ class HealthWatchProcessIT {
 
     @Test
     void fakeNpuSmiFailingThenRecoveringWritesAndClearsTheMarkers() throws Exception {
-        Path markers = Files.createDirectories(tmp.resolve("run-npu-operator"));
-        Path bootId = Files.writeString(tmp.resolve("boot_id"), BOOT_ID + "\n");
-        FakeNpuSmi npuSmi = FakeNpuSmi.create(Files.createDirectories(tmp.resolve("tools")));
-        Path home = tmp.resolve("home");
-        Files.createDirectories(home.resolve("etc"));
-        Files.writeString(home.resolve("etc/io.npulifecycle.markers.cfg"),
-                "folder=" + markers + "\nbootIdPath=" + bootId + "\n");
-        Files.writeString(home.resolve("etc/io.npulifecycle.probe.cfg"),
-                "interval=1\ntimeout=0.8\nfailureThreshold=3\nnpuSmiCommand=" + npuSmi.script() + "\n");
+        NodeHomes.FakeNpuSmiNode node = NodeHomes.withFakeNpuSmi(tmp, BOOT_ID);
+        Path markers = node.markers();
+        Path home = node.home();
         // the driver was validated in this boot before the test starts
         Files.writeString(markers.resolve("driver-ready"), "bootId=" + BOOT_ID
                 + "\nwrittenAt=2026-11-30T00:00:00Z\nwriter=itest\nversion=25.2.0\n");
 
         int port = RuntimeProcess.freePort();
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port,
-                Map.of("NPU_LIFECYCLE_JOLOKIA_USER", USER, "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD,
-                        "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT", "0"),
+                RuntimeProcess.operatorEnv(port, 0),
                 "node", "--no-shell", "--home", home.toString())) {
             rt.await("a healthy verdict through Jolokia", Duration.ofSeconds(90), () -> rt.get(
                     "/jolokia/read/io.npulifecycle:type=HealthWatch/LastVerdict", USER, PASSWORD).body
@@ -70,7 +61,7 @@ class HealthWatchProcessIT {
             assertTrue(chips.body.contains("0:0,1:0"), chips.body);
             assertFalse(Files.exists(markers.resolve("reboot-required")));
 
-            npuSmi.mode("dcmi-8005");
+            node.npuSmi().mode("dcmi-8005");
             Path rebootRequired = markers.resolve("reboot-required");
             rt.await("reboot-required written", Duration.ofSeconds(60), () -> Files.exists(rebootRequired));
             Properties rr = read(rebootRequired);
@@ -84,7 +75,7 @@ class HealthWatchProcessIT {
             assertTrue(chip.body.contains("\"ConsecutiveFailures\":3")
                     || chip.body.matches("(?s).*\"ConsecutiveFailures\":[3-9].*"), chip.body);
 
-            npuSmi.mode("ok");
+            node.npuSmi().mode("ok");
             rt.await("recovery marker cleared (false-positive suppression)", Duration.ofSeconds(60),
                     () -> !Files.exists(rebootRequired) && Files.exists(markers.resolve("driver-ready")));
             Properties ready = read(markers.resolve("driver-ready"));

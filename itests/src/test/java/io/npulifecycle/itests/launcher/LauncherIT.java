@@ -1,5 +1,7 @@
 package io.npulifecycle.itests.launcher;
 
+import static io.npulifecycle.itests.launcher.RuntimeProcess.PASSWORD;
+import static io.npulifecycle.itests.launcher.RuntimeProcess.USER;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -20,16 +22,13 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class LauncherIT {
 
-    static final String USER = "itest-operator";
-    static final String PASSWORD = "itest-password-0123456789";
     static final String RUNTIME = "/jolokia/read/io.npulifecycle:type=Runtime";
 
     @TempDir
     Path tmp;
 
-    Map<String, String> env(int port) {
-        return Map.of("NPU_LIFECYCLE_JOLOKIA_USER", USER, "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD,
-                "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT", "0");
+    static Map<String, String> env(int port) {
+        return RuntimeProcess.operatorEnv(port, 0);
     }
 
     @Test

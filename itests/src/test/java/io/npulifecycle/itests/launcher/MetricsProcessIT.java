@@ -1,5 +1,7 @@
 package io.npulifecycle.itests.launcher;
 
+import static io.npulifecycle.itests.launcher.RuntimeProcess.PASSWORD;
+import static io.npulifecycle.itests.launcher.RuntimeProcess.USER;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -22,7 +24,6 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import io.npulifecycle.itests.FakeNpuSmi;
 
 /**
  * {@code /metrics} of a node agent started by {@code bin/npu-lifecycle node} with a fake npu-smi: the chips' series in
@@ -32,8 +33,6 @@ import io.npulifecycle.itests.FakeNpuSmi;
  */
 class MetricsProcessIT {
 
-    static final String USER = "itest-operator";
-    static final String PASSWORD = "itest-password-0123456789";
     static final String BOOT_ID = "cccccccc-1111-2222-3333-444444444444";
 
     @TempDir
@@ -65,21 +64,12 @@ class MetricsProcessIT {
 
     @Test
     void aWedgeMovesChipHealthAndWedgesTotalAndAHotUpdateKeepsTheCounter() throws Exception {
-        Path markers = Files.createDirectories(tmp.resolve("run-npu-operator"));
-        Path bootId = Files.writeString(tmp.resolve("boot_id"), BOOT_ID + "\n");
-        FakeNpuSmi npuSmi = FakeNpuSmi.create(Files.createDirectories(tmp.resolve("tools")));
-        Path home = tmp.resolve("home");
-        Files.createDirectories(home.resolve("etc"));
-        Files.writeString(home.resolve("etc/io.npulifecycle.markers.cfg"),
-                "folder=" + markers + "\nbootIdPath=" + bootId + "\n");
-        Files.writeString(home.resolve("etc/io.npulifecycle.probe.cfg"),
-                "interval=1\ntimeout=0.8\nfailureThreshold=3\nnpuSmiCommand=" + npuSmi.script() + "\n");
+        NodeHomes.FakeNpuSmiNode node = NodeHomes.withFakeNpuSmi(tmp, BOOT_ID);
+        Path home = node.home();
         int port = RuntimeProcess.freePort();
         int metrics = RuntimeProcess.freePort();
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port,
-                Map.of("NPU_LIFECYCLE_JOLOKIA_USER", USER, "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD,
-                        "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT",
-                        String.valueOf(metrics)),
+                RuntimeProcess.operatorEnv(port, metrics),
                 "node", "--no-shell", "--home", home.toString())) {
             String healthy = "npu_lifecycle_chip_health{chip=\"0\",npu=\"0\",state=\"healthy\"}";
             String wedged = "npu_lifecycle_chip_health{chip=\"0\",npu=\"0\",state=\"wedged\"}";
@@ -95,7 +85,7 @@ class MetricsProcessIT {
             String om = scrape(metrics, "application/openmetrics-text; version=1.0.0; charset=utf-8");
             assertTrue(om.endsWith("# EOF\n") && om.contains("# TYPE npu_lifecycle_wedges counter"), om);
 
-            npuSmi.mode("dcmi-8005");
+            node.npuSmi().mode("dcmi-8005");
             rt.await("the wedge in /metrics", Duration.ofSeconds(60), () -> {
                 String s = scrape(metrics, null);
                 return value(s, wedged) == 1.0 && value(s, "npu_lifecycle_wedges_total") == 1.0;
@@ -115,7 +105,7 @@ class MetricsProcessIT {
             assertEquals(1.0, value(scrape(metrics, null), "npu_lifecycle_wedges_total"),
                     "the counter kept its value across the hot update");
 
-            npuSmi.mode("ok");
+            node.npuSmi().mode("ok");
             rt.await("the suppression in /metrics", Duration.ofSeconds(60), () -> {
                 String s = scrape(metrics, null);
                 return value(s, "npu_lifecycle_suppressed_total") == 1.0 && value(s, healthy) == 1.0;

@@ -25,6 +25,24 @@ import io.npulifecycle.testing.support.Waits;
  */
 public final class RuntimeProcess implements AutoCloseable {
 
+    /** The Jolokia operator of the runtimes the tests start ({@code NPU_LIFECYCLE_JOLOKIA_USER}). */
+    public static final String USER = "itest-operator";
+    /** The password of {@link #USER} ({@code NPU_LIFECYCLE_JOLOKIA_PASSWORD}). */
+    public static final String PASSWORD = "itest-password-0123456789";
+
+    /**
+     * The environment of a runtime run by a test as {@link #USER}.
+     *
+     * @param httpPort {@code NPU_LIFECYCLE_HTTP_PORT} (Jolokia, health)
+     * @param metricsPort {@code NPU_LIFECYCLE_METRICS_PORT}; 0 for any free port
+     * @return the four variables (an immutable map)
+     */
+    public static Map<String, String> operatorEnv(int httpPort, int metricsPort) {
+        return Map.of("NPU_LIFECYCLE_JOLOKIA_USER", USER, "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD,
+                "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(httpPort), "NPU_LIFECYCLE_METRICS_PORT",
+                String.valueOf(metricsPort));
+    }
+
     /** The assembled distribution, {@code distribution/target/npu-lifecycle}. */
     public static Path distribution() {
         Path p = Path.of(System.getProperty("npu.distribution.dir", "../distribution/target/npu-lifecycle"))

@@ -1,12 +1,13 @@
 package io.npulifecycle.itests.launcher;
 
+import static io.npulifecycle.itests.launcher.RuntimeProcess.PASSWORD;
+import static io.npulifecycle.itests.launcher.RuntimeProcess.USER;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -18,8 +19,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SimulatorProcessIT {
 
-    static final String USER = "itest-operator";
-    static final String PASSWORD = "itest-password-0123456789";
     static final String SIM = "/jolokia/exec/io.npulifecycle:type=Simulator/";
 
     @TempDir
@@ -27,21 +26,13 @@ class SimulatorProcessIT {
 
     @Test
     void wedgeInjectedThroughJolokiaIsDetectedSuppressedAndARebootRestartsTheAgent() throws Exception {
-        Path markers = Files.createDirectories(tmp.resolve("run-npu-operator"));
-        Path sim = tmp.resolve("sim");
-        Path home = tmp.resolve("home");
-        Files.createDirectories(home.resolve("etc"));
-        Files.writeString(home.resolve("etc/io.npulifecycle.simulator.cfg"), "stateDir=" + sim + "\nmarkersFolder="
-                + markers + "\nrestartMode=framework\nnpus=8\nchipType=910b\ndriverVersion=25.2.0\n");
-        Files.writeString(home.resolve("etc/io.npulifecycle.markers.cfg"), "folder=" + markers + "\nbootIdPath="
-                + sim.resolve("boot_id") + "\n");
-        Files.writeString(home.resolve("etc/io.npulifecycle.probe.cfg"), "interval=1\ntimeout=0.8\nnpuSmiCommand="
-                + sim.resolve("bin/npu-smi") + "\n");
+        NodeHomes.SimulatedNode node = NodeHomes.withSimulator(tmp);
+        Path markers = node.markers();
+        Path home = node.home();
 
         int port = RuntimeProcess.freePort();
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port,
-                Map.of("NPU_LIFECYCLE_JOLOKIA_USER", USER, "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD,
-                        "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT", "0"),
+                RuntimeProcess.operatorEnv(port, 0),
                 "node", "--no-shell", "--home", home.toString())) {
             rt.await("8 healthy emulated chips", Duration.ofSeconds(90), () -> rt.get(
                     "/jolokia/read/io.npulifecycle:type=HealthWatch/ExpectedChips", USER, PASSWORD).body

@@ -2,17 +2,16 @@ package io.npulifecycle.driver.internal;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+
+import io.npulifecycle.files.internal.DurableFiles;
 
 /**
  * The driver version staged for the next boot, in the persistent state folder: {@value #STAGED} while it waits for the
@@ -55,13 +54,7 @@ final class DriverStaging {
         StringBuilder sb = new StringBuilder();
         entries.forEach((k, v) -> sb.append(k).append('=').append(v).append('\n'));
         try {
-            Files.createDirectories(stateDir);
-            Path tmp = Files.createTempFile(stateDir, "." + STAGED + ".tmp-", "");
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-                ch.write(ByteBuffer.wrap(sb.toString().getBytes(StandardCharsets.UTF_8)));
-                ch.force(true);
-            }
-            Files.move(tmp, p, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            DurableFiles.writeAtomically(p, sb.toString().getBytes(StandardCharsets.UTF_8));
         } catch (IOException e) {
             throw new IOException("cannot write staging file " + p + " (PID " + DriverComponent.PID
                     + " key stateDir, a persistent host folder): " + e, e);

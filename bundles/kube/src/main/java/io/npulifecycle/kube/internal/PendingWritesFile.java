@@ -4,13 +4,10 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
@@ -21,6 +18,7 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 
 import io.npulifecycle.api.node.NodeKeys;
+import io.npulifecycle.files.internal.DurableFiles;
 
 /**
  * The node agent's writes the API server has not received yet, kept on the host in {@code <stateDir>/}{@value #NAME}
@@ -246,7 +244,7 @@ final class PendingWritesFile {
     void save(Content c) throws IOException {
         if (c.isEmpty()) {
             if (Files.deleteIfExists(file)) {
-                syncFolder(file.getParent());
+                DurableFiles.syncFolder(file.getParent());
             }
             return;
         }
@@ -258,7 +256,7 @@ final class PendingWritesFile {
         entries(sb, "label", c.labels());
         entries(sb, "annotation", c.annotations());
         sb.append("end ").append(c.size()).append('\n');
-        writeAtomically(file, sb.toString().getBytes(StandardCharsets.UTF_8));
+        DurableFiles.writeAtomically(file, sb.toString().getBytes(StandardCharsets.UTF_8));
     }
 
     private static void entries(StringBuilder sb, String kind, SortedMap<String, Optional<String>> m) {
@@ -296,33 +294,5 @@ final class PendingWritesFile {
         }
         LOG.log(Level.ERROR, "kept the pending-writes file that does not parse as " + aside);
         return aside;
-    }
-
-    private static void writeAtomically(Path path, byte[] bytes) throws IOException {
-        Path dir = path.getParent();
-        Files.createDirectories(dir);
-        Path tmp = Files.createTempFile(dir, "." + path.getFileName() + ".tmp-", "");
-        try {
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-                ByteBuffer buf = ByteBuffer.wrap(bytes);
-                while (buf.hasRemaining()) {
-                    ch.write(buf);
-                }
-                ch.force(true);
-            }
-            Files.move(tmp, path, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            tmp = null;
-            syncFolder(dir);
-        } finally {
-            if (tmp != null) {
-                Files.deleteIfExists(tmp);
-            }
-        }
-    }
-
-    private static void syncFolder(Path dir) throws IOException {
-        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-            ch.force(true);
-        }
     }
 }

@@ -3,17 +3,13 @@ package io.npulifecycle.markers.internal;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
@@ -38,6 +34,7 @@ import io.npulifecycle.api.markers.MarkerStatus;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.markers.MarkerStoreException;
 import io.npulifecycle.api.markers.Markers;
+import io.npulifecycle.files.internal.DurableFiles;
 
 /**
  * The file implementation of {@link MarkerStore}, usable without OSGi (tests, other bundles' tests). See the interface
@@ -281,7 +278,7 @@ public final class FileMarkerStore implements MarkerStore {
             try {
                 removed = Files.deleteIfExists(path);
                 if (removed) {
-                    fsyncDir(folder);
+                    DurableFiles.syncFolder(folder);
                 }
             } catch (IOException e) {
                 throw fail(path, "cannot remove marker file " + path + ": " + e, e);
@@ -360,34 +357,10 @@ public final class FileMarkerStore implements MarkerStore {
         byte[] bytes = sb.toString().getBytes(StandardCharsets.UTF_8);
         Path dir = path.getParent();
         synchronized (writeLock) {
-            Path tmp = null;
             try {
-                Files.createDirectories(dir);
-                tmp = Files.createTempFile(dir, "." + path.getFileName() + ".tmp-", "");
-                try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-                    ByteBuffer buf = ByteBuffer.wrap(bytes);
-                    while (buf.hasRemaining()) {
-                        ch.write(buf);
-                    }
-                    ch.force(true);
-                }
-                try {
-                    Files.move(tmp, path, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                } catch (AtomicMoveNotSupportedException e) {
-                    throw new IOException("the file system of " + dir + " cannot rename atomically", e);
-                }
-                tmp = null;
-                fsyncDir(dir);
+                DurableFiles.writeAtomically(path, bytes);
             } catch (IOException | SecurityException e) {
                 throw fail(path, "cannot write marker file " + path + " (folder " + dir + "): " + e, e);
-            } finally {
-                if (tmp != null) {
-                    try {
-                        Files.deleteIfExists(tmp);
-                    } catch (IOException ignored) {
-                        // the temporary file is ignored by readers (leading dot)
-                    }
-                }
             }
             lastError = null;
         }
@@ -400,12 +373,6 @@ public final class FileMarkerStore implements MarkerStore {
         lastError = message;
         LOG.log(Level.ERROR, message);
         return new MarkerStoreException(path, message, cause);
-    }
-
-    private static void fsyncDir(Path dir) throws IOException {
-        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-            ch.force(true);
-        }
     }
 
     private static String value(String v) {

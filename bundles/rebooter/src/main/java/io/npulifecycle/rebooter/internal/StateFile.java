@@ -3,20 +3,20 @@ package io.npulifecycle.rebooter.internal;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
+
+import io.npulifecycle.files.internal.DurableFiles;
 
 /**
  * The rebooter's persisted state, {@code <stateDir>/rebooter.state} (default {@code /var/lib/npu-operator/}, a
@@ -212,7 +212,7 @@ final class StateFile {
                     .append(clean(e.fromBootId())).append(';').append(clean(e.via())).append(';')
                     .append(clean(e.outcome())).append(';').append(clean(e.detail())).append('\n');
         }
-        writeAtomically(file, sb.toString().getBytes(StandardCharsets.UTF_8));
+        DurableFiles.writeAtomically(file, sb.toString().getBytes(StandardCharsets.UTF_8));
     }
 
     private static void put(StringBuilder sb, String prefix, RebooterState.Step st) {
@@ -243,29 +243,5 @@ final class StateFile {
         Files.copy(file, copy, StandardCopyOption.REPLACE_EXISTING);
         LOG.log(Level.ERROR, "kept a copy of the corrupt state file " + file + " as " + copy);
         return copy;
-    }
-
-    static void writeAtomically(Path path, byte[] bytes) throws IOException {
-        Path dir = path.getParent();
-        Files.createDirectories(dir);
-        Path tmp = Files.createTempFile(dir, "." + path.getFileName() + ".tmp-", "");
-        try {
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-                ByteBuffer buf = ByteBuffer.wrap(bytes);
-                while (buf.hasRemaining()) {
-                    ch.write(buf);
-                }
-                ch.force(true);
-            }
-            Files.move(tmp, path, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            tmp = null;
-            try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-                ch.force(true);
-            }
-        } finally {
-            if (tmp != null) {
-                Files.deleteIfExists(tmp);
-            }
-        }
     }
 }

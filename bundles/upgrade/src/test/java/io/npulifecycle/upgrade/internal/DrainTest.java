@@ -75,7 +75,14 @@ class DrainTest {
         emulator = NodeAgentEmulator.on(c, time);
         emulator.addNodes(nodes, OLD);
         c.backend().ensureNamespace(NS);
-        // the kubelet of the workload pods: a pod deleted with a grace period (an eviction) ends at once
+        runKubelet(kubelet, c);
+    }
+
+    /**
+     * The kubelet of the workload pods, every 100 ms on {@code kubelet}: a pod of {@value #NS} deleted with a grace
+     * period (an eviction) ends at once.
+     */
+    static void runKubelet(ScheduledExecutorService kubelet, ClusterFixture c) {
         kubelet.scheduleWithFixedDelay(() -> {
             try {
                 for (Pod p : c.admin().pods().inNamespace(NS).list().getItems()) {
@@ -101,6 +108,22 @@ class DrainTest {
      */
     void start(Map<String, Object> drain, boolean auto, Map<String, Object> more) {
         emulator.start();
+        controller = startLeader(c, time, evictions);
+        Map<String, Object> spec = driver(NEW, auto, 1, "100%", null);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> up = (Map<String, Object>) spec.get("upgradePolicy");
+        up.put("drain", drain);
+        up.putAll(more);
+        c.createDriver(spec);
+    }
+
+    /**
+     * A started, leading controller under its ServiceAccount (config/kubernetes RBAC), without leader election or
+     * registry checks, closed with {@code c}.
+     *
+     * @param evictions counts the controller's eviction requests, at its HTTP client
+     */
+    static UpgradeController startLeader(ClusterFixture c, ScaledTestClock time, AtomicInteger evictions) {
         ControllerConfig d = ControllerConfig.defaults();
         ControllerConfig cfg = new ControllerConfig(d.namespace(), d.resourceName(), false, "http", "",
                 d.reconcileDelay(), d.resync(), d.statusInterval(), false, d.leaseName(), d.leaseDuration(),
@@ -116,15 +139,10 @@ class DrainTest {
                         }
                     }
                 })));
-        controller = c.own(new UpgradeController(client, time, cfg, null));
+        UpgradeController controller = c.own(new UpgradeController(client, time, cfg, null));
         controller.start();
         controller.setLeader(true);
-        Map<String, Object> spec = driver(NEW, auto, 1, "100%", null);
-        @SuppressWarnings("unchecked")
-        Map<String, Object> up = (Map<String, Object>) spec.get("upgradePolicy");
-        up.put("drain", drain);
-        up.putAll(more);
-        c.createDriver(spec);
+        return controller;
     }
 
     static Map<String, Object> drain(Object... kv) {

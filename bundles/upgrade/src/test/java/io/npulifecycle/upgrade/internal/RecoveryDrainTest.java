@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterAll;
@@ -24,11 +23,8 @@ import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Taint;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.http.Interceptor;
 import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.testing.support.ClusterFixture;
 import io.npulifecycle.testing.support.ScaledTestClock;
@@ -65,36 +61,8 @@ class RecoveryDrainTest {
         time = c.own(new ScaledTestClock(200));
         nodes = NodeAgentEmulator.on(c, time); // not started: it only creates the nodes; the test plays the agents
         c.backend().ensureNamespace(NS);
-        kubelet.scheduleWithFixedDelay(() -> {
-            try {
-                for (Pod p : c.admin().pods().inNamespace(NS).list().getItems()) {
-                    if (p.getMetadata().getDeletionTimestamp() != null) {
-                        c.admin().pods().inNamespace(NS).withName(p.getMetadata().getName()).withGracePeriod(0)
-                                .delete();
-                    }
-                }
-            } catch (KubernetesClientException e) {
-                // the server closes with the test
-            }
-        }, 0, 100, TimeUnit.MILLISECONDS);
-        ControllerConfig d = ControllerConfig.defaults();
-        ControllerConfig cfg = new ControllerConfig(d.namespace(), d.resourceName(), false, "http", "",
-                d.reconcileDelay(), d.resync(), d.statusInterval(), false, d.leaseName(), d.leaseDuration(),
-                d.renewDeadline(), d.retryPeriod(), "t");
-        String token = c.serviceAccountToken(RolloutTest.CONTROL_PLANE_SA, null);
-        KubernetesClient client = c.own(c.real().newTokenClient(token, k -> k.setUserAgent("npu-controller"),
-                h -> h.addOrReplaceInterceptor("count-evictions", new Interceptor() {
-                    @Override
-                    public void before(io.fabric8.kubernetes.client.http.BasicBuilder b,
-                            io.fabric8.kubernetes.client.http.HttpRequest r, Interceptor.RequestTags t) {
-                        if ("POST".equals(r.method()) && r.uri().getPath().endsWith("/eviction")) {
-                            evictions.incrementAndGet();
-                        }
-                    }
-                })));
-        controller = c.own(new UpgradeController(client, time, cfg, null));
-        controller.start();
-        controller.setLeader(true);
+        DrainTest.runKubelet(kubelet, c);
+        controller = DrainTest.startLeader(c, time, evictions);
         c.createDriver(spec(null, null));
     }
 
