@@ -343,6 +343,47 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
         assertEquals("the restored policy applies: " + again, 403, again.status);
     }
 
+    /**
+     * Every error answer of /jolokia is Jolokia's JSON error entry with Content-Type application/json, Jolokia's own
+     * 400s (unknown type, malformed MBean name, bad callback) and the container's (405, 413) included; in a bulk, an
+     * item Jolokia cannot build gets a 400 entry of its own and the other items are served, in order.
+     */
+    @Test
+    public void everyErrorOfJolokiaIsAJsonEntryAndABadBulkItemFailsOnlyItself() {
+        awaitJolokia();
+        JolokiaClient c = client();
+        JolokiaClient.Reply[] errors = {
+            c.get("/bogus/x", O, OP),
+            c.get("/read/bad%20name/x", O, OP),
+            c.get("/read/io.npulifecycle:type=Runtime/Role?callback=%3Cscript%3E", O, OP),
+            c.post("{\"type\":", O, OP),
+            c.post("{\"type\":\"bogus\"}", O, OP),
+            c.send("PUT", "/version", O, OP, "{}"),
+            c.post("[\"" + "x".repeat(1_100_000) + "\"]", O, OP)};
+        int[] statuses = {400, 400, 400, 400, 400, 405, 413};
+        for (int i = 0; i < errors.length; i++) {
+            JolokiaClient.Reply r = errors[i];
+            assertEquals(i + ": " + r, statuses[i], r.status);
+            assertTrue(i + ": " + r.header("Content-Type"), String.valueOf(r.header("Content-Type"))
+                    .startsWith("application/json"));
+            assertTrue(i + ": " + r, r.body.startsWith("{\"status\":" + statuses[i] + ",\"error_type\":\"")
+                    && r.body.contains("\"error\":\"") && !r.body.contains("<"));
+        }
+        assertTrue(errors[0].body, errors[0].body.contains("No type with name 'bogus' exists"));
+
+        JolokiaClient.Reply bulk = c.post("[{\"type\":\"read\",\"mbean\":\"io.npulifecycle:type=Runtime\","
+                + "\"attribute\":\"Role\"},{\"type\":\"bogus\"},42,{\"type\":\"read\",\"mbean\":\"bad name\"},"
+                + "{\"type\":\"version\"}]", O, OP);
+        assertEquals(bulk.toString(), 200, bulk.status);
+        int read = bulk.body.indexOf("\"value\":\"control-plane\"");
+        int type = bulk.body.indexOf("No type with name 'bogus' exists");
+        int element = bulk.body.indexOf("element 2 of the bulk request is not a JSON object");
+        int name = bulk.body.indexOf("\"request\":{\"mbean\":\"bad name\"");
+        int version = bulk.body.indexOf("\"agent\"");
+        assertTrue(bulk.body, read > 0 && type > read && element > type && name > element && version > name);
+        assertEquals(bulk.body, 3, bulk.body.split("\"status\":400").length - 1);
+    }
+
     static void write(java.nio.file.Path f, String text, long mtime) throws java.io.IOException {
         java.nio.file.Files.writeString(f, text);
         java.nio.file.Files.setLastModifiedTime(f, java.nio.file.attribute.FileTime.fromMillis(mtime));
