@@ -384,6 +384,54 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
         assertEquals(bulk.body, 3, bulk.body.split("\"status\":400").length - 1);
     }
 
+    /**
+     * One malformed line in the users file, added while the runtime runs: the user it was meant for gets 401, every
+     * other user keeps working, and the log names the file, the line and what was expected, never the value.
+     */
+    @Test
+    public void aMalformedUsersFileLineLocksOutOnlyItsUserAndTheLogNamesFileAndLine() throws Exception {
+        awaitJolokia();
+        JolokiaClient c = client();
+        List<String> audit = new CopyOnWriteArrayList<>();
+        Logger logger = Logger.getLogger("io.npulifecycle.audit");
+        Handler h = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                audit.add(r.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        logger.addHandler(h);
+        java.nio.file.Path users = java.nio.file.Path.of(property("npu.lifecycle.jolokia.users"));
+        String original = java.nio.file.Files.readString(users);
+        long mtime = java.nio.file.Files.getLastModifiedTime(users).toMillis();
+        long line = original.lines().count() + 1;
+        try {
+            write(users, original + "mallory=operator:clear-text-secret-password\n", mtime + 2000);
+            String expected = users + ", line " + line + ": user 'mallory'";
+            await("the bad line reported", TIMEOUT, () -> c.get("/version", V, VP).status == 200
+                    && audit.stream().anyMatch(l -> l.contains(expected)), audit::toString);
+            assertTrue(audit.toString(), audit.stream().anyMatch(l -> l.contains(expected)
+                    && l.contains("expected pbkdf2-sha256:<iterations>:<salt>:<hash>")
+                    && l.contains("this line is ignored")));
+            assertTrue(audit.toString(), audit.stream().noneMatch(l -> l.contains("clear-text-secret-password")));
+            assertTrue(c.get("/read/io.npulifecycle:type=Runtime/Role", V, VP).body.contains("\"status\":200"));
+            assertTrue(c.get(EXEC_NPU, O, OP).body.contains("\"status\":200"));
+            assertTrue(c.get(EXEC_NPU, USER, PASSWORD).body.contains("\"status\":200"));
+            assertEquals(401, c.get("/version", "mallory", "clear-text-secret-password").status);
+        } finally {
+            logger.removeHandler(h);
+            write(users, original, mtime + 4000);
+        }
+    }
+
     static void write(java.nio.file.Path f, String text, long mtime) throws java.io.IOException {
         java.nio.file.Files.writeString(f, text);
         java.nio.file.Files.setLastModifiedTime(f, java.nio.file.attribute.FileTime.fromMillis(mtime));
