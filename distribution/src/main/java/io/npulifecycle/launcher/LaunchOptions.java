@@ -56,9 +56,18 @@ public final class LaunchOptions {
             "                  deleted when the run passes and kept, its path printed, when it fails; --work DIR is kept",
             "  --keep          demo, scenario: keep the temporary folder of a passed run too",
             "",
-            "Environment: NPU_LIFECYCLE_JOLOKIA_USER and NPU_LIFECYCLE_JOLOKIA_PASSWORD (together),",
-            "  NPU_LIFECYCLE_HTTP_HOST, NPU_LIFECYCLE_HTTP_PORT, NPU_LIFECYCLE_LOG_LEVEL,",
-            "  NPU_LIFECYCLE_JAVA_OPTS (or JAVA_OPTS: JVM options replacing the defaults of bin/npu-lifecycle).");
+            "Environment (a variable wins over the etc/runtime.properties key in parentheses):",
+            "  NPU_LIFECYCLE_HOME                   the runtime home when --home is not given",
+            "  NPU_LIFECYCLE_JOLOKIA_USER, NPU_LIFECYCLE_JOLOKIA_PASSWORD   the runtime's operator user (together;",
+            "                                       neither: generated into <home>/secrets/jolokia-credentials)",
+            "  NPU_LIFECYCLE_HTTP_HOST, NPU_LIFECYCLE_HTTP_PORT   Jolokia and /health (http.host, http.port)",
+            "  NPU_LIFECYCLE_METRICS_HOST, NPU_LIFECYCLE_METRICS_PORT   /metrics (metrics.host, metrics.port; 0: a free",
+            "                                       port chosen at start)",
+            "  NPU_LIFECYCLE_HTTPS_KEYSTORE_PASSWORD   the TLS keystore's password (https.keystore.password)",
+            "  NPU_LIFECYCLE_LOG_LEVEL              ERROR, WARN, INFO, DEBUG or TRACE (log.level)",
+            "  NPU_LIFECYCLE_KUBE_MASTER            the Kubernetes API server URL (else in-cluster or the kubeconfig)",
+            "  NPU_LIFECYCLE_JAVA_OPTS (or JAVA_OPTS)   JVM options replacing the defaults of bin/npu-lifecycle;",
+            "                                       JAVA_HOME selects the JDK (17 or later)");
 
     /** The runtime roles. */
     public enum Role {

@@ -432,6 +432,32 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
         }
     }
 
+    /**
+     * What the README says about content types: Jolokia answers application/json, and a POST body is read as JSON
+     * whatever its Content-Type (curl -d sends application/x-www-form-urlencoded).
+     */
+    @Test
+    public void answersAreApplicationJsonAndAPostIsReadWhateverItsContentType() throws Exception {
+        awaitJolokia();
+        JolokiaClient.Reply get = client().get("/read/io.npulifecycle:type=Runtime/Role", V, VP);
+        assertTrue(String.valueOf(get.header("Content-Type")), String.valueOf(get.header("Content-Type"))
+                .startsWith("application/json"));
+        java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
+                .version(java.net.http.HttpClient.Version.HTTP_1_1).build();
+        for (String type : new String[] {"application/x-www-form-urlencoded", "text/plain"}) {
+            java.net.http.HttpResponse<String> r = http.send(java.net.http.HttpRequest.newBuilder(
+                    java.net.URI.create("http://127.0.0.1:" + property("org.osgi.service.http.port") + "/jolokia"))
+                    .header("Authorization", "Basic " + java.util.Base64.getEncoder().encodeToString(
+                            (V + ":" + VP).getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+                    .header("Content-Type", type).timeout(Duration.ofSeconds(20))
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"type\":\"read\",\"mbean\":"
+                            + "\"io.npulifecycle:type=Runtime\",\"attribute\":\"Role\"}")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertTrue(type + ": " + r.body(), r.statusCode() == 200 && r.body().contains("\"value\":\"control-plane\""));
+            assertTrue(type, r.headers().firstValue("Content-Type").orElse("").startsWith("application/json"));
+        }
+    }
+
     static void write(java.nio.file.Path f, String text, long mtime) throws java.io.IOException {
         java.nio.file.Files.writeString(f, text);
         java.nio.file.Files.setLastModifiedTime(f, java.nio.file.attribute.FileTime.fromMillis(mtime));
