@@ -26,6 +26,9 @@ public final class FrameworkConfig {
             "org.slf4j;version=2.0.17", "org.slf4j.event;version=2.0.17", "org.slf4j.helpers;version=2.0.17",
             "org.slf4j.spi;version=2.0.17", "org.slf4j;version=1.7.36", "org.slf4j.helpers;version=1.7.36");
 
+    /** Idle timeout of an HTTP connection (Jolokia, health), milliseconds. */
+    public static final int HTTP_IDLE_TIMEOUT_MS = 10_000;
+
     private FrameworkConfig() {
     }
 
@@ -84,6 +87,10 @@ public final class FrameworkConfig {
             p.put("org.apache.felix.https.jetty.protocols.included", "TLSv1.3,TLSv1.2");
         }
         p.put("org.apache.felix.http.jetty.sendServerHeader", "false");
+        // Connection idle timeout (Felix default 60 s): a client that stalls inside a request body holds a Jetty
+        // thread while the body is read (a node agent has 8); closed after this much time without a byte, it gives
+        // the thread back. Headers are parsed without a thread, and a servlet busy on a request is not cut by it.
+        p.put("org.apache.felix.http.timeout", String.valueOf(HTTP_IDLE_TIMEOUT_MS));
         // /metrics (bundle io.npulifecycle.metrics): its own listener, so Prometheus can scrape the pod IP while
         // Jolokia stays on loopback
         p.put("npu.lifecycle.metrics.host", settings.metricsHost());

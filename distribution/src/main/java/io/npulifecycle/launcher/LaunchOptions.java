@@ -12,8 +12,8 @@ import java.util.Map;
  * npu-lifecycle node|control-plane [--home DIR] [--no-shell]
  * npu-lifecycle check-npu-smi FILE [--exit-code N] [--expected-chips 0:0,1:0,...]
  * npu-lifecycle hash-password [--role viewer|operator] USER
- * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR] [--prometheus]
- * npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR] [--junit FILE]
+ * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR] [--prometheus] [--keep]
+ * npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR] [--junit FILE] [--keep]
  * npu-lifecycle scenario --list FILE...
  * npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]
  * npu-lifecycle help
@@ -29,10 +29,12 @@ public final class LaunchOptions {
             "  node            [--home DIR] [--no-shell]   run the node-agent runtime (one per NPU node)",
             "  control-plane   [--home DIR] [--no-shell]   run the control-plane runtime",
             "  demo            [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR] [--prometheus]",
+            "                  [--keep]",
             "                  the runbook end to end on a simulated cluster (upgrade, self-healing); no cluster needed",
-            "  scenario        FILE... [--api embedded|real] [--work DIR] [--junit FILE]",
+            "  scenario        FILE... [--api embedded|real] [--work DIR] [--junit FILE] [--keep]",
             "                  run scenario files (YAML) on a simulated cluster; non-zero exit when an expectation fails;",
             "                  --junit writes a JUnit XML report; --list FILE... validates and prints the steps only",
+            "                  (demo --help, scenario --help: every option)",
             "  cluster         [--api real|embedded] [--nodes N] [--kubeconfig FILE]",
             "                  an API server alone (default real: kube-apiserver and etcd, built with Go >= 1.26 at the",
             "                  first run) with the CRD, config/kubernetes, N NPU nodes and the sample; runs until stopped",
@@ -50,11 +52,22 @@ public final class LaunchOptions {
             "  --api KIND      demo, scenario: the simulated cluster's API server, embedded (default: in-process",
             "                  mock) or real (kube-apiserver and etcd, built with Go >= 1.26 at the first run)",
             "  --work DIR      demo, scenario: a new or empty folder, or one an earlier run used (default: a new",
-            "                  temporary folder); runtime homes, markers and logs go there",
+            "                  temporary folder); runtime homes, markers and logs go there. A temporary folder is",
+            "                  deleted when the run passes and kept, its path printed, when it fails; --work DIR is kept",
+            "  --keep          demo, scenario: keep the temporary folder of a passed run too",
             "",
-            "Environment: NPU_LIFECYCLE_JOLOKIA_USER and NPU_LIFECYCLE_JOLOKIA_PASSWORD (together),",
-            "  NPU_LIFECYCLE_HTTP_HOST, NPU_LIFECYCLE_HTTP_PORT, NPU_LIFECYCLE_LOG_LEVEL,",
-            "  NPU_LIFECYCLE_JAVA_OPTS (or JAVA_OPTS: JVM options replacing the defaults of bin/npu-lifecycle).");
+            "Environment (a variable wins over the etc/runtime.properties key in parentheses):",
+            "  NPU_LIFECYCLE_HOME                   the runtime home when --home is not given",
+            "  NPU_LIFECYCLE_JOLOKIA_USER, NPU_LIFECYCLE_JOLOKIA_PASSWORD   the runtime's operator user (together;",
+            "                                       neither: generated into <home>/secrets/jolokia-credentials)",
+            "  NPU_LIFECYCLE_HTTP_HOST, NPU_LIFECYCLE_HTTP_PORT   Jolokia and /health (http.host, http.port)",
+            "  NPU_LIFECYCLE_METRICS_HOST, NPU_LIFECYCLE_METRICS_PORT   /metrics (metrics.host, metrics.port; 0: a free",
+            "                                       port chosen at start)",
+            "  NPU_LIFECYCLE_HTTPS_KEYSTORE_PASSWORD   the TLS keystore's password (https.keystore.password)",
+            "  NPU_LIFECYCLE_LOG_LEVEL              ERROR, WARN, INFO, DEBUG or TRACE (log.level)",
+            "  NPU_LIFECYCLE_KUBE_MASTER            the Kubernetes API server URL (else in-cluster or the kubeconfig)",
+            "  NPU_LIFECYCLE_JAVA_OPTS (or JAVA_OPTS)   JVM options replacing the defaults of bin/npu-lifecycle;",
+            "                                       JAVA_HOME selects the JDK (17 or later)");
 
     /** The runtime roles. */
     public enum Role {

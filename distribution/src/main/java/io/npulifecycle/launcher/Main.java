@@ -247,13 +247,14 @@ public final class Main {
     }
 
     /**
-     * Refuses to start with a malformed users file (the message names the file and the line); the runtime itself
-     * also refuses every request while the file is broken, for edits made after the start.
+     * Refuses to start with a users file that cannot be used as a whole (missing, unreadable, not UTF-8, too large) or
+     * that defines the runtime's own operator user again. A malformed line is not fatal: the runtime skips it and
+     * logs the file, the line and what was expected (the security bundle's user store), and the other users work.
      */
     static void checkUsersFile(RuntimeSettings settings, String operatorUser) throws LaunchException {
         java.util.Map<String, UsersFile.User> users;
         try {
-            users = UsersFile.read(settings.jolokiaUsers());
+            users = UsersFile.load(settings.jolokiaUsers()).users();
         } catch (UsersFile.UsersFileException e) {
             throw new LaunchException(LaunchException.USAGE, e.getMessage() + " (fix it; 'npu-lifecycle hash-password "
                     + "[--role viewer|operator] USER' prints valid lines)", e);

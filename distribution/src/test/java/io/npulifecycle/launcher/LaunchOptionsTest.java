@@ -72,4 +72,52 @@ class LaunchOptionsTest {
                 + "[--junit FILE]"), LaunchOptions.USAGE);
         assertTrue(LaunchOptions.USAGE.contains("--list FILE..."), LaunchOptions.USAGE);
     }
+
+    /**
+     * Every NPU_LIFECYCLE_* variable the launcher, its script or the Kubernetes client bundle reads is in the help
+     * text: the names are taken from their sources, so a new variable cannot be left out of it.
+     */
+    @Test
+    void theHelpNamesEveryEnvironmentVariableThatIsRead() throws Exception {
+        java.util.Set<String> read = new java.util.TreeSet<>();
+        java.util.regex.Pattern name = java.util.regex.Pattern.compile("NPU_LIFECYCLE_[A-Z_]+[A-Z]");
+        java.util.List<java.nio.file.Path> sources = new java.util.ArrayList<>();
+        try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.walk(java.nio.file.Path.of(
+                "src/main/java"))) {
+            s.filter(p -> p.toString().endsWith(".java")).forEach(sources::add);
+        }
+        sources.add(java.nio.file.Path.of("src/main/dist/bin/npu-lifecycle"));
+        sources.add(java.nio.file.Path.of("../bundles/kubeclient/src/main/java/io/npulifecycle/kubeclient/internal/"
+                + "ClientSettings.java"));
+        for (java.nio.file.Path p : sources) {
+            java.util.regex.Matcher m = name.matcher(java.nio.file.Files.readString(p));
+            while (m.find()) {
+                read.add(m.group());
+            }
+        }
+        assertTrue(read.contains("NPU_LIFECYCLE_METRICS_PORT") && read.contains("NPU_LIFECYCLE_KUBE_MASTER"),
+                read.toString());
+        for (String v : read) {
+            assertTrue(LaunchOptions.USAGE.contains(v), v + " is read but not in the help text");
+        }
+        assertTrue(LaunchOptions.USAGE.contains("JAVA_HOME"), LaunchOptions.USAGE);
+    }
+
+    /** The README's synopsis of the launcher ("The launcher") has every command of the help text. */
+    @Test
+    void theReadmeSynopsisHasEveryCommand() throws Exception {
+        String readme = java.nio.file.Files.readString(java.nio.file.Path.of("../README.md"));
+        String commands = LaunchOptions.USAGE.substring(LaunchOptions.USAGE.indexOf("Commands:"),
+                LaunchOptions.USAGE.indexOf("Options:"));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^  ([a-z][a-z-]+) ").matcher(commands);
+        int n = 0;
+        while (m.find()) {
+            n++;
+            String c = m.group(1).equals("node") || m.group(1).equals("control-plane") ? "node|control-plane"
+                    : m.group(1);
+            assertTrue(readme.contains("\nnpu-lifecycle " + c + " ") || readme.contains("\nnpu-lifecycle " + c + "\n"),
+                    "README.md, 'The launcher': no line for npu-lifecycle " + c);
+        }
+        assertEquals(8, n, commands);
+    }
 }

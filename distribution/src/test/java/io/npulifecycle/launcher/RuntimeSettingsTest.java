@@ -143,6 +143,17 @@ class RuntimeSettingsTest {
     }
 
     @Test
+    void aMalformedUsersFileLineDoesNotStopTheStart() throws Exception {
+        Files.writeString(etc.resolve("jolokia-users.properties"), "# users\nalice=viewer:clear-text-password\n");
+        RuntimeSettings s = RuntimeSettings.load(etc, Map.of());
+        // the runtime skips the line and logs it (UserStoreTest); a user file that cannot be read still stops it
+        Main.checkUsersFile(s, "op");
+        Files.write(etc.resolve("jolokia-users.properties"), new byte[] {'a', '=', (byte) 0xff});
+        assertEquals(LaunchException.USAGE, assertThrows(LaunchException.class, () -> Main.checkUsersFile(s, "op"))
+                .exitCode());
+    }
+
+    @Test
     void metricsListenOn9464LoopbackOutsideAPodAndEveryAddressInside() throws Exception {
         RuntimeSettings out = RuntimeSettings.load(etc, Map.of());
         assertEquals("127.0.0.1", out.metricsHost());

@@ -174,17 +174,20 @@ class LauncherIT {
     }
 
     @Test
-    void malformedUsersFileStopsTheLaunchNamingFileAndLine() throws Exception {
+    void malformedUsersFileLineIsLoggedWithFileAndLineAndTheRuntimeStarts() throws Exception {
         Path home = tmp.resolve("home");
         Files.createDirectories(home.resolve("etc"));
         Files.writeString(home.resolve("etc/jolokia-users.properties"), "# users\nalice=viewer:clear-text-password\n");
-        Path out = tmp.resolve("out.txt");
-        int rc = RuntimeProcess.runToExit(out, env(RuntimeProcess.freePort()), 60, "control-plane", "--no-shell",
-                "--home", home.toString());
-        String text = Files.readString(out);
-        assertEquals(2, rc, text);
-        assertTrue(text.contains(home.resolve("etc/jolokia-users.properties") + ", line 2: user 'alice'"), text);
-        assertFalse(text.contains("clear-text-password"), "the bad value is not echoed: " + text);
+        int port = RuntimeProcess.freePort();
+        try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env(port), "control-plane",
+                "--no-shell", "--home", home.toString())) {
+            rt.await("Jolokia up for the runtime's operator", Duration.ofSeconds(90),
+                    () -> rt.get(RUNTIME + "/Role", USER, PASSWORD).body.contains("\"status\":200"));
+            String line = home.resolve("etc/jolokia-users.properties") + ", line 2: user 'alice'";
+            rt.await("the bad line in the log", Duration.ofSeconds(30), () -> rt.output().contains(line));
+            assertFalse(rt.output().contains("clear-text-password"), "the bad value is not echoed: " + rt.output());
+            assertEquals(401, rt.get(RUNTIME + "/Role", "alice", "clear-text-password").status);
+        }
     }
 
     @Test

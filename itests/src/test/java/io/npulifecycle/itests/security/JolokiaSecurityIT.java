@@ -343,6 +343,121 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
         assertEquals("the restored policy applies: " + again, 403, again.status);
     }
 
+    /**
+     * Every error answer of /jolokia is Jolokia's JSON error entry with Content-Type application/json, Jolokia's own
+     * 400s (unknown type, malformed MBean name, bad callback) and the container's (405, 413) included; in a bulk, an
+     * item Jolokia cannot build gets a 400 entry of its own and the other items are served, in order.
+     */
+    @Test
+    public void everyErrorOfJolokiaIsAJsonEntryAndABadBulkItemFailsOnlyItself() {
+        awaitJolokia();
+        JolokiaClient c = client();
+        JolokiaClient.Reply[] errors = {
+            c.get("/bogus/x", O, OP),
+            c.get("/read/bad%20name/x", O, OP),
+            c.get("/read/io.npulifecycle:type=Runtime/Role?callback=%3Cscript%3E", O, OP),
+            c.post("{\"type\":", O, OP),
+            c.post("{\"type\":\"bogus\"}", O, OP),
+            c.send("PUT", "/version", O, OP, "{}"),
+            c.post("[\"" + "x".repeat(1_100_000) + "\"]", O, OP)};
+        int[] statuses = {400, 400, 400, 400, 400, 405, 413};
+        for (int i = 0; i < errors.length; i++) {
+            JolokiaClient.Reply r = errors[i];
+            assertEquals(i + ": " + r, statuses[i], r.status);
+            assertTrue(i + ": " + r.header("Content-Type"), String.valueOf(r.header("Content-Type"))
+                    .startsWith("application/json"));
+            assertTrue(i + ": " + r, r.body.startsWith("{\"status\":" + statuses[i] + ",\"error_type\":\"")
+                    && r.body.contains("\"error\":\"") && !r.body.contains("<"));
+        }
+        assertTrue(errors[0].body, errors[0].body.contains("No type with name 'bogus' exists"));
+
+        JolokiaClient.Reply bulk = c.post("[{\"type\":\"read\",\"mbean\":\"io.npulifecycle:type=Runtime\","
+                + "\"attribute\":\"Role\"},{\"type\":\"bogus\"},42,{\"type\":\"read\",\"mbean\":\"bad name\"},"
+                + "{\"type\":\"version\"}]", O, OP);
+        assertEquals(bulk.toString(), 200, bulk.status);
+        int read = bulk.body.indexOf("\"value\":\"control-plane\"");
+        int type = bulk.body.indexOf("No type with name 'bogus' exists");
+        int element = bulk.body.indexOf("element 2 of the bulk request is not a JSON object");
+        int name = bulk.body.indexOf("\"request\":{\"mbean\":\"bad name\"");
+        int version = bulk.body.indexOf("\"agent\"");
+        assertTrue(bulk.body, read > 0 && type > read && element > type && name > element && version > name);
+        assertEquals(bulk.body, 3, bulk.body.split("\"status\":400").length - 1);
+    }
+
+    /**
+     * One malformed line in the users file, added while the runtime runs: the user it was meant for gets 401, every
+     * other user keeps working, and the log names the file, the line and what was expected, never the value.
+     */
+    @Test
+    public void aMalformedUsersFileLineLocksOutOnlyItsUserAndTheLogNamesFileAndLine() throws Exception {
+        awaitJolokia();
+        JolokiaClient c = client();
+        List<String> audit = new CopyOnWriteArrayList<>();
+        Logger logger = Logger.getLogger("io.npulifecycle.audit");
+        Handler h = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                audit.add(r.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        logger.addHandler(h);
+        java.nio.file.Path users = java.nio.file.Path.of(property("npu.lifecycle.jolokia.users"));
+        String original = java.nio.file.Files.readString(users);
+        long mtime = java.nio.file.Files.getLastModifiedTime(users).toMillis();
+        long line = original.lines().count() + 1;
+        try {
+            write(users, original + "mallory=operator:clear-text-secret-password\n", mtime + 2000);
+            String expected = users + ", line " + line + ": user 'mallory'";
+            await("the bad line reported", TIMEOUT, () -> c.get("/version", V, VP).status == 200
+                    && audit.stream().anyMatch(l -> l.contains(expected)), audit::toString);
+            assertTrue(audit.toString(), audit.stream().anyMatch(l -> l.contains(expected)
+                    && l.contains("expected pbkdf2-sha256:<iterations>:<salt>:<hash>")
+                    && l.contains("this line is ignored")));
+            assertTrue(audit.toString(), audit.stream().noneMatch(l -> l.contains("clear-text-secret-password")));
+            assertTrue(c.get("/read/io.npulifecycle:type=Runtime/Role", V, VP).body.contains("\"status\":200"));
+            assertTrue(c.get(EXEC_NPU, O, OP).body.contains("\"status\":200"));
+            assertTrue(c.get(EXEC_NPU, USER, PASSWORD).body.contains("\"status\":200"));
+            assertEquals(401, c.get("/version", "mallory", "clear-text-secret-password").status);
+        } finally {
+            logger.removeHandler(h);
+            write(users, original, mtime + 4000);
+        }
+    }
+
+    /**
+     * What the README says about content types: Jolokia answers application/json, and a POST body is read as JSON
+     * whatever its Content-Type (curl -d sends application/x-www-form-urlencoded).
+     */
+    @Test
+    public void answersAreApplicationJsonAndAPostIsReadWhateverItsContentType() throws Exception {
+        awaitJolokia();
+        JolokiaClient.Reply get = client().get("/read/io.npulifecycle:type=Runtime/Role", V, VP);
+        assertTrue(String.valueOf(get.header("Content-Type")), String.valueOf(get.header("Content-Type"))
+                .startsWith("application/json"));
+        java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
+                .version(java.net.http.HttpClient.Version.HTTP_1_1).build();
+        for (String type : new String[] {"application/x-www-form-urlencoded", "text/plain"}) {
+            java.net.http.HttpResponse<String> r = http.send(java.net.http.HttpRequest.newBuilder(
+                    java.net.URI.create("http://127.0.0.1:" + property("org.osgi.service.http.port") + "/jolokia"))
+                    .header("Authorization", "Basic " + java.util.Base64.getEncoder().encodeToString(
+                            (V + ":" + VP).getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+                    .header("Content-Type", type).timeout(Duration.ofSeconds(20))
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"type\":\"read\",\"mbean\":"
+                            + "\"io.npulifecycle:type=Runtime\",\"attribute\":\"Role\"}")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertTrue(type + ": " + r.body(), r.statusCode() == 200 && r.body().contains("\"value\":\"control-plane\""));
+            assertTrue(type, r.headers().firstValue("Content-Type").orElse("").startsWith("application/json"));
+        }
+    }
+
     static void write(java.nio.file.Path f, String text, long mtime) throws java.io.IOException {
         java.nio.file.Files.writeString(f, text);
         java.nio.file.Files.setLastModifiedTime(f, java.nio.file.attribute.FileTime.fromMillis(mtime));

@@ -46,8 +46,10 @@ import jakarta.servlet.http.HttpServletResponse;
  * </ul>
  * The role and MBean refusals are per request, answered as Jolokia answers a failed request: HTTP 200 with a Jolokia
  * error entry of status 403, which jolokia.js hands to its error callback (a POST bulk's other items are served, see
- * {@link PartialBulk}); an empty bulk is answered {@code []}. A proxy {@code target}, a foreign origin, no caller or no
- * policy refuse the whole request with HTTP 403. A POST body that is not a Jolokia request gets 400. Otherwise it puts the caller on the thread for the restrictor
+ * {@link PartialBulk}); an element of a bulk that is not an object, or that Jolokia cannot build, gets a 400 entry of
+ * its own, the other items served ({@link #errors}); an empty bulk is answered {@code []}. A proxy {@code target}, a
+ * foreign origin, no caller or no policy refuse the whole request with HTTP 403. A POST body that is not JSON, or
+ * neither an object nor an array, gets 400. Otherwise it puts the caller on the thread for the restrictor
  * ({@link Caller}), passes the (buffered, at most {@value #MAX_BODY_BYTES} bytes) request on, and clears the caller in
  * {@code finally}.
  */
@@ -174,22 +176,19 @@ public class AccessFilter implements Filter {
                 return;
             }
         }
-        List<String> reasons = new ArrayList<>();
-        for (RequestClassifier.Op op : parsed.ops()) {
-            reasons.add(refusal(caller, op));
-        }
-        if (reasons.stream().allMatch(r -> r == null)) {
+        List<java.util.Map<String, Object>> errors = errors(caller, parsed);
+        if (errors.stream().allMatch(e -> e == null)) {
             passWithHints(new Buffered(req, body, cs), res, chain, caller, parsed.ops());
         } else if (!parsed.bulk()) {
-            sendJson(res, 200, PartialBulk.json(PartialBulk.refusal(reasons.get(0), parsed.items().get(0))));
-        } else if (reasons.stream().noneMatch(r -> r == null)) {
-            sendJson(res, 200, PartialBulk.merge(parsed.items(), reasons, null));
+            sendJson(res, 200, PartialBulk.json(errors.get(0)));
+        } else if (errors.stream().noneMatch(e -> e == null)) {
+            sendJson(res, 200, PartialBulk.merge(parsed.items(), errors, null));
         } else {
-            byte[] served = PartialBulk.served(parsed.items(), reasons).getBytes(StandardCharsets.UTF_8);
+            byte[] served = PartialBulk.served(parsed.items(), errors).getBytes(StandardCharsets.UTF_8);
             PartialBulk.Captured captured = new PartialBulk.Captured(res);
             pass(new Buffered(req, served, StandardCharsets.UTF_8), captured, chain, caller);
             String jolokia = captured.text();
-            String merged = PartialBulk.merge(parsed.items(), reasons, jolokia);
+            String merged = PartialBulk.merge(parsed.items(), errors, jolokia);
             String answer = merged == null ? jolokia : merged;
             if (hasList(parsed.ops())) {
                 answer = ListHints.decorate(answer, caller.role());
@@ -198,6 +197,35 @@ public class AccessFilter implements Filter {
             res.setContentLength(out.length);
             res.getOutputStream().write(out);
         }
+    }
+
+    /**
+     * The items of a POST answered here rather than by Jolokia: an element of a bulk that is not an object and an item
+     * Jolokia cannot build ({@link RequestClassifier#jolokiaProblem}) get a 400 entry, a refused item a 403 entry. So
+     * one bad item of a bulk gets an error for that item only, as Jolokia's protocol has it. A single request Jolokia
+     * cannot build is left to Jolokia (HTTP 400, made JSON by {@link JolokiaJsonErrors}).
+     *
+     * @return for each item, its error entry, or {@code null} when Jolokia is to serve it
+     */
+    static List<java.util.Map<String, Object>> errors(Caller caller, RequestClassifier.Parsed parsed) {
+        List<java.util.Map<String, Object>> errors = new ArrayList<>();
+        for (int i = 0; i < parsed.ops().size(); i++) {
+            RequestClassifier.Op op = parsed.ops().get(i);
+            Object item = parsed.items().get(i);
+            java.util.Map<String, Object> error = null;
+            if (op.invalid != null) {
+                error = JsonError.entry(400, null, op.invalid, item);
+            } else {
+                String reason = refusal(caller, op);
+                if (reason != null) {
+                    error = PartialBulk.refusal(reason, item);
+                } else if (parsed.bulk()) {
+                    error = RequestClassifier.jolokiaProblem(item);
+                }
+            }
+            errors.add(error);
+        }
+        return errors;
     }
 
     /**
@@ -335,13 +363,14 @@ public class AccessFilter implements Filter {
         return out.toByteArray();
     }
 
-    /** A refusal: the rest of the body is discarded first ({@link UnreadBody}), then the Jolokia-style error entry. */
+    /**
+     * A refusal of the whole request: the rest of the body is discarded first ({@link UnreadBody}), then the Jolokia
+     * error entry of {@code status} ({@link JsonError#type} gives its {@code error_type}).
+     */
     private static void send(HttpServletRequest req, HttpServletResponse res, int status, String reason)
             throws IOException {
         UnreadBody.discard(req, res);
-        java.util.Map<String, Object> entry = PartialBulk.refusal(reason, null);
-        entry.put("status", status);
-        sendJson(res, status, PartialBulk.json(entry));
+        sendJson(res, status, PartialBulk.json(JsonError.entry(status, null, reason, null)));
     }
 
     private static void sendJson(HttpServletResponse res, int status, String json) throws IOException {

@@ -7,7 +7,6 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -21,10 +20,11 @@ import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 
 /**
- * A Jolokia bulk request of which some items are refused: the refused items get their own Jolokia error entries
- * ({@code {"status":403,"error_type":"java.lang.SecurityException","error":"<reason>","request":{...}}}), the others
- * are served by Jolokia, and the answer is one JSON array in the order of the request, as Jolokia answers a bulk with
- * failing items (HTTP 200).
+ * A Jolokia bulk request of which some items are answered here: refused items
+ * ({@code {"status":403,"error_type":"java.lang.SecurityException","error":"<reason>","request":{...}}}) and items
+ * Jolokia could not build (status 400, see {@link RequestClassifier#jolokiaProblem}) get their own Jolokia error
+ * entries, the others are served by Jolokia, and the answer is one JSON array in the order of the request, as Jolokia
+ * answers a bulk with failing items (HTTP 200).
  */
 final class PartialBulk {
 
@@ -33,18 +33,11 @@ final class PartialBulk {
 
     /**
      * @param reason why the request was refused
-     * @param request the request object as sent, echoed as Jolokia does
+     * @param request the request object as sent, echoed as Jolokia does, or {@code null}
      * @return a Jolokia error entry with status 403
      */
-    static Map<String, Object> refusal(String reason, Map<?, ?> request) {
-        Map<String, Object> e = new LinkedHashMap<>();
-        e.put("status", 403);
-        e.put("error_type", "java.lang.SecurityException");
-        e.put("error", reason);
-        if (request != null) {
-            e.put("request", request);
-        }
-        return e;
+    static Map<String, Object> refusal(String reason, Object request) {
+        return JsonError.entry(403, "java.lang.SecurityException", reason, request);
     }
 
     /** @return {@code value} as JSON text */
@@ -59,14 +52,14 @@ final class PartialBulk {
     }
 
     /**
-     * @param items the bulk's request objects
-     * @param reasons for each item, why it is refused, or {@code null} when it is served
+     * @param items the bulk's elements
+     * @param errors for each item, its error entry, or {@code null} when it is served
      * @return the body to hand to Jolokia: the served items only, as a JSON array
      */
-    static String served(List<? extends Map<?, ?>> items, List<String> reasons) {
+    static String served(List<?> items, List<? extends Map<String, Object>> errors) {
         JSONArray out = new JSONArray();
         for (int i = 0; i < items.size(); i++) {
-            if (reasons.get(i) == null) {
+            if (errors.get(i) == null) {
                 out.add(items.get(i));
             }
         }
@@ -74,15 +67,15 @@ final class PartialBulk {
     }
 
     /**
-     * Puts the refusals back in their places.
+     * Puts the error entries back in their places.
      *
-     * @param items the bulk's request objects
-     * @param reasons for each item, why it is refused, or {@code null}
+     * @param items the bulk's elements
+     * @param errors for each item, its error entry, or {@code null} when it is served
      * @param jolokiaAnswer Jolokia's answer to {@link #served}, or {@code null} when nothing was served
      * @return the whole answer, or {@code null} when Jolokia's answer is not an array with one entry per served item
      *         (then it is passed on as it is)
      */
-    static String merge(List<? extends Map<?, ?>> items, List<String> reasons, String jolokiaAnswer) {
+    static String merge(List<?> items, List<? extends Map<String, Object>> errors, String jolokiaAnswer) {
         List<?> answers = List.of();
         if (jolokiaAnswer != null) {
             Object parsed;
@@ -96,14 +89,14 @@ final class PartialBulk {
             }
             answers = (List<?>) parsed;
         }
-        long served = reasons.stream().filter(r -> r == null).count();
+        long served = errors.stream().filter(r -> r == null).count();
         if (answers.size() != served) {
             return null;
         }
         List<Object> out = new ArrayList<>();
         int next = 0;
         for (int i = 0; i < items.size(); i++) {
-            out.add(reasons.get(i) == null ? answers.get(next++) : refusal(reasons.get(i), items.get(i)));
+            out.add(errors.get(i) == null ? answers.get(next++) : errors.get(i));
         }
         return json(out);
     }

@@ -6,8 +6,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import org.jolokia.json.JSONObject;
 import org.jolokia.json.parser.JSONParser;
 import org.jolokia.json.parser.ParseException;
+import org.jolokia.server.core.request.BadRequestException;
+import org.jolokia.server.core.request.JolokiaRequestFactory;
+import org.jolokia.server.core.request.ProcessingParameters;
 
 /**
  * Finds what a Jolokia HTTP request asks for, before Jolokia sees it: the type, MBean and member of each request, and
@@ -26,12 +30,19 @@ final class RequestClassifier {
         final String mbean;
         final String member;
         final boolean proxy;
+        /** Why this element of a bulk is no request at all (not a JSON object), or {@code null}. */
+        final String invalid;
 
         Op(String type, String mbean, String member, boolean proxy) {
+            this(type, mbean, member, proxy, null);
+        }
+
+        private Op(String type, String mbean, String member, boolean proxy, String invalid) {
             this.type = type;
             this.mbean = mbean;
             this.member = member;
             this.proxy = proxy;
+            this.invalid = invalid;
         }
 
         /** @return whether this request changes something (exec or write) */
@@ -99,10 +110,10 @@ final class RequestClassifier {
      * A parsed POST body.
      *
      * @param bulk whether it is an array (a bulk request), possibly empty
-     * @param items its request objects, in order
-     * @param ops what each asks for, in the same order
+     * @param items its elements as parsed, in order: request objects, or anything else a bulk holds
+     * @param ops what each asks for, in the same order ({@link Op#invalid} set for an element that is not an object)
      */
-    record Parsed(boolean bulk, List<Map<?, ?>> items, List<Op> ops) {
+    record Parsed(boolean bulk, List<Object> items, List<Op> ops) {
     }
 
     /**
@@ -115,13 +126,19 @@ final class RequestClassifier {
         if (p.items().isEmpty()) {
             throw new BadRequest("the bulk request is an empty array");
         }
+        for (Op op : p.ops()) {
+            if (op.invalid != null) {
+                throw new BadRequest(op.invalid);
+            }
+        }
         return p.ops();
     }
 
     /**
      * @param body a POST body
-     * @return its requests; an empty array is an empty bulk
-     * @throws BadRequest when it is not JSON, or neither an object nor an array of objects
+     * @return its requests; an empty array is an empty bulk; an element of a bulk that is not an object is kept, its
+     *         {@link Op#invalid} saying so (Jolokia's protocol answers each element of a bulk on its own)
+     * @throws BadRequest when it is not JSON, or neither an object nor an array
      */
     static Parsed parse(String body) throws BadRequest {
         Object json;
@@ -130,23 +147,21 @@ final class RequestClassifier {
         } catch (ParseException | IOException | RuntimeException e) {
             throw new BadRequest("the request body is not valid JSON: " + e.getMessage());
         }
-        List<Map<?, ?>> items = new ArrayList<>();
+        List<Object> items = new ArrayList<>();
+        List<Op> ops = new ArrayList<>();
         if (json instanceof Map) {
-            items.add((Map<?, ?>) json);
+            items.add(json);
+            ops.add(fromObject((Map<?, ?>) json));
         } else if (json instanceof List) {
             List<?> list = (List<?>) json;
             for (int i = 0; i < list.size(); i++) {
-                if (!(list.get(i) instanceof Map)) {
-                    throw new BadRequest("element " + i + " of the bulk request is not a JSON object");
-                }
-                items.add((Map<?, ?>) list.get(i));
+                Object e = list.get(i);
+                items.add(e);
+                ops.add(e instanceof Map ? fromObject((Map<?, ?>) e) : new Op(null, null, null, false,
+                        "element " + i + " of the bulk request is not a JSON object"));
             }
         } else {
             throw new BadRequest("the request body is neither a JSON object nor an array of objects");
-        }
-        List<Op> ops = new ArrayList<>();
-        for (Map<?, ?> item : items) {
-            ops.add(fromObject(item));
         }
         return new Parsed(json instanceof List, items, ops);
     }
@@ -157,5 +172,30 @@ final class RequestClassifier {
         Object member = "exec".equals(t) ? o.get("operation") : o.get("attribute");
         return new Op(t, o.get("mbean") == null ? null : String.valueOf(o.get("mbean")),
                 member == null ? null : String.valueOf(member), o.containsKey("target") && o.get("target") != null);
+    }
+
+    /** Jolokia's request parameters for {@link #jolokiaProblem}: none beyond a request's own {@code config}. */
+    private static final ProcessingParameters NO_PARAMETERS = new ProcessingParameters(Map.of());
+
+    /**
+     * Whether Jolokia can build a request from {@code item}, asked of Jolokia's own request factory (the one its
+     * servlet uses): Jolokia 2.6 builds every request of a bulk before it runs any, so one item it cannot build (no or
+     * an unknown {@code type}, a malformed MBean name, an exec without an operation, a write without a value, ...)
+     * would fail the whole bulk with HTTP 400.
+     *
+     * @param item a request object of a bulk
+     * @return a Jolokia error entry with status 400, the exception's class as {@code error_type} and its message,
+     *         echoing {@code item}; or {@code null} when Jolokia can build it
+     */
+    static Map<String, Object> jolokiaProblem(Object item) {
+        if (!(item instanceof JSONObject)) {
+            return null;
+        }
+        try {
+            JolokiaRequestFactory.createPostRequest((JSONObject) item, NO_PARAMETERS);
+            return null;
+        } catch (BadRequestException | RuntimeException e) {
+            return JsonError.entry(400, e.getClass().getName(), e.getMessage(), item);
+        }
     }
 }

@@ -14,6 +14,7 @@ import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -33,10 +34,12 @@ import io.npulifecycle.security.tool.UsersFile.UsersFileException;
  * {@code NPU_LIFECYCLE_JOLOKIA_USER}/{@code _PASSWORD} or {@code secrets/jolokia-credentials}, passed by the launcher
  * as a hash).
  *
- * <p>Fail closed: while the users file is missing, unreadable or malformed, or the operator entry is malformed,
- * {@link #authenticate} refuses everyone, and the problem is logged once (ERROR, naming the file and line) each time
- * it changes. The file is re-read when its modification time or size changes (checked on each login), so users can be
- * added without a restart.
+ * <p>A malformed line of the users file (or a user defined on two lines) is skipped and logged (WARNING, naming the
+ * file, the line and what was expected, never the hash), and audited: the user it was meant for cannot log in, every
+ * other user can. Fail closed for everyone while the file as a whole is missing, unreadable, not UTF-8 or too large,
+ * defines the runtime's own operator user again, or the operator entry is malformed: {@link #authenticate} refuses
+ * everyone, and the problem is logged once (ERROR) each time it changes. The file is re-read when its modification
+ * time or size changes (checked on each login), so users can be added without a restart.
  *
  * <p>A PBKDF2 verification costs about 0.1 to 0.3 s of CPU. A successful one is remembered as an HMAC (random
  * per-process key) of user, stored hash and password, so later requests with the same credentials cost one HMAC; a
@@ -70,6 +73,7 @@ final class UserStore {
 
     private volatile Map<String, User> users = Map.of();
     private volatile String problem = "not loaded yet";
+    private volatile List<String> lineProblems = List.of();
     private Object stamp;
 
     /**
@@ -117,7 +121,8 @@ final class UserStore {
         }
         stamp = now;
         try {
-            Map<String, User> read = UsersFile.read(file);
+            UsersFile.Loaded loaded = UsersFile.load(file);
+            Map<String, User> read = loaded.users();
             Map<String, User> all = new LinkedHashMap<>(read);
             if (operator != null) {
                 if (all.containsKey(operator.name())) {
@@ -133,17 +138,38 @@ final class UserStore {
             }
             users = Map.copyOf(all);
             verified.clear();
-            if (problem != null) {
+            if (problem != null || !loaded.problems().equals(lineProblems)) {
                 LOG.log(Level.INFO, "Jolokia users loaded from {0}: {1} user(s) besides the runtime''s operator",
                         file, read.size());
             }
             problem = null;
+            reportLines(loaded.problems());
         } catch (UsersFileException e) {
             setProblem(e.getMessage());
         }
     }
 
+    /** Logs and audits each line not used, once per change of the set of such lines. */
+    private void reportLines(List<String> problems) {
+        if (problems.equals(lineProblems)) {
+            return;
+        }
+        lineProblems = problems;
+        for (String p : problems) {
+            String msg = p + ": this line is ignored (that user cannot log in until it is fixed; the other users "
+                    + "can; 'npu-lifecycle hash-password [--role viewer|operator] USER' prints a valid line)";
+            LOG.log(Level.WARNING, msg);
+            Audit.problem(msg);
+        }
+    }
+
+    /** @return the users file's lines not used (file, line, what was expected), empty when every line is valid */
+    List<String> lineProblems() {
+        return lineProblems;
+    }
+
     private void setProblem(String p) {
+        lineProblems = List.of();
         users = Map.of();
         verified.clear();
         if (!p.equals(problem)) {

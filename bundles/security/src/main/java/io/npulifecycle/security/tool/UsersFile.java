@@ -21,7 +21,8 @@ import java.util.regex.Pattern;
  * {@code viewer} or {@code operator} ({@link Role}), hash as {@link PasswordHash}. Blank lines and lines starting with
  * {@code #} or {@code !} are comments; spaces around {@code =} are ignored. User names are 1 to 64 of
  * {@code A-Z a-z 0-9 . _ @ -}. Parsed line by line (not with {@link java.util.Properties}) so that every error names its
- * line; a clear-text password is never accepted. The file is not a configuration: FileInstall only takes
+ * line; a clear-text password is never accepted. {@link #read} refuses a file with any malformed line;
+ * {@link #load(Path)}, what the runtime uses, keeps the valid lines and reports each other one. The file is not a configuration: FileInstall only takes
  * {@code .cfg}, {@code .config} and {@code .jar} from {@code etc/}.
  */
 public final class UsersFile {
@@ -84,7 +85,7 @@ public final class UsersFile {
     }
 
     /**
-     * Reads a users file.
+     * Reads a users file, strictly: any malformed line is an error (the launcher's check and tools).
      *
      * @param file the file
      * @return the users by name, in file order (possibly empty: a file of comments only)
@@ -92,7 +93,86 @@ public final class UsersFile {
      *         UTF-8, or has a malformed line: the message names the file, the line number and what was expected
      */
     public static Map<String, User> read(Path file) throws UsersFileException {
-        String text;
+        return parse(text(file), file.toString());
+    }
+
+    /**
+     * The users of a users file's valid lines, and what is wrong with each other line: what the runtime uses, so one
+     * bad line locks out only the user it was meant to define.
+     */
+    public static final class Loaded {
+        private final Map<String, User> users;
+        private final List<String> problems;
+
+        Loaded(Map<String, User> users, List<String> problems) {
+            this.users = users;
+            this.problems = problems;
+        }
+
+        /** @return the users of the valid lines, by name, in file order */
+        public Map<String, User> users() {
+            return users;
+        }
+
+        /**
+         * @return one message per line not used, in file order: the file, the line number and what was expected
+         *         (never the password hash); empty when every line is valid
+         */
+        public List<String> problems() {
+            return problems;
+        }
+    }
+
+    /**
+     * Reads a users file line by line, keeping its valid lines: a malformed line is reported and skipped, and a user
+     * defined on two lines is defined by neither (which one was meant is not known).
+     *
+     * @param file the file
+     * @return the users of the valid lines and a problem per other line
+     * @throws UsersFileException when the file as a whole cannot be used: missing, unreadable, larger than
+     *         {@value #MAX_BYTES} bytes or not UTF-8
+     */
+    public static Loaded load(Path file) throws UsersFileException {
+        return load(text(file), file.toString());
+    }
+
+    /**
+     * @param text the content of a users file
+     * @param source the file name for messages
+     * @return the users of the valid lines and a problem per other line (see {@link #load(Path)})
+     */
+    public static Loaded load(String text, String source) {
+        Map<String, User> users = new LinkedHashMap<>();
+        Map<String, Integer> firstLine = new java.util.HashMap<>();
+        java.util.Set<String> twice = new java.util.HashSet<>();
+        List<String> problems = new ArrayList<>();
+        List<String> lines = List.of(text.split("\r?\n|\r", -1));
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i).strip();
+            if (line.isEmpty() || line.startsWith("#") || line.startsWith("!")) {
+                continue;
+            }
+            String where = source + ", line " + (i + 1);
+            try {
+                User u = parseLine(line, where);
+                Integer first = firstLine.putIfAbsent(u.name(), i + 1);
+                if (first == null) {
+                    users.put(u.name(), u);
+                } else {
+                    twice.add(u.name());
+                    problems.add(where + ": user '" + u.name() + "' is defined twice (first on line " + first
+                            + "): neither line is used");
+                }
+            } catch (UsersFileException e) {
+                problems.add(e.getMessage());
+            }
+        }
+        users.keySet().removeAll(twice);
+        return new Loaded(Collections.unmodifiableMap(users), List.copyOf(problems));
+    }
+
+    /** @return the file's text, checked: a regular file, at most {@value #MAX_BYTES} bytes, UTF-8 */
+    private static String text(Path file) throws UsersFileException {
         try {
             if (!Files.isRegularFile(file)) {
                 throw new UsersFileException(file + ": the Jolokia users file does not exist");
@@ -100,7 +180,7 @@ public final class UsersFile {
             if (Files.size(file) > MAX_BYTES) {
                 throw new UsersFileException(file + ": larger than " + MAX_BYTES + " bytes, not a users file");
             }
-            text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(java.nio.ByteBuffer.wrap(Files.readAllBytes(file))).toString();
         } catch (CharacterCodingException e) {
@@ -108,7 +188,6 @@ public final class UsersFile {
         } catch (IOException e) {
             throw new UsersFileException(file + ": cannot be read: " + e);
         }
-        return parse(text, file.toString());
     }
 
     /**

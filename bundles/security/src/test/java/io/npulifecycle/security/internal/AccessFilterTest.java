@@ -42,4 +42,40 @@ class AccessFilterTest {
         assertEquals("garbage", AccessFilter.originOf("garbage"));
         assertNull(AccessFilter.originOf(null));
     }
+
+    @Test
+    void oneBadItemOfABulkGetsA400EntryOfItsOwnAndTheOthersAreServed() throws Exception {
+        String read = "{\"type\":\"read\",\"mbean\":\"io.npulifecycle:type=Runtime\",\"attribute\":\"Role\"}";
+        RequestClassifier.Parsed p = RequestClassifier.parse("[" + read + ",42,{\"type\":\"bogus\"},"
+                + "{\"type\":\"read\",\"mbean\":\"bad name\"},"
+                + "{\"type\":\"exec\",\"mbean\":\"io.npulifecycle:type=Runtime\"},"
+                + "{\"mbean\":\"io.npulifecycle:type=Runtime\"},{\"type\":\"version\"}]");
+        java.util.List<java.util.Map<String, Object>> e = AccessFilter.errors(new Caller("op", Role.OPERATOR), p);
+        assertNull(e.get(0));
+        assertEquals(400, e.get(1).get("status"));
+        assertEquals("element 1 of the bulk request is not a JSON object", e.get(1).get("error"));
+        assertEquals(42L, ((Number) e.get(1).get("request")).longValue());
+        assertEquals("No type with name 'bogus' exists", e.get(2).get("error"));
+        assertEquals(400, e.get(3).get("status"));
+        assertTrue(String.valueOf(e.get(3).get("error_type")).contains("Exception"), e.get(3).toString());
+        assertTrue(String.valueOf(e.get(4).get("error")).contains("operation"), e.get(4).toString());
+        assertEquals("No type given", e.get(5).get("error"));
+        assertNull(e.get(6));
+        assertEquals(p.items().get(2), e.get(2).get("request"), "the item is echoed as Jolokia does");
+
+        // a viewer: the refused exec is a 403 entry, the unbuildable read a 400 entry
+        RequestClassifier.Parsed v = RequestClassifier.parse("[{\"type\":\"exec\",\"mbean\":"
+                + "\"io.npulifecycle:type=Runtime\",\"operation\":\"x\"},{\"type\":\"read\",\"mbean\":\"bad name\"},"
+                + read + "]");
+        java.util.List<java.util.Map<String, Object>> ve = AccessFilter.errors(new Caller("v", Role.VIEWER), v);
+        assertEquals(403, ve.get(0).get("status"));
+        assertEquals(400, ve.get(1).get("status"));
+        assertNull(ve.get(2));
+    }
+
+    @Test
+    void aSingleRequestJolokiaCannotBuildIsLeftToJolokia() throws Exception {
+        RequestClassifier.Parsed p = RequestClassifier.parse("{\"type\":\"bogus\"}");
+        assertNull(AccessFilter.errors(new Caller("op", Role.OPERATOR), p).get(0));
+    }
 }

@@ -29,14 +29,22 @@ class JsonUnauthorizedTest {
         final ByteArrayOutputStream body = new ByteArrayOutputStream();
     }
 
-    static final class Body extends ServletInputStream {
+    static class Body extends ServletInputStream {
         final ByteArrayInputStream in;
+        /** The request's Content-Length. */
+        long declared;
 
         Body(byte[] bytes) {
             in = new ByteArrayInputStream(bytes);
+            declared = bytes.length;
         }
 
         int left() {
+            return in.available();
+        }
+
+        @Override
+        public int available() {
             return in.available();
         }
 
@@ -66,6 +74,9 @@ class JsonUnauthorizedTest {
                 new Class<?>[] {ServletRequest.class}, (p, m, a) -> {
                     if (m.getName().equals("getInputStream")) {
                         return body;
+                    }
+                    if (m.getName().equals("getContentLengthLong")) {
+                        return body.declared;
                     }
                     throw new UnsupportedOperationException(m.getName());
                 });
@@ -133,6 +144,71 @@ class JsonUnauthorizedTest {
         assertEquals(401, r.status);
         assertTrue(body.left() > 0, "no more than the limit is read from an unauthenticated client");
         assertEquals("close", r.headers.get("Connection"));
+        assertEquals(JsonUnauthorized.BODY, r.body.toString(StandardCharsets.UTF_8));
+    }
+
+    /** A body whose first bytes arrived and whose rest never comes: a read beyond what arrived would block. */
+    static final class Stalled extends Body {
+        Stalled(byte[] arrived) {
+            super(arrived);
+            declared = arrived.length + 100;
+        }
+
+        @Override
+        public int read() {
+            if (in.available() == 0) {
+                throw new AssertionError("read waits for bytes that have not arrived (a blocked server thread)");
+            }
+            return in.read();
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+            if (in.available() == 0) {
+                throw new AssertionError("read waits for bytes that have not arrived (a blocked server thread)");
+            }
+            return in.read(b, off, Math.min(len, in.available()));
+        }
+
+        @Override
+        public boolean isFinished() {
+            return false;
+        }
+    }
+
+    @Test
+    void a401ForABodyThatStallsNeverWaitsForItAndClosesTheConnection() throws Exception {
+        Stalled body = new Stalled("{\"type\":".getBytes(StandardCharsets.UTF_8));
+        Recorded r = new Recorded();
+        new JsonUnauthorized.Wrapper(request(body), response(r)).sendError(401);
+        assertEquals(401, r.status);
+        assertEquals(0, body.left(), "what arrived is read");
+        assertEquals("close", r.headers.get("Connection"));
+        assertEquals(JsonUnauthorized.BODY, r.body.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void a401WithoutABodyKeepsTheConnectionWithoutReading() throws Exception {
+        // as Jetty reports a GET: no Content-Length, nothing available, the end of the (empty) body not seen yet
+        Stalled nothing = new Stalled(new byte[0]);
+        jakarta.servlet.http.HttpServletRequest get = (jakarta.servlet.http.HttpServletRequest) Proxy.newProxyInstance(
+                JsonUnauthorizedTest.class.getClassLoader(),
+                new Class<?>[] {jakarta.servlet.http.HttpServletRequest.class}, (p, m, a) -> {
+                    switch (m.getName()) {
+                        case "getInputStream":
+                            return nothing;
+                        case "getContentLengthLong":
+                            return -1L;
+                        case "getHeader":
+                            return null;
+                        default:
+                            throw new UnsupportedOperationException(m.getName());
+                    }
+                });
+        Recorded r = new Recorded();
+        new JsonUnauthorized.Wrapper(get, response(r)).sendError(401);
+        assertEquals(401, r.status);
+        assertNull(r.headers.get("Connection"), "a request without a body keeps the connection open");
         assertEquals(JsonUnauthorized.BODY, r.body.toString(StandardCharsets.UTF_8));
     }
 }

@@ -47,23 +47,65 @@ class UserStoreTest {
     }
 
     @Test
-    void aMalformedOrMissingFileRefusesEveryoneUntilFixed() throws Exception {
+    void aMalformedLineLocksOutOnlyItsUserAndIsLoggedWithFileAndLineButNotTheHash() throws Exception {
+        java.util.List<String> logged = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(UserStore.class.getName());
+        java.util.logging.Handler h = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                logged.add(r.getLevel() + " " + r.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        log.addHandler(h);
+        try {
+            Path f = dir.resolve("users.properties");
+            String cut = viewerHash.substring(0, viewerHash.length() - 8);
+            Files.writeString(f, "alice=viewer:" + viewerHash + "\nbob=operator:" + cut + "\n");
+            UserStore s = new UserStore(f, "op=operator:" + operatorHash);
+            assertNull(s.problem(), "the file as a whole is usable");
+            assertNotNull(s.authenticate("op", "operator-password-1".toCharArray()).caller, "the operator gets in");
+            assertEquals(Role.VIEWER, s.authenticate("alice", "viewer-password-1".toCharArray()).caller.role());
+            assertEquals("unknown user", s.authenticate("bob", "viewer-password-1".toCharArray()).failure);
+            assertEquals(1, s.lineProblems().size(), s.lineProblems().toString());
+            assertTrue(s.lineProblems().get(0).startsWith(f + ", line 2: user 'bob': hash has "),
+                    s.lineProblems().get(0));
+            assertTrue(logged.stream().anyMatch(l -> l.startsWith("WARNING " + f + ", line 2: user 'bob'")
+                    && l.contains("this line is ignored")), logged.toString());
+            String hashPart = cut.substring(cut.lastIndexOf(':') + 1);
+            assertTrue(logged.stream().noneMatch(l -> l.contains(hashPart)), "no hash in the log: " + logged);
+            int reports = logged.size();
+            s.authenticate("alice", "viewer-password-1".toCharArray());
+            assertEquals(reports, logged.size(), "reported once, not on every login");
+
+            Files.writeString(f, "alice=viewer:" + viewerHash + "\nbob=operator:" + operatorHash + "\n");
+            Files.setLastModifiedTime(f, FileTime.fromMillis(Files.getLastModifiedTime(f).toMillis() + 2000));
+            assertEquals(Role.OPERATOR, s.authenticate("bob", "operator-password-1".toCharArray()).caller.role(),
+                    "reloaded after the fix");
+            assertTrue(s.lineProblems().isEmpty());
+        } finally {
+            log.removeHandler(h);
+        }
+    }
+
+    @Test
+    void aMissingFileRefusesEveryoneUntilItIsBack() throws Exception {
         Path f = dir.resolve("users.properties");
-        Files.writeString(f, "alice=viewer:" + viewerHash + "\nbob=operator:clear-text\n");
-        UserStore s = new UserStore(f, "op=operator:" + operatorHash);
-        assertNotNull(s.problem());
-        assertTrue(s.problem().contains("users.properties, line 2: user 'bob'"), s.problem());
-        assertNull(s.authenticate("op", "operator-password-1".toCharArray()).caller, "fail closed, operator too");
-        assertNull(s.authenticate("alice", "viewer-password-1".toCharArray()).caller);
-
         Files.writeString(f, "alice=viewer:" + viewerHash + "\n");
-        Files.setLastModifiedTime(f, FileTime.fromMillis(Files.getLastModifiedTime(f).toMillis() + 2000));
-        assertNotNull(s.authenticate("op", "operator-password-1".toCharArray()).caller, "reloaded after the fix");
-        assertNull(s.problem());
-
+        UserStore s = new UserStore(f, "op=operator:" + operatorHash);
+        assertNotNull(s.authenticate("op", "operator-password-1".toCharArray()).caller);
         Files.delete(f);
         assertNull(s.authenticate("op", "operator-password-1".toCharArray()).caller, "missing file: fail closed");
         assertTrue(s.problem().contains("does not exist"), s.problem());
+        Files.writeString(f, "alice=viewer:" + viewerHash + "\n");
+        assertNotNull(s.authenticate("op", "operator-password-1".toCharArray()).caller, "back: loaded again");
     }
 
     @Test

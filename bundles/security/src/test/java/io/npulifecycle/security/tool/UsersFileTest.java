@@ -78,4 +78,27 @@ class UsersFileTest {
         assertTrue(assertThrows(UsersFileException.class, () -> UsersFile.read(f)).getMessage()
                 .contains("larger than"));
     }
+
+    @Test
+    void loadKeepsTheValidLinesAndNamesEachOtherLineWithoutItsHash() throws Exception {
+        Path f = dir.resolve(UsersFile.FILE);
+        String broken = hash.substring(0, hash.length() - 8);
+        Files.writeString(f, "# users\nalice=viewer:" + hash + "\nbob=operator:" + broken + "\ncarol viewer\n"
+                + "dave=viewer:" + hash + "\ndave=operator:" + hash + "\nerin=operator:" + hash + "\n");
+        UsersFile.Loaded loaded = UsersFile.load(f);
+        assertEquals(java.util.List.of("alice", "erin"), java.util.List.copyOf(loaded.users().keySet()));
+        assertEquals(3, loaded.problems().size(), loaded.problems().toString());
+        assertTrue(loaded.problems().get(0).startsWith(f + ", line 3: user 'bob': hash has "), loaded.problems()
+                .get(0));
+        assertTrue(loaded.problems().get(1).startsWith(f + ", line 4: expected <user>=<role>:"), loaded.problems()
+                .get(1));
+        assertEquals(f + ", line 6: user 'dave' is defined twice (first on line 5): neither line is used",
+                loaded.problems().get(2));
+        for (String p : loaded.problems()) {
+            assertTrue(!p.contains(broken.substring(broken.lastIndexOf(':') + 1)), "no hash in " + p);
+        }
+        // the whole file unusable is still an error
+        assertThrows(UsersFileException.class, () -> UsersFile.load(dir.resolve("missing.properties")));
+        assertTrue(UsersFile.load("# nothing\n", "x").problems().isEmpty());
+    }
 }

@@ -11,8 +11,8 @@ import java.util.List;
  * {@code lib/harness/}.
  *
  * <pre>
- * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR] [--prometheus]
- * npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR] [--junit FILE]
+ * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR] [--prometheus] [--keep]
+ * npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR] [--junit FILE] [--keep]
  * npu-lifecycle scenario --list FILE...     (validates and prints the scenarios, cases and steps, runs nothing)
  * npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]   (see {@link ClusterCommand})
  * </pre>
@@ -20,13 +20,49 @@ import java.util.List;
  * <p>{@code --api} picks the API server of the simulated cluster (default {@code embedded}, the in-process mock);
  * {@code real} runs kube-apiserver and etcd (see {@link ClusterCommand} for where their binaries come from), with the
  * RBAC and admission policy of {@code conf/kubernetes/} and every runtime on its own ServiceAccount. {@code --work}
- * is checked by {@link WorkFolder}; {@code --junit} writes a JUnit XML report ({@link JUnitReport}); a SIGTERM is
- * reported by {@link Interruption}.
+ * is checked by {@link WorkFolder}; without it the run's temporary folder is deleted when the run passes, unless
+ * {@code --keep}, and kept (its path printed) when it fails; {@code --junit} writes a JUnit XML report
+ * ({@link JUnitReport}); a SIGTERM is reported by {@link Interruption}; {@code --help} prints {@link #DEMO_USAGE} or
+ * {@link #SCENARIO_USAGE}.
  */
 public final class HarnessMain {
 
     /** Held so the configured levels are not garbage-collected with their loggers. */
     private static final java.util.logging.Logger ROOT = java.util.logging.Logger.getLogger("");
+
+    /** {@code npu-lifecycle demo --help}. */
+    static final String DEMO_USAGE = String.join("\n",
+            "Usage: npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR]",
+            "                          [--prometheus] [--keep]",
+            "The runbook end to end on a simulated cluster (driver upgrade 25.2.0 -> 25.5.0 with approvals, then",
+            "self-healing of wedged chips); no cluster and no NPU needed. Exit code 0 when every step passed.",
+            "",
+            "  --api KIND     embedded (default: the in-process Kubernetes API) or real (kube-apiserver and etcd,",
+            "                 built with Go >= 1.26 at the first run; adds the upgrade-drain step)",
+            "  --nodes N      simulated nodes, 1 to 16 (default 3)",
+            "  --chips N      chips per node, 1 to 16 (default 8)",
+            "  --scale X      clock compression, 1 to 1000 (default 30: 1 s = 30 simulated s)",
+            "  --work DIR     a new or empty folder, or one an earlier run used; kept after the run. Default: a new",
+            "                 temporary folder, deleted when the run passes, kept (its path printed) when it fails",
+            "  --keep         keep the temporary folder of a passed run too (runtime homes, markers, logs)",
+            "  --prometheus   start a Prometheus (on PATH) scraping the runtimes, with the alert rules loaded",
+            "  --help         print this text");
+
+    /** {@code npu-lifecycle scenario --help}. */
+    static final String SCENARIO_USAGE = String.join("\n",
+            "Usage: npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR] [--junit FILE] [--keep]",
+            "       npu-lifecycle scenario --list FILE...",
+            "Runs scenario files (YAML, docs/simulator.md) each on a fresh simulated cluster and prints each step, each",
+            "node's Jolokia URL and a timeline per node. Exit code 0 when every scenario passed, 1 when one failed, 2",
+            "when a file is malformed (nothing is run).",
+            "",
+            "  --list         validate the files and print their scenarios, cases and steps; run nothing",
+            "  --api KIND     embedded (default) or real (kube-apiserver and etcd, built with Go >= 1.26 at first use)",
+            "  --work DIR     a new or empty folder, or one an earlier run used; kept after the run. Default: a new",
+            "                 temporary folder, deleted when every scenario passes, kept (its path printed) otherwise",
+            "  --keep         keep the temporary folder of a passed run too",
+            "  --junit FILE   write the results as a JUnit XML report",
+            "  --help         print this text");
 
     private HarnessMain() {
     }
@@ -69,11 +105,21 @@ public final class HarnessMain {
         boolean list = false;
         Path junit = null;
         boolean prometheus = false;
+        boolean keep = false;
         String api = io.npulifecycle.simulator.cluster.ClusterBackend.EMBEDDED;
+        boolean temporary;
         try {
             for (int i = 1; i < args.length; i++) {
                 String a = args[i];
                 switch (a) {
+                    case "--help":
+                    case "-h":
+                        if ("demo".equals(args[0]) || "scenario".equals(args[0])) {
+                            out.println("demo".equals(args[0]) ? DEMO_USAGE : SCENARIO_USAGE);
+                            return 0;
+                        }
+                        break;
+                    case "--keep": keep = true; break;
                     case "--nodes": nodes = intArg(args, ++i, a, 1, 16); break;
                     case "--chips": chips = intArg(args, ++i, a, 1, 16); break;
                     case "--scale": scale = intArg(args, ++i, a, 1, 1000); break;
@@ -134,21 +180,26 @@ public final class HarnessMain {
             if (junit != null) {
                 checkWritable(junit);
             }
+            temporary = work == null;
             work = WorkFolder.prepare(work, args[0]);
         } catch (IllegalArgumentException | java.io.IOException e) {
             err.println("npu-lifecycle " + args[0] + ": " + e.getMessage());
             return 2;
         }
         Interruption interruption = new Interruption(args[0], err).install();
+        int rc;
         try {
             if ("demo".equals(args[0])) {
                 interruption.doing(() -> "running the demo");
-                return Demo.run(nodes, chips, scale, work, installDir, api, prometheus, out);
+                rc = Demo.run(nodes, chips, scale, work, installDir, api, prometheus, out);
+            } else {
+                rc = ScenarioCommand.run(files, work, installDir, api, junit, interruption, out, err);
             }
-            return ScenarioCommand.run(files, work, installDir, api, junit, interruption, out, err);
         } finally {
             interruption.finished();
         }
+        WorkFolder.finish(work, temporary, keep, rc, out);
+        return rc;
     }
 
     /**

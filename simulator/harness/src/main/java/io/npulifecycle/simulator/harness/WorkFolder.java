@@ -1,9 +1,13 @@
 package io.npulifecycle.simulator.harness;
 
 import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -11,6 +15,11 @@ import java.util.stream.Stream;
  * The {@code --work} folder of {@code demo} and {@code scenario}: new, empty, or one a previous run of these
  * commands used (it holds {@value #MARKER}), which is reused. Any other folder is refused, so a mistyped
  * {@code --work} never mixes runtime homes, markers and logs into someone's files.
+ *
+ * <p>Without {@code --work} the run gets a new temporary folder ({@code npu-lifecycle-demo-*} or
+ * {@code npu-lifecycle-scenario-*} under {@code java.io.tmpdir}), which holds a few hundred MiB of runtime homes and
+ * logs: {@link #finish} deletes it after a run that passed unless {@code --keep} was given, and keeps it, printing
+ * its path, after a run that failed (its logs say why). A folder given with {@code --work} is never deleted.
  */
 final class WorkFolder {
 
@@ -50,5 +59,53 @@ final class WorkFolder {
         Files.writeString(dir.resolve(MARKER), "npu-lifecycle " + command + " work folder: runtime homes, markers and "
                 + "logs of simulated clusters; a later demo or scenario may reuse it\n", StandardCharsets.UTF_8);
         return dir;
+    }
+
+    /**
+     * After a run: deletes a temporary work folder of a run that passed (or ran nothing: a malformed scenario file),
+     * unless {@code keep}; otherwise says where the folder is.
+     *
+     * @param dir the folder {@link #prepare} returned
+     * @param temporary whether {@link #prepare} created it (no {@code --work} given)
+     * @param keep {@code --keep}: keep a temporary folder of a passed run too
+     * @param exitCode the run's exit code: 0 passed, 2 nothing was run, anything else failed
+     * @param out where the outcome is printed: {@code work folder <dir> deleted ...} or {@code work folder kept: <dir>}
+     * @return whether the folder was deleted
+     */
+    static boolean finish(Path dir, boolean temporary, boolean keep, int exitCode, PrintStream out) {
+        boolean failed = exitCode != 0 && exitCode != 2;
+        if (!temporary || keep || failed || !Files.exists(dir.resolve(MARKER))) {
+            out.println("work folder kept: " + dir + (failed ? " (runtime homes and logs of the failed run)" : ""));
+            return false;
+        }
+        try {
+            deleteTree(dir);
+            out.println("work folder " + dir + " deleted (" + (exitCode == 0 ? "the run passed" : "nothing was run")
+                    + "; --keep or --work DIR keeps it)");
+            return true;
+        } catch (IOException e) {
+            out.println("work folder kept: " + dir + " (it could not be deleted: " + e + ")");
+            return false;
+        }
+    }
+
+    /** Deletes a folder and everything in it; symbolic links are deleted, never followed. */
+    static void deleteTree(Path dir) throws IOException {
+        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                Files.delete(file);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
+                if (e != null) {
+                    throw e;
+                }
+                Files.delete(d);
+                return FileVisitResult.CONTINUE;
+            }
+        });
     }
 }

@@ -114,4 +114,28 @@ class HarnessMainTest {
             return s.map(p -> p.getFileName().toString()).sorted().toList();
         }
     }
+
+    @Test
+    void helpPrintsTheUsageOfDemoAndScenarioAndExits0() {
+        assertEquals(0, run("scenario", "--help"));
+        String text = out.toString(StandardCharsets.UTF_8);
+        assertTrue(text.startsWith("Usage: npu-lifecycle scenario FILE..."), text);
+        assertTrue(text.contains("--keep"), text);
+        assertEquals("", err.toString(StandardCharsets.UTF_8));
+        out.reset();
+        assertEquals(0, run("demo", "-h"));
+        text = out.toString(StandardCharsets.UTF_8);
+        assertTrue(text.startsWith("Usage: npu-lifecycle demo"), text);
+        assertTrue(text.contains("deleted when the run passes, kept (its path printed) when it fails"), text);
+        out.reset();
+        assertEquals(0, run("scenario", "a.yaml", "--help"));
+        assertTrue(out.toString(StandardCharsets.UTF_8).startsWith("Usage: npu-lifecycle scenario"));
+    }
+
+    @Test
+    void keepIsAnOptionOfDemoAndScenario() throws Exception {
+        Path f = Files.writeString(install.resolve("bad.yaml"), "name: x\n");
+        assertEquals(2, run("scenario", f.toString(), "--keep", "--list"));
+        assertTrue(!err.toString(StandardCharsets.UTF_8).contains("unknown option"), err.toString());
+    }
 }
