@@ -21,6 +21,7 @@ final class SourceCollector implements MultiCollector {
     private static final System.Logger LOG = System.getLogger(SourceCollector.class.getName());
 
     private final Supplier<Collection<MetricSource>> sources;
+    private final LabelCache labels = new LabelCache();
     private final Set<String> reported = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** @param sources the current sources (the DS component's dynamic reference) */
@@ -46,12 +47,13 @@ final class SourceCollector implements MultiCollector {
                     continue;
                 }
                 try {
-                    out.add(Families.of(f));
+                    out.add(Families.of(f, labels));
                 } catch (RuntimeException e) {
                     report(f.name(), "is not a valid metric family: " + e.getMessage());
                 }
             }
         }
+        labels.endScrape();
         return new MetricSnapshots(out);
     }
 
