@@ -6,18 +6,17 @@ import io.prometheus.metrics.instrumentation.jvm.JvmClassLoadingMetrics;
 import io.prometheus.metrics.instrumentation.jvm.JvmGarbageCollectorMetrics;
 import io.prometheus.metrics.instrumentation.jvm.JvmMemoryMetrics;
 import io.prometheus.metrics.instrumentation.jvm.JvmThreadsMetrics;
-import io.prometheus.metrics.instrumentation.jvm.ProcessMetrics;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 
 /**
- * The JVM's metrics an operator watches a runtime with, from the Prometheus client's {@code instrumentation-jvm}
- * (listed in docs/metrics.md): memory by area and by pool, GC time, threads, class loading, process CPU, resident
- * memory, start time and file descriptors. The client's collectors live in a registry of their own, scraped with
- * {@link #NAMES} as the filter, so the ones left out are never called: thread states and deadlock detection (three
- * safepoint operations per scrape), memory-pool init/committed/max and after-GC usage, buffer pools, JIT compilation
- * time, runtime info, virtual memory size.
+ * The JVM's metrics an operator watches a runtime with (listed in docs/metrics.md): memory by area and by pool, GC
+ * time, threads and class loading from the Prometheus client's {@code instrumentation-jvm}, process CPU, resident
+ * memory, start time and file descriptors from {@link ProcessCollector} (the client's names). The client's
+ * collectors live in a registry of their own, scraped with {@link #NAMES} as the filter, so the ones left out are
+ * never called: thread states and deadlock detection (three safepoint operations per scrape), memory-pool
+ * init/committed/max and after-GC usage, buffer pools, JIT compilation time, runtime info.
  */
 final class JvmCollector implements MultiCollector {
 
@@ -46,7 +45,7 @@ final class JvmCollector implements MultiCollector {
         JvmGarbageCollectorMetrics.builder().register(jvm);
         JvmThreadsMetrics.builder().register(jvm);
         JvmClassLoadingMetrics.builder().register(jvm);
-        ProcessMetrics.builder().register(jvm);
+        jvm.register(new ProcessCollector());
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.npulifecycle.metrics.internal;
 
+import java.util.ArrayList;
 import java.util.List;
 
 import io.npulifecycle.api.probe.ChipMXBean;
@@ -51,35 +52,51 @@ final class NodeCollector implements MultiCollector {
         return new MetricSnapshots(out);
     }
 
+    /** What the chip series show of one chip; the state is null before its first probe. */
+    private record ChipFact(String npu, String chip, String state, int strikes) {
+    }
+
+    /** The chip families of the last scrape and the facts they show, reused while the facts are the same. */
+    private record Chips(List<ChipFact> facts, MetricSnapshot health, MetricSnapshot failures) {
+    }
+
+    private volatile Chips lastChips;
+
     private void chips(List<MetricSnapshot> out) {
+        List<ChipFact> facts = new ArrayList<>();
+        for (ChipMXBean c : mbeans.all("Chip", ChipMXBean.class)) {
+            try {
+                facts.add(new ChipFact(String.valueOf(c.getNpu()), String.valueOf(c.getChip()),
+                        c.isWedged() ? "wedged" : c.getClassification(), c.getConsecutiveFailures()));
+            } catch (RuntimeException failed) {
+                // that chip's series are left out of this scrape
+            }
+        }
+        Chips built = lastChips;
+        if (built == null || !built.facts().equals(facts)) {
+            built = build(facts);
+            lastChips = built;
+        }
+        out.add(built.health());
+        out.add(built.failures());
+    }
+
+    private Chips build(List<ChipFact> facts) {
         Families.Gauge health = Families.gauge(labels, "npu_lifecycle_chip_health",
                 "1 for the chip's current health state (healthy, degraded, failed, probe-error, wedged), 0 for the "
                         + "others; no series before the chip's first probe",
                 "npu", "chip", "state");
         Families.Gauge failures = Families.gauge(labels, "npu_lifecycle_chip_consecutive_failures",
                 "consecutive failed probes of the chip (strikes toward a wedge)", "npu", "chip");
-        for (ChipMXBean c : mbeans.all("Chip", ChipMXBean.class)) {
-            String npu;
-            String chip;
-            String state;
-            int strikes;
-            try {
-                npu = String.valueOf(c.getNpu());
-                chip = String.valueOf(c.getChip());
-                state = c.isWedged() ? "wedged" : c.getClassification();
-                strikes = c.getConsecutiveFailures();
-            } catch (RuntimeException failed) {
-                continue; // that chip's series are left out of this scrape
-            }
-            if (state != null) {
+        for (ChipFact f : facts) {
+            if (f.state() != null) {
                 for (String s : CHIP_STATES) {
-                    health.add(s.equals(state) ? 1 : 0, npu, chip, s);
+                    health.add(s.equals(f.state()) ? 1 : 0, f.npu(), f.chip(), s);
                 }
             }
-            failures.add(strikes, npu, chip);
+            failures.add(f.strikes(), f.npu(), f.chip());
         }
-        out.add(health.build());
-        out.add(failures.build());
+        return new Chips(facts, health.build(), failures.build());
     }
 
     private void rebooter(List<MetricSnapshot> out) {

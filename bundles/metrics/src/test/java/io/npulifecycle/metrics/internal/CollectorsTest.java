@@ -216,6 +216,46 @@ class CollectorsTest {
         }
     }
 
+    @Test
+    void aChipThatChangesBetweenScrapesShowsItsNewStateInTheSameRegistry() throws Exception {
+        MutableChip c = new MutableChip();
+        register(ChipMXBean.class, c, "io.npulifecycle:type=Chip,name=npu3-chip0");
+        PrometheusRegistry reg = MetricsEndpoint.registry("node", server, () -> sources, false);
+        assertFalse(write(reg).contains("npu_lifecycle_chip_health{"), "no series before the first probe");
+        c.classification = "healthy";
+        String t = write(reg);
+        assertTrue(t.contains("npu_lifecycle_chip_health{chip=\"0\",npu=\"3\",state=\"healthy\"} 1.0"), t);
+        assertEquals(t, write(reg), "an unchanged chip scrapes the same");
+        c.failures = 3;
+        c.wedged = true;
+        t = write(reg);
+        assertTrue(t.contains("npu_lifecycle_chip_health{chip=\"0\",npu=\"3\",state=\"wedged\"} 1.0"), t);
+        assertTrue(t.contains("npu_lifecycle_chip_health{chip=\"0\",npu=\"3\",state=\"healthy\"} 0.0"), t);
+        assertTrue(t.contains("npu_lifecycle_chip_consecutive_failures{chip=\"0\",npu=\"3\"} 3.0"), t);
+    }
+
+    @Test
+    void theProcessMetricsKeepTheClientsNamesAndUnits() throws Exception {
+        PrometheusRegistry r = MetricsEndpoint.registry("node", server, () -> sources, true);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        OpenMetricsTextFormatWriter.create().write(out, r.scrape());
+        String om = out.toString(StandardCharsets.UTF_8);
+        assertTrue(om.contains("# TYPE process_cpu_seconds counter\n# UNIT process_cpu_seconds seconds\n"
+                + "# HELP process_cpu_seconds Total user and system CPU time spent in seconds.\n"
+                + "process_cpu_seconds_total "), om);
+        assertTrue(om.contains("# UNIT process_resident_memory_bytes bytes\n"), om);
+        assertTrue(om.contains("# UNIT process_start_time_seconds seconds\n"), om);
+        long rss = ProcessCollector.residentBytes();
+        assertTrue(rss > 1 << 20, "VmRSS of this JVM: " + rss);
+    }
+
+    @Test
+    void vmRssIsReadInKibibytesAndAbsentWithoutTheLine() {
+        assertEquals(123_456L * 1024, ProcessCollector.vmRssBytes("Name:\tjava\nVmHWM:\t  999 kB\nVmRSS:\t  123456 kB\n"));
+        assertEquals(-1, ProcessCollector.vmRssBytes("Name:\tjava\n"));
+        assertEquals(-1, ProcessCollector.vmRssBytes("Name:\tjava\nVmRSS:\t kB\n"));
+    }
+
     private static String write(PrometheusRegistry r) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         PrometheusTextFormatWriter.create().write(out, r.scrape());
@@ -242,6 +282,22 @@ class CollectorsTest {
 
         @Override public int getNpu() { return npu; }
         @Override public int getChip() { return chip; }
+        @Override public String getHealth() { return "OK"; }
+        @Override public String getClassification() { return classification; }
+        @Override public int getConsecutiveFailures() { return failures; }
+        @Override public boolean isWedged() { return wedged; }
+        @Override public String getLastError() { return null; }
+        @Override public String getLastSeen() { return null; }
+    }
+
+    /** A chip MBean whose state the test sets. */
+    public static final class MutableChip implements ChipMXBean {
+        volatile String classification;
+        volatile int failures;
+        volatile boolean wedged;
+
+        @Override public int getNpu() { return 3; }
+        @Override public int getChip() { return 0; }
         @Override public String getHealth() { return "OK"; }
         @Override public String getClassification() { return classification; }
         @Override public int getConsecutiveFailures() { return failures; }
