@@ -39,7 +39,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
  * scrapes up to number {@value #STEADY_FROM}, then {@value #MEASURED} measured "steady" (compiled), then
  * {@value #MEASURED} more as Prometheus asks (its {@code Accept} header, so OpenMetrics, and gzip). Per phase: latency
  * of each request (p50, p99) and the agent's CPU from {@code /proc/<pid>/stat} minus its own idle CPU over a quiet
- * window just before the phases. After the scrapes, the RSS of both. Every figure is the median over the pairs. Then
+ * window just before the phases. After the steady phase, the RSS of both. Every figure is the median over the pairs. Then
  * the control plane's registry at 5,000 nodes in this JVM (the collectors over the orchestrator MBean as its bundle
  * publishes it, and the client's text writer).
  */
@@ -152,9 +152,12 @@ final class MetricsSection {
                 get(http, text);
             }
             Phase steady = phase(http, text, a.pid(), idleTicksPerNano);
+            // before the OpenMetrics and gzip scrapes: a runtime compiles the code of the one format its Prometheus
+            // asks for, not of both
+            long rssWith = Proc.rssKib(a.pid());
+            long rssWithout = Proc.rssKib(b.pid());
             Phase asPrometheus = phase(http, prometheus, a.pid(), idleTicksPerNano);
-            return new Pair(cold, steady, asPrometheus, Proc.rssKib(a.pid()), Proc.rssKib(b.pid()), body.length(),
-                    chipSeries);
+            return new Pair(cold, steady, asPrometheus, rssWith, rssWithout, body.length(), chipSeries);
         }
     }
 
@@ -192,7 +195,8 @@ final class MetricsSection {
                 .append(" as Prometheus asks (its `Accept` header, so OpenMetrics, and `Accept-Encoding: gzip`). "
                 + "Latency per request; CPU of the agent from `/proc/<pid>/stat` over the phase minus its own idle "
                 + "CPU over a ").append(quietMillis / 1000).append(" s quiet window just before; RSS of both after "
-                + "the scrapes. The control plane's scrape at ").append(String.format("%,d", CONTROL_PLANE_NODES))
+                + "the steady phase (before the OpenMetrics and gzip scrapes, whose code a runtime scraped in one "
+                + "format only does not compile). The control plane's scrape at ").append(String.format("%,d", CONTROL_PLANE_NODES))
                 .append(" nodes: the collectors over the UpgradeOrchestrator MBean (as its bundle publishes it) and "
                 + "the client's text writer in one JVM, JVM metrics included; 20 warm-up scrapes, then 200.\n\n");
         if (javaOpts != null) {
@@ -212,7 +216,7 @@ final class MetricsSection {
                 .append(" / ").append(f2(cpP99)).append(" ms | | p99 < 100 ms: ").append(verdict(cpP99 < 100))
                 .append(" |\n\n");
         sb.append("| node agent RSS | with the metrics bundle | without | added | target |\n|---|---|---|---|---|\n");
-        sb.append("| after the scrapes (").append(first.chipSeries()).append(" chip_health series, ")
+        sb.append("| after ").append(STEADY_FROM + MEASURED).append(" scrapes (").append(first.chipSeries()).append(" chip_health series, ")
                 .append(String.format("%,d", first.bytes())).append(" bytes of text) | ")
                 .append(f1(Stats.median(r.stream().map(p -> p.rssWithKib() / 1024.0).toList()))).append(" MiB | ")
                 .append(f1(Stats.median(r.stream().map(p -> p.rssWithoutKib() / 1024.0).toList()))).append(" MiB | ")
