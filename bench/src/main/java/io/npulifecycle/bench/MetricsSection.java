@@ -41,7 +41,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
  * of each request (p50, p99) and the agent's CPU from {@code /proc/<pid>/stat} minus its own idle CPU over a quiet
  * window just before the phases. After the steady phase, the RSS of both. Every figure is the median over the pairs. Then
  * the control plane's registry at 5,000 nodes in this JVM (the collectors over the orchestrator MBean as its bundle
- * publishes it, and the client's text writer).
+ * publishes it, and the client's text writer), as many times as there are pairs.
  */
 final class MetricsSection {
 
@@ -115,9 +115,14 @@ final class MetricsSection {
                 results.add(pair(cluster.masterUrl(), baseline, work.resolve("pair-" + i)));
             }
         }
-        log("metrics scrape: control plane at " + CONTROL_PLANE_NODES + " nodes");
-        List<Double> cp = new ArrayList<>();
-        int cpBytes = controlPlane(CONTROL_PLANE_NODES, cp);
+        log("metrics scrape: control plane at " + CONTROL_PLANE_NODES + " nodes, " + pairs + " times");
+        List<List<Double>> cp = new ArrayList<>();
+        int cpBytes = 0;
+        for (int i = 0; i < pairs; i++) {
+            List<Double> ms = new ArrayList<>();
+            cpBytes = controlPlane(CONTROL_PLANE_NODES, ms);
+            cp.add(ms);
+        }
         return markdown(results, cp, cpBytes, loadBefore, Proc.load());
     }
 
@@ -174,16 +179,17 @@ final class MetricsSection {
         return new Phase(ms, Math.max(0, ticks) * 1000.0 / ticksPerSecond() / MEASURED);
     }
 
-    private String markdown(List<Pair> r, List<Double> cp, int cpBytes, String loadBefore, String loadAfter) {
+    private String markdown(List<Pair> r, List<List<Double>> cp, int cpBytes, String loadBefore, String loadAfter) {
         double rssAdded = Stats.median(r.stream().map(p -> (p.rssWithKib() - p.rssWithoutKib()) / 1024.0).toList());
         double steadyCpu = Stats.median(r.stream().map(p -> p.steady().cpuMs()).toList());
         double steadyP99 = Stats.median(r.stream().map(p -> p.steady().p99()).toList());
-        double cpP99 = Stats.percentile(cp, 99);
+        double cpP50 = Stats.median(cp.stream().map(Stats::median).toList());
+        double cpP99 = Stats.median(cp.stream().map(ms -> Stats.percentile(ms, 99)).toList());
         Pair first = r.get(0);
         StringBuilder sb = new StringBuilder("## Metrics scrape\n\n");
-        sb.append("What is measured (`MetricsSection`, alone: `java -cp \"bench/target/io.npulifecycle.bench-*.jar:"
-                + "bench/target/lib/*\" io.npulifecycle.bench.MetricsScrapeBench distribution/target/npu-lifecycle "
-                + "bench/target/metrics-bench`): a node agent with ").append(CHIPS).append(" emulated 910B chips "
+        sb.append("What is measured (`MetricsSection`, alone: `java -cp \"bench/target/").append(benchJar())
+                .append(":bench/target/lib/*\" io.npulifecycle.bench.MetricsScrapeBench "
+                + "distribution/target/npu-lifecycle bench/target/metrics-bench`): a node agent with ").append(CHIPS).append(" emulated 910B chips "
                 + "(simulator, embedded API server) and the same runtime without the metrics bundle and the "
                 + "Prometheus client (a copy of the installation whose `conf/bundles.list` leaves them out), started "
                 + "together, ").append(r.size()).append(r.size() == 1 ? " pair" : " pairs")
@@ -198,7 +204,8 @@ final class MetricsSection {
                 + "the steady phase (before the OpenMetrics and gzip scrapes, whose code a runtime scraped in one "
                 + "format only does not compile). The control plane's scrape at ").append(String.format("%,d", CONTROL_PLANE_NODES))
                 .append(" nodes: the collectors over the UpgradeOrchestrator MBean (as its bundle publishes it) and "
-                + "the client's text writer in one JVM, JVM metrics included; 20 warm-up scrapes, then 200.\n\n");
+                + "the client's text writer in one JVM, JVM metrics included; 20 warm-up scrapes, then 200, as many times as "
+                + "there are pairs (medians of their p50 and p99).\n\n");
         if (javaOpts != null) {
             sb.append("JVM options of both runtimes (not the launcher's): `").append(javaOpts).append("`.\n\n");
         }
@@ -212,7 +219,7 @@ final class MetricsSection {
                         + verdict(steadyCpu < 1)));
         sb.append(row("node agent, steady, as Prometheus asks (OpenMetrics, gzip)", r, Pair::prometheus, ""));
         sb.append("| control plane, ").append(String.format("%,d", CONTROL_PLANE_NODES)).append(" nodes (")
-                .append(String.format("%,d", cpBytes)).append(" bytes) | ").append(f2(Stats.median(cp)))
+                .append(String.format("%,d", cpBytes)).append(" bytes) | ").append(f2(cpP50))
                 .append(" / ").append(f2(cpP99)).append(" ms | | p99 < 100 ms: ").append(verdict(cpP99 < 100))
                 .append(" |\n\n");
         sb.append("| node agent RSS | with the metrics bundle | without | added | target |\n|---|---|---|---|---|\n");
@@ -232,6 +239,19 @@ final class MetricsSection {
         return "| " + what + " | " + f2(Stats.median(r.stream().map(p -> phase.apply(p).p50()).toList())) + " / "
                 + f2(Stats.median(r.stream().map(p -> phase.apply(p).p99()).toList())) + " ms | "
                 + f2(Stats.median(r.stream().map(p -> phase.apply(p).cpuMs()).toList())) + " ms | " + target + " |\n";
+    }
+
+    /** @return the file name of the jar this class runs from, e.g. {@code io.npulifecycle.bench-0.1.0-SNAPSHOT.jar} */
+    private static String benchJar() {
+        try {
+            Path p = Path.of(MetricsSection.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            if (p.getFileName().toString().endsWith(".jar")) {
+                return p.getFileName().toString();
+            }
+        } catch (java.net.URISyntaxException | RuntimeException e) {
+            // not from a jar: the name bench/run builds
+        }
+        return "io.npulifecycle.bench-*.jar";
     }
 
     private static String verdict(boolean met) {

@@ -9,8 +9,8 @@ import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 
 /**
  * {@code npu_lifecycle_kubernetes_connected}, in both runtimes: the outcome of the Kubernetes client's last request
- * of any user (the object behind the MBean {@value KubernetesClientMXBean#OBJECT_NAME}, attribute {@code Connected}); no series when the
- * client bundle is not there.
+ * of any user (the object behind the MBean {@value KubernetesClientMXBean#OBJECT_NAME}, attribute
+ * {@code Connected}); no series when the client bundle is not there.
  */
 final class KubeCollector implements MultiCollector {
 
