@@ -18,17 +18,19 @@ import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 import io.npulifecycle.simulator.common.ChildProcess;
 
 /**
- * Runs the node-agent benchmarks of {@code docs/benchmarks.md} (its sections 1, 2, 3 and 5) against a built
- * installation and prints their Markdown sections: node-agent footprint against a bare Felix framework, probe cost
- * against a C program on the same DCMI shim, reaction latency, Jolokia latency against the health endpoint of the same
- * server. Every figure is the median of several runs made in this run.
+ * Runs the node-agent benchmarks of {@code docs/benchmarks.md} (its sections 1, 2, 3, 5 and "Metrics scrape")
+ * against a built installation and prints their Markdown sections: node-agent footprint against a bare Felix
+ * framework, probe cost against a C program on the same DCMI shim, reaction latency, Jolokia latency against the
+ * health endpoint of the same server, the metrics scrape against the same runtime without the metrics bundle. Every
+ * figure is the median of several runs made in this run.
  *
  * <p>Usage: {@code BenchMain --install DIR --work DIR --out FILE [--quick] [--footprint-only] [--api
  * embedded|real|both]}; started by {@code bench/run}, which
  * assembles {@code docs/benchmarks.md}. Exit code 0 when every benchmark ran (targets missed are reported, not
  * failures), 1 when a benchmark could not run. Each section is its own class ({@link FootprintSection},
- * {@link ProbeCostSection}, {@link ReactionSection}, {@link JolokiaSection}); this class reads the arguments, runs
- * them in that order (sections 3 and 5 on one agent, Jolokia first) and assembles the file with {@link Report}.
+ * {@link ProbeCostSection}, {@link ReactionSection}, {@link JolokiaSection}, {@link MetricsSection}); this class reads
+ * the arguments, runs them in that order (sections 3 and 5 on one agent, Jolokia first) and assembles the file with
+ * {@link Report}.
  */
 public final class BenchMain {
 
@@ -107,12 +109,15 @@ public final class BenchMain {
             reaction3 = latencies.reaction3();
             jolokia5 = latencies.jolokia5();
         }
+        // its own embedded API server: the agents with and without the metrics bundle are its only clients
+        String metrics = new MetricsSection(install, work.resolve("metrics"), quick).run();
         StringBuilder doc = new StringBuilder();
         doc.append(Report.header(opt.getOrDefault("--command", "bench/run"), quick, loadBefore, Proc.load()));
         doc.append(footprint1).append(probeCost2).append(reaction3);
         doc.append(Report.controlPlane(opt.get("--control-plane-md"), opt.get("--control-plane-command"),
                 opt.get("--control-plane-rc")));
         doc.append(jolokia5);
+        doc.append(metrics);
         doc.append(Report.jmh(opt.get("--jmh-json"), opt.get("--jmh-command")));
         doc.append(Report.keptSections(out));
         Files.writeString(out, doc.toString(), StandardCharsets.UTF_8);

@@ -10,7 +10,8 @@ import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 
 /**
- * The control plane's gauges, read at each scrape from the MBean {@value UpgradeOrchestratorMXBean#OBJECT_NAME}:
+ * The control plane's gauges, read at each scrape from the object behind the MBean
+ * {@value UpgradeOrchestratorMXBean#OBJECT_NAME} ({@link MBeans}):
  * nodes per upgrade state ({@code NodeStates}: a node without an upgrade state counts as {@code done}), the rollout's
  * target, pause and whether this replica leads. Every state has a series (0 included), so a PromQL expression over
  * one state never sees it vanish.
@@ -25,6 +26,7 @@ final class ControlPlaneCollector implements MultiCollector {
     static final List<String> DRAINING = List.of("cordon-required", "drain-required");
 
     private final MBeans mbeans;
+    private final LabelCache labels = new LabelCache();
 
     /** @param mbeans the MBean reader */
     ControlPlaneCollector(MBeans mbeans) {
@@ -34,12 +36,12 @@ final class ControlPlaneCollector implements MultiCollector {
     @Override
     public MetricSnapshots collect() {
         List<MetricSnapshot> out = Families.list();
-        Families.Gauge nodes = Families.gauge("npu_lifecycle_nodes",
+        Families.Gauge nodes = Families.gauge(labels, "npu_lifecycle_nodes",
                 "NPU nodes per upgrade state (the driver-upgrade-state label; done: no upgrade state)", "state");
-        Families.Gauge draining = Families.gauge("npu_lifecycle_nodes_draining",
+        Families.Gauge draining = Families.gauge(labels, "npu_lifecycle_nodes_draining",
                 "NPU nodes being cordoned or drained for their upgrade (cordon-required, drain-required)");
-        Families.Gauge paused = Families.gauge("npu_lifecycle_rollout_paused", "1 while the rollout is paused");
-        Families.Gauge leader = Families.gauge("npu_lifecycle_leader",
+        Families.Gauge paused = Families.gauge(labels, "npu_lifecycle_rollout_paused", "1 while the rollout is paused");
+        Families.Gauge leader = Families.gauge(labels, "npu_lifecycle_leader",
                 "1 when this control-plane replica holds the leader Lease");
         UpgradeOrchestratorMXBean u = mbeans.get(UpgradeOrchestratorMXBean.OBJECT_NAME, UpgradeOrchestratorMXBean.class);
         try {
@@ -54,16 +56,17 @@ final class ControlPlaneCollector implements MultiCollector {
                 paused.add(u.isPaused() ? 1 : 0);
                 leader.add(u.isLeader() ? 1 : 0);
                 String target = u.getTargetVersion();
-                out.add(Families.info("npu_lifecycle_rollout_info", "the rollout's target driver version",
+                out.add(Families.info(labels, "npu_lifecycle_rollout_info", "the rollout's target driver version",
                         List.of("target"), List.of(target == null ? "" : target)));
             }
-        } catch (RuntimeException gone) {
-            // the MBean went away during the scrape
+        } catch (RuntimeException failed) {
+            // a getter that fails leaves its series out of this scrape, not the scrape
         }
         out.add(nodes.build());
         out.add(draining.build());
         out.add(paused.build());
         out.add(leader.build());
+        labels.endScrape();
         return new MetricSnapshots(out);
     }
 }

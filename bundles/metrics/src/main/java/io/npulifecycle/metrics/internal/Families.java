@@ -9,7 +9,6 @@ import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
 import io.prometheus.metrics.model.snapshots.InfoSnapshot;
-import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.prometheus.metrics.model.snapshots.Unit;
 
@@ -24,21 +23,24 @@ final class Families {
     }
 
     /**
+     * @param cache the collector's labels
      * @param name gauge name
      * @param help help text
      * @param labels label names (an empty list for a gauge without labels)
      * @return a builder of one gauge family
      */
-    static Gauge gauge(String name, String help, String... labels) {
-        return new Gauge(name, help, List.of(labels));
+    static Gauge gauge(LabelCache cache, String name, String help, String... labels) {
+        return new Gauge(cache, name, help, List.of(labels));
     }
 
     /** A gauge family being filled. */
     static final class Gauge {
+        private final LabelCache cache;
         private final GaugeSnapshot.Builder b;
         private final List<String> labels;
 
-        private Gauge(String name, String help, List<String> labels) {
+        private Gauge(LabelCache cache, String name, String help, List<String> labels) {
+            this.cache = cache;
             this.b = GaugeSnapshot.builder().name(name).help(help);
             this.labels = labels;
         }
@@ -50,7 +52,7 @@ final class Families {
          */
         Gauge add(double value, String... values) {
             b.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder().value(value)
-                    .labels(Labels.of(labels, List.of(values))).build());
+                    .labels(cache.of(labels, List.of(values))).build());
             return this;
         }
 
@@ -60,32 +62,35 @@ final class Families {
     }
 
     /**
+     * @param cache the collector's labels
      * @param name the info metric's name with {@code _info}, e.g. {@code npu_lifecycle_driver_info}
      * @param help help text
      * @param labelNames label names
      * @param labelValues label values
      * @return the info family with one series (value 1)
      */
-    static InfoSnapshot info(String name, String help, List<String> labelNames, List<String> labelValues) {
+    static InfoSnapshot info(LabelCache cache, String name, String help, List<String> labelNames,
+            List<String> labelValues) {
         return InfoSnapshot.builder().name(name.substring(0, name.length() - "_info".length())).help(help)
                 .dataPoint(InfoSnapshot.InfoDataPointSnapshot.builder()
-                        .labels(Labels.of(labelNames, labelValues)).build())
+                        .labels(cache.of(labelNames, labelValues)).build())
                 .build();
     }
 
     /**
      * @param f a family from a {@link MetricSource}
+     * @param cache the collector's labels
      * @return its snapshot
      * @throws IllegalArgumentException if the family breaks the client's naming rules (named in the message)
      */
-    static MetricSnapshot of(MetricSource.Family f) {
+    static MetricSnapshot of(MetricSource.Family f, LabelCache cache) {
         switch (f.type()) {
             case COUNTER: {
                 String name = f.name().endsWith("_total") ? f.name().substring(0, f.name().length() - 6) : f.name();
                 CounterSnapshot.Builder b = CounterSnapshot.builder().name(name).help(f.help());
                 for (MetricSource.Series s : f.series()) {
                     b.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder().value(s.value())
-                            .labels(Labels.of(f.labelNames(), s.labelValues())).build());
+                            .labels(cache.of(f.labelNames(), s.labelValues())).build());
                 }
                 return b.build();
             }
@@ -93,7 +98,7 @@ final class Families {
                 GaugeSnapshot.Builder b = GaugeSnapshot.builder().name(f.name()).help(f.help());
                 for (MetricSource.Series s : f.series()) {
                     b.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder().value(s.value())
-                            .labels(Labels.of(f.labelNames(), s.labelValues())).build());
+                            .labels(cache.of(f.labelNames(), s.labelValues())).build());
                 }
                 return b.build();
             }
@@ -113,7 +118,7 @@ final class Families {
                     }
                     b.dataPoint(HistogramSnapshot.HistogramDataPointSnapshot.builder()
                             .classicHistogramBuckets(ClassicHistogramBuckets.of(bounds, counts)).sum(s.value())
-                            .labels(Labels.of(f.labelNames(), s.labelValues())).build());
+                            .labels(cache.of(f.labelNames(), s.labelValues())).build());
                 }
                 return b.build();
             }

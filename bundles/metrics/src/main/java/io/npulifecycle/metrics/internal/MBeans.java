@@ -1,69 +1,102 @@
 package io.npulifecycle.metrics.internal;
 
-import java.util.Set;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentSkipListMap;
 
-import javax.management.JMX;
-import javax.management.MBeanServer;
+import javax.management.DynamicMBean;
 import javax.management.MalformedObjectNameException;
 import javax.management.ObjectName;
+import javax.management.StandardMBean;
+
+import io.npulifecycle.api.management.MBeanRegistrations;
+import io.npulifecycle.api.management.Mbeans;
 
 /**
- * Reads the product's MXBeans from the MBeanServer (the same facts Jolokia shows), through typed MXBean proxies. A
- * missing MBean (its bundle not installed, stopped, or being updated) is {@code null}: its series are left out of
- * that scrape.
+ * The product's MXBeans as their bundles publish them: each a {@link DynamicMBean} OSGi service with the service
+ * property {@value Mbeans#OBJECT_NAME_PROPERTY} ({@link MBeanRegistrations}), a {@link StandardMBean} wrapping the
+ * object that implements the MXBean interface. A scrape calls that object's getters directly, the same ones Jolokia
+ * reaches through the MBeanServer: no MBeanServer query, no proxy, no open-type conversion per attribute, which is
+ * most of a scrape's cost otherwise. A missing MBean (its bundle not installed, stopped, or being updated) is
+ * {@code null} or absent: its series are left out of that scrape. An MBean whose implementation is not of the asked
+ * interface counts as missing. Thread-safe: the DS component adds and removes the services while scrapes read them.
  */
 public final class MBeans {
 
-    private final MBeanServer server;
-
-    /** @param server the platform MBeanServer (the management bundle's service) */
-    public MBeans(MBeanServer server) {
-        this.server = server;
+    /** One published MBean: its parsed name and its service object. */
+    private record Published(ObjectName name, DynamicMBean mbean) {
     }
 
-    /**
-     * @param <T> the MXBean interface
-     * @param name object name
-     * @param type MXBean interface
-     * @return a proxy, or {@code null} when no such MBean is registered now
-     */
-    <T> T get(String name, Class<T> type) {
-        ObjectName on = name(name);
-        return server.isRegistered(on) ? JMX.newMXBeanProxy(server, on, type) : null;
-    }
+    /** By canonical object name, so that {@link #all} lists the MBeans in a stable order. */
+    private final Map<String, Published> byName = new ConcurrentSkipListMap<>();
 
     /**
-     * @param pattern an object name pattern, e.g. {@code io.npulifecycle:type=Chip,*}
-     * @return the registered names matching it
-     */
-    Set<ObjectName> query(String pattern) {
-        return server.queryNames(name(pattern), null);
-    }
-
-    /**
-     * @param <T> the MXBean interface
-     * @param name a registered name
-     * @param type MXBean interface
-     * @return a proxy
-     */
-    <T> T proxy(ObjectName name, Class<T> type) {
-        return JMX.newMXBeanProxy(server, name, type);
-    }
-
-    /**
-     * Reads several attributes in one call (cheaper than one proxy call each).
+     * Adds (or replaces) the MBean service of this object name.
      *
-     * @param name a registered name
-     * @param attributes attribute names
-     * @return the values by attribute name; an attribute that cannot be read is absent
-     * @throws javax.management.JMException when the MBean is gone
+     * @param objectName the service's {@value Mbeans#OBJECT_NAME_PROPERTY}, e.g.
+     *        {@code io.npulifecycle:type=Chip,name=npu0-chip0}
+     * @param mbean the service object
+     * @throws IllegalArgumentException if {@code objectName} is not a JMX object name (named in the message)
      */
-    java.util.Map<String, Object> attributes(ObjectName name, String... attributes) throws javax.management.JMException {
-        java.util.Map<String, Object> out = new java.util.HashMap<>();
-        for (javax.management.Attribute a : server.getAttributes(name, attributes).asList()) {
-            out.put(a.getName(), a.getValue());
+    public void add(String objectName, DynamicMBean mbean) {
+        ObjectName n = name(objectName);
+        byName.put(n.getCanonicalName(), new Published(n, mbean));
+    }
+
+    /**
+     * Removes the MBean service of this object name, if {@code mbean} is still the one added for it (a bundle being
+     * updated can register its new service before the old one goes).
+     *
+     * @param objectName the service's {@value Mbeans#OBJECT_NAME_PROPERTY}
+     * @param mbean the service object that goes away
+     */
+    public void remove(String objectName, DynamicMBean mbean) {
+        ObjectName n;
+        try {
+            n = new ObjectName(objectName);
+        } catch (MalformedObjectNameException e) {
+            return; // never added
+        }
+        byName.computeIfPresent(n.getCanonicalName(), (k, p) -> p.mbean() == mbean ? null : p);
+    }
+
+    /**
+     * @param <T> the MXBean interface
+     * @param objectName object name, e.g. {@code io.npulifecycle:type=HealthWatch}
+     * @param type MXBean interface
+     * @return the object behind that MBean, or {@code null} when no such MBean is published now
+     */
+    <T> T get(String objectName, Class<T> type) {
+        Published p = byName.get(objectName); // a name of one key is its canonical form
+        if (p == null) {
+            p = byName.get(name(objectName).getCanonicalName());
+        }
+        return p == null ? null : implementation(p.mbean(), type);
+    }
+
+    /**
+     * @param <T> the MXBean interface
+     * @param typeKey the value of the object names' {@code type} key, e.g. {@code Chip}
+     * @param type MXBean interface
+     * @return the objects behind the MBeans of the product's domain with that {@code type}, in canonical-name order
+     */
+    <T> List<T> all(String typeKey, Class<T> type) {
+        List<T> out = new ArrayList<>();
+        for (Published p : byName.values()) {
+            if (typeKey.equals(p.name().getKeyProperty("type")) && Mbeans.DOMAIN.equals(p.name().getDomain())) {
+                T impl = implementation(p.mbean(), type);
+                if (impl != null) {
+                    out.add(impl);
+                }
+            }
         }
         return out;
+    }
+
+    private static <T> T implementation(DynamicMBean mbean, Class<T> type) {
+        Object impl = mbean instanceof StandardMBean s ? s.getImplementation() : mbean;
+        return type.isInstance(impl) ? type.cast(impl) : null;
     }
 
     private static ObjectName name(String n) {

@@ -3,11 +3,12 @@ package io.npulifecycle.metrics.internal;
 import java.io.IOException;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
-import javax.management.MBeanServer;
+import javax.management.DynamicMBean;
 
 import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
@@ -21,16 +22,9 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
+import io.npulifecycle.api.management.Mbeans;
 import io.npulifecycle.api.metrics.MetricSource;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
-import io.prometheus.metrics.instrumentation.jvm.JvmBufferPoolMetrics;
-import io.prometheus.metrics.instrumentation.jvm.JvmClassLoadingMetrics;
-import io.prometheus.metrics.instrumentation.jvm.JvmCompilationMetrics;
-import io.prometheus.metrics.instrumentation.jvm.JvmGarbageCollectorMetrics;
-import io.prometheus.metrics.instrumentation.jvm.JvmMemoryMetrics;
-import io.prometheus.metrics.instrumentation.jvm.JvmRuntimeInfoMetric;
-import io.prometheus.metrics.instrumentation.jvm.JvmThreadsMetrics;
-import io.prometheus.metrics.instrumentation.jvm.ProcessMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 /**
@@ -42,8 +36,9 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
  * server answers {@code GET /metrics} (and its own {@code /-/healthy}); nothing of Jolokia is reachable there.
  *
  * <p>Collected at each scrape: the role's MBeans ({@link NodeCollector} or {@link ControlPlaneCollector}, and
- * {@link KubeCollector}), every {@link MetricSource} service (the counters and histograms the owning bundles keep, so
- * they survive a hot update of this bundle) and the JVM's metrics. Nothing in the product depends on this bundle:
+ * {@link KubeCollector}), read from the objects behind the product's MBean services ({@link MBeans}), every
+ * {@link MetricSource} service (the counters and histograms the owning bundles keep, so they survive a hot update of
+ * this bundle) and the JVM's metrics ({@link JvmCollector}). Nothing in the product depends on this bundle:
  * without it, or with its listener down, probing and reboots go on.
  *
  * <p>A listener that cannot be opened (the port taken after the launcher's check) is logged naming
@@ -75,9 +70,7 @@ public class MetricsEndpoint {
         boolean jvmMetrics() default true;
     }
 
-    @Reference
-    private MBeanServer mbeanServer;
-
+    private final MBeans mbeans = new MBeans();
     private final List<MetricSource> sources = new CopyOnWriteArrayList<>();
     private volatile HTTPServer server;
     private ExecutorService executor;
@@ -93,12 +86,34 @@ public class MetricsEndpoint {
         sources.remove(s);
     }
 
+    /**
+     * @param m an MBean of the product's domain that a bundle published
+     * @param props its service properties, with {@value Mbeans#OBJECT_NAME_PROPERTY}
+     */
+    @Reference(service = DynamicMBean.class, cardinality = ReferenceCardinality.MULTIPLE,
+            policy = ReferencePolicy.DYNAMIC, target = "(" + Mbeans.OBJECT_NAME_PROPERTY + "=" + Mbeans.DOMAIN + ":*)")
+    void addMBean(DynamicMBean m, Map<String, Object> props) {
+        try {
+            mbeans.add(String.valueOf(props.get(Mbeans.OBJECT_NAME_PROPERTY)), m);
+        } catch (IllegalArgumentException e) {
+            LOG.log(System.Logger.Level.WARNING, "MBean service left out of /metrics: " + e.getMessage());
+        }
+    }
+
+    /**
+     * @param m an MBean that went away
+     * @param props its service properties
+     */
+    void removeMBean(DynamicMBean m, Map<String, Object> props) {
+        mbeans.remove(String.valueOf(props.get(Mbeans.OBJECT_NAME_PROPERTY)), m);
+    }
+
     @Activate
     void activate(BundleContext ctx, Config config) {
         String role = ctx.getProperty("npu.lifecycle.role");
         String host = orDefault(ctx.getProperty(HOST_PROPERTY), "127.0.0.1");
         int port = Integer.parseInt(orDefault(ctx.getProperty(PORT_PROPERTY), "9464"));
-        PrometheusRegistry registry = registry(role, new MBeans(mbeanServer), () -> sources, config.jvmMetrics());
+        PrometheusRegistry registry = registry(role, mbeans, () -> sources, config.jvmMetrics());
         executor = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "npu-lifecycle-metrics");
             t.setDaemon(true);
@@ -119,7 +134,7 @@ public class MetricsEndpoint {
      * The registry of one runtime.
      *
      * @param role {@code node}, {@code control-plane} (or {@code null}: both collectors)
-     * @param mbeans the MBean reader
+     * @param mbeans the product's MBeans
      * @param sources the current metric sources
      * @param jvm whether to add the JVM's metrics
      * @return the registry
@@ -136,16 +151,7 @@ public class MetricsEndpoint {
         registry.register(new KubeCollector(mbeans));
         registry.register(new SourceCollector(sources));
         if (jvm) {
-            // one by one, without JvmMemoryPoolAllocationMetrics: it adds GC notification listeners that are never
-            // removed, which would keep an updated bundle's class loader alive
-            JvmThreadsMetrics.builder().register(registry);
-            JvmBufferPoolMetrics.builder().register(registry);
-            JvmClassLoadingMetrics.builder().register(registry);
-            JvmCompilationMetrics.builder().register(registry);
-            JvmGarbageCollectorMetrics.builder().register(registry);
-            JvmMemoryMetrics.builder().register(registry);
-            JvmRuntimeInfoMetric.builder().register(registry);
-            ProcessMetrics.builder().register(registry);
+            registry.register(new JvmCollector());
         }
         return registry;
     }

@@ -1,8 +1,10 @@
 package io.npulifecycle.metrics.internal;
 
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 
@@ -21,6 +23,12 @@ final class SourceCollector implements MultiCollector {
     private static final System.Logger LOG = System.getLogger(SourceCollector.class.getName());
 
     private final Supplier<Collection<MetricSource>> sources;
+    private final LabelCache labels = new LabelCache();
+    /** The families of the last scrape and their snapshots, by name: an unchanged family is not built again. */
+    private volatile Map<String, Built> last = Map.of();
+
+    private record Built(MetricSource.Family family, MetricSnapshot snapshot) {
+    }
     private final Set<String> reported = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** @param sources the current sources (the DS component's dynamic reference) */
@@ -32,6 +40,8 @@ final class SourceCollector implements MultiCollector {
     public MetricSnapshots collect() {
         List<MetricSnapshot> out = Families.list();
         Set<String> names = new HashSet<>();
+        Map<String, Built> previous = last;
+        Map<String, Built> now = new HashMap<>();
         for (MetricSource s : sources.get()) {
             List<MetricSource.Family> fs;
             try {
@@ -46,12 +56,19 @@ final class SourceCollector implements MultiCollector {
                     continue;
                 }
                 try {
-                    out.add(Families.of(f));
+                    Built b = previous.get(f.name());
+                    if (b == null || !b.family().equals(f)) {
+                        b = new Built(f, Families.of(f, labels));
+                    }
+                    now.put(f.name(), b);
+                    out.add(b.snapshot());
                 } catch (RuntimeException e) {
                     report(f.name(), "is not a valid metric family: " + e.getMessage());
                 }
             }
         }
+        labels.endScrape();
+        last = now;
         return new MetricSnapshots(out);
     }
 

@@ -18,9 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-import javax.management.MBeanServer;
-import javax.management.MBeanServerFactory;
-import javax.management.ObjectName;
 import javax.management.StandardMBean;
 
 import org.junit.jupiter.api.Test;
@@ -36,18 +33,23 @@ import io.prometheus.metrics.expositionformats.OpenMetricsTextFormatWriter;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
-/** The collectors against fake MBeans in a private MBeanServer, written by the client's own format writers. */
+/**
+ * The collectors against fake MBeans published as the bundles publish theirs (a {@link StandardMBean} per MXBean),
+ * written by the client's own format writers.
+ */
 class CollectorsTest {
 
-    private final MBeanServer server = MBeanServerFactory.newMBeanServer();
+    private final MBeans server = new MBeans();
     private final List<MetricSource> sources = new ArrayList<>();
 
-    private <T> void register(Class<T> type, T impl, String name) throws Exception {
-        server.registerMBean(new StandardMBean(impl, type, true), new ObjectName(name));
+    private <T> StandardMBean register(Class<T> type, T impl, String name) throws Exception {
+        StandardMBean m = new StandardMBean(impl, type, true);
+        server.add(name, m);
+        return m;
     }
 
     private String text(String role) throws IOException {
-        PrometheusRegistry r = MetricsEndpoint.registry(role, new MBeans(server), () -> sources, false);
+        PrometheusRegistry r = MetricsEndpoint.registry(role, server, () -> sources, false);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         PrometheusTextFormatWriter.create().write(out, r.scrape());
         return out.toString(StandardCharsets.UTF_8);
@@ -119,7 +121,7 @@ class CollectorsTest {
         assertTrue(t.contains("npu_lifecycle_probe_duration_seconds_bucket{le=\"+Inf\"} 3"), t);
         assertTrue(t.contains("npu_lifecycle_probe_duration_seconds_count 3"), t);
 
-        PrometheusRegistry r = MetricsEndpoint.registry("node", new MBeans(server), () -> sources, false);
+        PrometheusRegistry r = MetricsEndpoint.registry("node", server, () -> sources, false);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         OpenMetricsTextFormatWriter.create().write(out, r.scrape());
         String om = out.toString(StandardCharsets.UTF_8);
@@ -144,7 +146,7 @@ class CollectorsTest {
         Counts wedges = new Counts("npu_lifecycle_wedges_total", "wedges");
         wedges.touch();
         sources.add(() -> List.of(wedges.family()));
-        PrometheusRegistry r = MetricsEndpoint.registry("node", new MBeans(server), () -> sources, true);
+        PrometheusRegistry r = MetricsEndpoint.registry("node", server, () -> sources, true);
         try (HTTPServer s = HTTPServer.builder().hostname("127.0.0.1").port(0).registry(r).buildAndStart()) {
             HttpClient c = HttpClient.newHttpClient();
             URI u = URI.create("http://127.0.0.1:" + s.getPort() + MetricsEndpoint.PATH);
@@ -162,6 +164,102 @@ class CollectorsTest {
                     .build(), HttpResponse.BodyHandlers.ofString());
             assertFalse(post.body().contains("jolokia"), "nothing but metrics there");
         }
+    }
+
+    @Test
+    void aChipWhoseMBeanGoesAwayLosesItsSeriesAndAStaleRemovalKeepsTheNewOne() throws Exception {
+        StandardMBean old = register(ChipMXBean.class, new FakeChip(0, 0, "healthy", 0, false),
+                "io.npulifecycle:type=Chip,name=npu0-chip0");
+        StandardMBean updated = register(ChipMXBean.class, new FakeChip(0, 0, "degraded", 1, false),
+                "io.npulifecycle:type=Chip,name=npu0-chip0");
+        server.remove("io.npulifecycle:type=Chip,name=npu0-chip0", old); // the old bundle's service goes after
+        String t = text("node");
+        assertTrue(t.contains("npu_lifecycle_chip_health{chip=\"0\",npu=\"0\",state=\"degraded\"} 1.0"), t);
+        server.remove("io.npulifecycle:type=Chip,name=npu0-chip0", updated);
+        t = text("node");
+        assertFalse(t.contains("npu_lifecycle_chip_health{"), t);
+    }
+
+    @Test
+    void labelsFollowTheValuesFromOneScrapeToTheNext() throws Exception {
+        FakeRebooter r = new FakeRebooter();
+        register(RebooterMXBean.class, r, RebooterMXBean.OBJECT_NAME);
+        Counts reboots = new Counts("npu_lifecycle_reboots_total", "reboots", "reason", "via");
+        sources.add(() -> List.of(reboots.family()));
+        PrometheusRegistry reg = MetricsEndpoint.registry("node", server, () -> sources, false);
+        for (int i = 0; i < 3; i++) {
+            reboots.increment("wedge", "reboot-" + i);
+            String t = write(reg);
+            for (int j = 0; j <= i; j++) {
+                assertTrue(t.contains("npu_lifecycle_reboots_total{reason=\"wedge\",via=\"reboot-" + j + "\"} 1.0"),
+                        t);
+            }
+        }
+    }
+
+    @Test
+    void theJvmMetricsAreTheDocumentedOnes() throws Exception {
+        PrometheusRegistry r = MetricsEndpoint.registry("node", server, () -> sources, true);
+        String t = write(r);
+        for (String name : List.of("jvm_memory_used_bytes{area=\"heap\"}", "jvm_memory_committed_bytes{area=\"nonheap\"}",
+                "jvm_memory_max_bytes{area=\"heap\"}", "jvm_memory_pool_used_bytes{pool=", "jvm_gc_collection_seconds_count{gc=",
+                "jvm_threads_current ", "jvm_threads_daemon ", "jvm_threads_peak ", "jvm_threads_started_total ",
+                "jvm_classes_currently_loaded ", "jvm_classes_loaded_total ", "jvm_classes_unloaded_total ",
+                "process_cpu_seconds_total ", "process_start_time_seconds ", "process_resident_memory_bytes ",
+                "process_open_fds ", "process_max_fds ")) {
+            assertTrue(t.contains("\n" + name), name + " missing: " + t);
+        }
+        for (String left : List.of("jvm_threads_state", "jvm_threads_deadlocked", "jvm_buffer_pool", "jvm_compilation",
+                "jvm_runtime_info", "process_virtual_memory_bytes", "jvm_memory_pool_max_bytes",
+                "jvm_memory_pool_collection")) {
+            assertFalse(t.contains(left), left + " is not published: " + t);
+        }
+    }
+
+    @Test
+    void aChipThatChangesBetweenScrapesShowsItsNewStateInTheSameRegistry() throws Exception {
+        MutableChip c = new MutableChip();
+        register(ChipMXBean.class, c, "io.npulifecycle:type=Chip,name=npu3-chip0");
+        PrometheusRegistry reg = MetricsEndpoint.registry("node", server, () -> sources, false);
+        assertFalse(write(reg).contains("npu_lifecycle_chip_health{"), "no series before the first probe");
+        c.classification = "healthy";
+        String t = write(reg);
+        assertTrue(t.contains("npu_lifecycle_chip_health{chip=\"0\",npu=\"3\",state=\"healthy\"} 1.0"), t);
+        assertEquals(t, write(reg), "an unchanged chip scrapes the same");
+        c.failures = 3;
+        c.wedged = true;
+        t = write(reg);
+        assertTrue(t.contains("npu_lifecycle_chip_health{chip=\"0\",npu=\"3\",state=\"wedged\"} 1.0"), t);
+        assertTrue(t.contains("npu_lifecycle_chip_health{chip=\"0\",npu=\"3\",state=\"healthy\"} 0.0"), t);
+        assertTrue(t.contains("npu_lifecycle_chip_consecutive_failures{chip=\"0\",npu=\"3\"} 3.0"), t);
+    }
+
+    @Test
+    void theProcessMetricsKeepTheClientsNamesAndUnits() throws Exception {
+        PrometheusRegistry r = MetricsEndpoint.registry("node", server, () -> sources, true);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        OpenMetricsTextFormatWriter.create().write(out, r.scrape());
+        String om = out.toString(StandardCharsets.UTF_8);
+        assertTrue(om.contains("# TYPE process_cpu_seconds counter\n# UNIT process_cpu_seconds seconds\n"
+                + "# HELP process_cpu_seconds Total user and system CPU time spent in seconds.\n"
+                + "process_cpu_seconds_total "), om);
+        assertTrue(om.contains("# UNIT process_resident_memory_bytes bytes\n"), om);
+        assertTrue(om.contains("# UNIT process_start_time_seconds seconds\n"), om);
+        long rss = ProcessCollector.residentBytes();
+        assertTrue(rss > 1 << 20, "VmRSS of this JVM: " + rss);
+    }
+
+    @Test
+    void vmRssIsReadInKibibytesAndAbsentWithoutTheLine() {
+        assertEquals(123_456L * 1024, ProcessCollector.vmRssBytes("Name:\tjava\nVmHWM:\t  999 kB\nVmRSS:\t  123456 kB\n"));
+        assertEquals(-1, ProcessCollector.vmRssBytes("Name:\tjava\n"));
+        assertEquals(-1, ProcessCollector.vmRssBytes("Name:\tjava\nVmRSS:\t kB\n"));
+    }
+
+    private static String write(PrometheusRegistry r) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        PrometheusTextFormatWriter.create().write(out, r.scrape());
+        return out.toString(StandardCharsets.UTF_8);
     }
 
     // ---- fakes ----
@@ -184,6 +282,22 @@ class CollectorsTest {
 
         @Override public int getNpu() { return npu; }
         @Override public int getChip() { return chip; }
+        @Override public String getHealth() { return "OK"; }
+        @Override public String getClassification() { return classification; }
+        @Override public int getConsecutiveFailures() { return failures; }
+        @Override public boolean isWedged() { return wedged; }
+        @Override public String getLastError() { return null; }
+        @Override public String getLastSeen() { return null; }
+    }
+
+    /** A chip MBean whose state the test sets. */
+    public static final class MutableChip implements ChipMXBean {
+        volatile String classification;
+        volatile int failures;
+        volatile boolean wedged;
+
+        @Override public int getNpu() { return 3; }
+        @Override public int getChip() { return 0; }
         @Override public String getHealth() { return "OK"; }
         @Override public String getClassification() { return classification; }
         @Override public int getConsecutiveFailures() { return failures; }
