@@ -151,9 +151,22 @@ public final class BenchMain {
         System.exit(summary.contains("MISSED") ? 3 : 0);
     }
 
-    /** The NPUOperatorCtl and the Node {@code node-0} the agents of every section find. */
+    /**
+     * The NPUOperatorCtl and the Node {@code node-0} the agents of every section find. No control plane runs in these
+     * benchmarks, so the recovery drain is off ({@code recoveryPolicy.drain.enable: false}): with it on, the agent of
+     * the reaction latency would wait for a drain grant that nobody gives.
+     */
+    @SuppressWarnings("unchecked")
     private static void prepare(ClusterBackend c) {
         c.createNpuOperatorCtl("25.2.0", false, true);
+        c.npuOperatorCtls().inNamespace(EmbeddedCluster.NPU_NAMESPACE).withName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME)
+                .edit(cr -> {
+                    Map<String, Object> spec = (Map<String, Object>) cr.getAdditionalProperties().get("spec");
+                    Map<String, Object> driver = (Map<String, Object>) spec.get("driver");
+                    Map<String, Object> recovery = (Map<String, Object>) driver.get("recoveryPolicy");
+                    recovery.put("drain", Map.of("enable", false));
+                    return cr;
+                });
         c.addNode(EmbeddedCluster.npuNode("node-0"));
     }
 

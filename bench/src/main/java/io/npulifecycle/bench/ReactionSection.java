@@ -112,7 +112,8 @@ final class ReactionSection {
         md.append("## 3. Reaction latency\n\n");
         md.append("What is measured: a node agent with the simulator (`restartMode=framework`: a simulated reboot "
                 + "restarts the framework in the same JVM), `interval=" + interval + "` s, `timeout=1` s, "
-                + "`failureThreshold=" + threshold + "`, NPUOperatorCtl `autoRecover: true`, the rebooter's poll at "
+                + "`failureThreshold=" + threshold + "`, NPUOperatorCtl `autoRecover: true` and `recoveryPolicy.drain.enable: false` (no control plane runs: the "
+                + "drain before a recovery reboot is measured with the control plane), the rebooter's poll at "
                 + "its default 30 s. Chip 0:0 is wedged through Jolokia (`Simulator/wedge/0/0`) right after a probe "
                 + "completed (polling `HealthWatch/LastProbeTime`, the start of that probe, every 10 ms); times are the "
                 + "agent's own log timestamps (ms): the simulator's `now wedged`, `marker reboot-required written by "
