@@ -110,6 +110,11 @@ final class RecoveryWork {
                     && !blocking.containsKey(n.getMetadata().getName())) {
                 String name = n.getMetadata().getName();
                 candidates.add(name);
+                Map<String, String> ann = n.getMetadata().getAnnotations();
+                String boot = ann == null ? null : ann.get(NodeKeys.BOOT_ID);
+                if (boot != null && boot.equals(ann.get(NodeKeys.RECOVERY_REBOOT_GRANTED))) {
+                    continue; // granted: its drain is over, no timeout to measure
+                }
                 long ran = mono - drainSince.computeIfAbsent(name, k -> mono);
                 if (ran >= timeout) {
                     timedOut.put(name, Duration.ofNanos(ran).toSeconds());

@@ -318,8 +318,9 @@ class RecoveryDrainTest {
      * {@code recoveryPolicy.drain.timeoutSeconds: 60}, {@code onTimeout: fail} (the default): a budget holds the
      * drain; the evictions back off (counted: no hot loop); at the timeout the node is not granted, its cordon is
      * given back, the taint stays and the failure is recorded on the Node and reported (Event {@code DrainFailed}
-     * naming the pod and the budget, {@code recoveringNodes}); it stays so while time passes; removing the record
-     * drains it again, and with a second replica the budget lets the pod go and the reboot is granted.
+     * naming the pod and the budget, {@code recoveringNodes}); it stays so while time passes; an administrator's
+     * cordon outlives the failure; with a second replica and a longer timeout, removing the record drains it again
+     * and the reboot is granted.
      */
     @Test
     void aBudgetThatHoldsTheRecoveryDrainPastItsTimeoutFailsItUncordonedTaintedAndNotGranted() {
@@ -356,8 +357,8 @@ class RecoveryDrainTest {
         assertNull(c.annotation("t2", NodeKeys.CORDONED_BY));
         assertFalse(events("Uncordoned").contains("t2: "), events("Uncordoned"));
         int calls = evictions.get();
-        // 60 s of backoff 5, 10, 20, 30 s: 4 attempts or so per pod (two pods), not a loop
-        assertTrue(calls >= 4 && calls <= 16, "eviction calls: " + calls);
+        // 60 s of backoff 5, 10, 20, 30 s: at most 4 attempts or so per pod (two pods), not a loop; at least one each
+        assertTrue(calls >= 2 && calls <= 16, "eviction calls: " + calls);
         java.time.Instant later = time.now().plusSeconds(600);
         until("600 simulated s later", () -> time.now().isAfter(later));
         assertFalse(unschedulable("t1"), "not cordoned again in this boot");
@@ -365,6 +366,8 @@ class RecoveryDrainTest {
         assertEquals(calls, evictions.get(), "no eviction after the failure");
 
         workload("train-t2", "t3", "traint"); // a second replica elsewhere: one may go
+        // and a timeout the budget's status (the disruption controller, real time) can meet at 200 simulated s per s
+        c.setDriver(spec(Map.of("timeoutSeconds", 3600), "100%"));
         patch("t1", "{\"metadata\":{\"annotations\":{\"" + NodeKeys.RECOVERY_DRAIN_FAILED + "\":null}}}");
         until("t1 drained and granted on the second try", () -> boot.equals(grant("t1")));
         assertNull(c.admin().pods().inNamespace(NS).withName("train-t").get(), "evicted and gone");
