@@ -47,10 +47,10 @@ class FaultMatrixReliabilityIT {
     /**
      * Files run on a real API server: the fault is made for real in front of the runtimes (the harness's front proxy
      * cut off, or answering 503 Service Unavailable) or in etcd (compacted, so resumed watches get 410 Gone); and the
-     * recovery drain's kill points, whose Eviction API and PodDisruptionBudgets exist only there.
+     * recovery and upgrade drains' kill points, whose Eviction API and PodDisruptionBudgets exist only there.
      */
     static final Set<String> ON_REAL = Set.of("api-unreachable.yaml", "api-503.yaml", "api-410.yaml",
-            "recovery-drain-killed.yaml");
+            "recovery-drain-killed.yaml", "upgrade-drain-killed.yaml");
 
     /** Why the other files run on the embedded mock, by file; a file in neither set runs on the mock too. */
     static final Map<String, String> ON_MOCK = Map.of(

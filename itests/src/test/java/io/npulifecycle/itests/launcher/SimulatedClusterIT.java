@@ -34,7 +34,7 @@ class SimulatedClusterIT {
      * disruption controller's PodDisruptionBudget status exist only there.
      */
     static final Set<String> REAL_ONLY = Set.of("14-upgrade-drain.yaml", "15-upgrade-gates.yaml",
-            "17-recovery-drain.yaml");
+            "17-recovery-drain.yaml", "18-recovery-drain-timeout.yaml");
 
     /** @return {@code real} or {@code embedded}, from {@value #API_PROPERTY} */
     static String api() {

@@ -112,6 +112,14 @@ public final class NodeKeys {
      */
     public static final String RECOVERY_REBOOT_GRANTED = PREFIX + "recovery-reboot-granted";
     /**
+     * Annotation written by the control plane: the recovery drain of the node timed out with
+     * {@code recoveryPolicy.drain.onTimeout: fail}, value {@code <boot id>: <reason>} (the boot whose recovery it
+     * stopped, the pods left and what blocked them). While it names the current boot the node is not cordoned,
+     * drained or granted again (its cordon given back, the taint kept while the request stands); removed with the
+     * taint once the node validates with no request left. Removing it by hand starts the drain again.
+     */
+    public static final String RECOVERY_DRAIN_FAILED = PREFIX + "recovery-drain-failed";
+    /**
      * Annotation written by the node agent while it declares a recovery request: the wedged chips of the request
      * (the marker's {@code chips}, e.g. {@code 0,3}), so the control plane names them in its Events.
      */

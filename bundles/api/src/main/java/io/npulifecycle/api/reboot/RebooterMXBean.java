@@ -5,7 +5,8 @@ import java.util.List;
 import io.npulifecycle.api.management.Description;
 
 /** The rebooter, object name {@code io.npulifecycle:type=Rebooter}. */
-@Description("The rebooter (io.npulifecycle:type=Rebooter): reboot decisions, history and recovery-reboot window.")
+@Description("The rebooter (io.npulifecycle:type=Rebooter): reboot decisions, the recovery drain grant it waits for, "
+        + "history and recovery-reboot window.")
 public interface RebooterMXBean {
 
     /** Object name. */
@@ -24,6 +25,22 @@ public interface RebooterMXBean {
     /** @return the reboot-required marker of this boot, or {@code null} */
     @Description("The reboot-required marker of this boot, or null.")
     String getPendingRequest();
+
+    /**
+     * @return for a recovery request of this boot, the control plane's drain grant
+     *         ({@code npu.openfuyao.com/recovery-reboot-granted}) it waits for and what the Node shows, e.g.
+     *         {@code waiting for npu.openfuyao.com/recovery-reboot-granted=<boot id> (the Node has none): ...},
+     *         {@code granted for boot <boot id> ...}, or {@code not needed: ...} (the drain disabled); {@code null}
+     *         without a recovery request. As of the last decision
+     * @since 1.1
+     */
+    @Description("For a recovery request of this boot, the control plane's drain grant "
+            + "(npu.openfuyao.com/recovery-reboot-granted) it waits for and what the Node shows: waiting for ...=<boot id> "
+            + "(the Node has none), granted for boot <boot id>, or not needed (the recovery drain disabled); null without a "
+            + "recovery request. As of the last decision.")
+    default String getRecoveryGrant() {
+        return null;
+    }
 
     /** @return the last reboot (history entry), or {@code null} */
     @Description("The last reboot (history entry), or null.")

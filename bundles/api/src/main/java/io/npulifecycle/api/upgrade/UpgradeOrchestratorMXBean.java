@@ -9,7 +9,8 @@ import io.npulifecycle.api.management.Description;
  * The driver rollout as seen by one control-plane replica: {@code io.npulifecycle:type=UpgradeOrchestrator}. Every
  * replica computes the same view from its informers; only the leader writes.
  */
-@Description("The cluster-wide driver rollout (io.npulifecycle:type=UpgradeOrchestrator): node states, slots, approvals, "
+@Description("The cluster-wide driver rollout and recovery drain (io.npulifecycle:type=UpgradeOrchestrator): node states, "
+        + "slots, approvals, per node the drain, the blocking pods, the maintenance-window wait and the recovery step; "
         + "pause and resume.")
 public interface UpgradeOrchestratorMXBean {
 
@@ -43,6 +44,54 @@ public interface UpgradeOrchestratorMXBean {
     @Description("The nodes holding a rollout slot, name: why (state, approval, what it waits for, or the approved node it "
             + "gives its slot to), as in the status' slotHolders.")
     List<String> getSlotHolders();
+
+    /**
+     * @return the nodes of the upgrade drain ({@code cordon-required}, {@code drain-required}), {@code name: reason}
+     *         naming the pods left and what blocks each (the PodDisruptionBudget, no controller, emptyDir data), as
+     *         the status' {@code drainingNodes}; empty from an implementation without the per-node view
+     * @since 2.0
+     */
+    @Description("The nodes of the upgrade drain (cordon-required, drain-required), name: reason naming the pods left and "
+            + "what blocks each (the PodDisruptionBudget, no controller, emptyDir data), as the status' drainingNodes.")
+    default List<String> getDrainingNodes() {
+        return List.of();
+    }
+
+    /**
+     * @return the nodes that get no rollout slot while a pod matching {@code upgradePolicy.blockingPodSelector} runs
+     *         on them, {@code name: reason} naming the pods, as the status' {@code blockedNodes}
+     * @since 2.0
+     */
+    @Description("The nodes that get no rollout slot while a pod matching upgradePolicy.blockingPodSelector runs on them, "
+            + "name: reason naming the blocking pods, as the status' blockedNodes.")
+    default List<String> getBlockedNodes() {
+        return List.of();
+    }
+
+    /**
+     * @return the nodes waiting for a rollout slot while {@code upgradePolicy.maintenanceWindow} is closed,
+     *         {@code name: reason} naming the window and its next opening (RFC 3339), as the status'
+     *         {@code waitingForWindow}
+     * @since 2.0
+     */
+    @Description("The nodes waiting for a rollout slot while upgradePolicy.maintenanceWindow is closed, name: reason naming "
+            + "the window and its next opening (RFC 3339), as the status' waitingForWindow.")
+    default List<String> getWaitingForWindow() {
+        return List.of();
+    }
+
+    /**
+     * @return the wedged nodes in the recovery flow (taint, storm protection, the enforced
+     *         {@code recoveryPolicy.maintenanceWindow}, cordon, drain with the pods left, grant, failed drain,
+     *         validation), {@code name: reason}, as the status' {@code recoveringNodes}
+     * @since 2.0
+     */
+    @Description("The wedged nodes in the recovery flow, name: step and why (tainted, waiting for the storm protection or "
+            + "the enforced recoveryPolicy.maintenanceWindow with its next opening, cordoning, draining with the pods "
+            + "left and what blocks them, granted, drain failed, validating), as the status' recoveringNodes.")
+    default List<String> getRecoveringNodes() {
+        return List.of();
+    }
 
     /** @return failed nodes, {@code name: reason} */
     @Description("Failed nodes, name: reason.")

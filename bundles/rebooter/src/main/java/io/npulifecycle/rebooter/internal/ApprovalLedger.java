@@ -7,6 +7,7 @@ import java.util.function.Supplier;
 import io.npulifecycle.api.node.ApprovalService;
 import io.npulifecycle.api.node.ApprovalState;
 import io.npulifecycle.api.node.ConsumeResult;
+import io.npulifecycle.api.node.NodeKeys;
 import io.npulifecycle.api.time.TimeSource;
 
 /**
@@ -86,6 +87,32 @@ final class ApprovalLedger {
     boolean grantSeen(String boot) {
         ApprovalService as = service();
         return as != null && boot != null && boot.equals(as.rebootGrant());
+    }
+
+    /**
+     * The Rebooter MBean's {@code RecoveryGrant}: what a recovery request of this boot needs from the control plane
+     * and what the Node shows (as last seen by the node agent's Node informer).
+     *
+     * @param boot the current boot id
+     * @param needsGrant whether the policy makes a recovery reboot wait for the grant
+     *        ({@code NodePolicy.recoveryNeedsGrant()})
+     * @return e.g. {@code waiting for npu.openfuyao.com/recovery-reboot-granted=<boot> (the Node has none)},
+     *         {@code granted for boot <boot> (...)}, or {@code not needed (...)}
+     */
+    String grantView(String boot, boolean needsGrant) {
+        if (!needsGrant) {
+            return "not needed: spec.driver.recoveryPolicy.drain.enable is false or the policy is unknown (the "
+                    + "recovery reboot does not wait for the control plane's drain)";
+        }
+        ApprovalService as = service();
+        String g = as == null ? null : as.rebootGrant();
+        if (boot != null && boot.equals(g)) {
+            return "granted for boot " + boot + " (" + NodeKeys.RECOVERY_REBOOT_GRANTED + "): the control plane "
+                    + "drained the node";
+        }
+        return "waiting for " + NodeKeys.RECOVERY_REBOOT_GRANTED + "=" + boot + " (the Node has "
+                + (g == null ? "none" : "'" + g + "', another boot's") + "): the control plane cordons and drains the "
+                + "node first (its NPUOperatorCtl status recoveringNodes says how far)";
     }
 
     /**

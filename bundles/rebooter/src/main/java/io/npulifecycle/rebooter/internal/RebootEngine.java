@@ -77,6 +77,7 @@ public final class RebootEngine implements RebooterMXBean {
     private volatile String why = "not evaluated yet";
     private volatile String pendingRequest;
     private volatile String pendingReason;
+    private volatile String recoveryGrant;
     private volatile String lastError;
     private String lastLogged;
     private String dryRunRecordedFor;
@@ -147,6 +148,7 @@ public final class RebootEngine implements RebooterMXBean {
         settlePastSteps(boot);
         MarkerRead read = markers.read(Markers.REBOOT_REQUIRED);
         if (!read.present()) {
+            recoveryGrant = null;
             pendingRequest = null;
             pendingReason = null;
             noRequest(boot, read);
@@ -161,6 +163,8 @@ public final class RebootEngine implements RebooterMXBean {
                     + "', expected recovery or upgrade: no reboot");
             return;
         }
+        recoveryGrant = Markers.REASON_RECOVERY.equals(reason)
+                ? approvals.grantView(boot, policy().recoveryNeedsGrant()) : null;
         String requestId = boot + "/" + reason + "/" + m.content().getOrDefault(Markers.KEY_SINCE, String.valueOf(m.writtenAt()));
         if (rebootInFlight(boot)) {
             return;
@@ -393,6 +397,11 @@ public final class RebootEngine implements RebooterMXBean {
     @Override
     public String getPendingRequest() {
         return pendingRequest;
+    }
+
+    @Override
+    public String getRecoveryGrant() {
+        return recoveryGrant;
     }
 
     @Override

@@ -236,14 +236,19 @@ class RebootPathTest {
         assertEquals("WAITING_FOR_DRAIN", a.rebooter.getDecision());
         assertTrue(a.rebooter.getDecisionReason().contains(NodeKeys.RECOVERY_REBOOT_GRANTED + "=boot-a"),
                 a.rebooter.getDecisionReason());
+        assertTrue(a.rebooter.getRecoveryGrant().startsWith("waiting for " + NodeKeys.RECOVERY_REBOOT_GRANTED
+                + "=boot-a (the Node has none)"), "the Rebooter MBean names the grant: " + a.rebooter.getRecoveryGrant());
         cluster.annotate(NODE, NodeKeys.RECOVERY_REBOOT_GRANTED, "boot-before");
         awaitSeen("the other boot's grant seen", a, () -> "boot-before".equals(a.sync.rebootGrant()));
         a.rebooter.evaluate();
         assertEquals(List.of(), executor.reboots, "a grant of another boot is no grant");
+        assertTrue(a.rebooter.getRecoveryGrant().contains("(the Node has 'boot-before', another boot's)"),
+                a.rebooter.getRecoveryGrant());
         cluster.annotate(NODE, NodeKeys.RECOVERY_REBOOT_GRANTED, "boot-a");
         awaitSeen("the grant seen", a, () -> "boot-a".equals(a.sync.rebootGrant()));
         a.rebooter.evaluate();
         assertEquals(List.of("recovery"), executor.reboots);
+        assertTrue(a.rebooter.getRecoveryGrant().startsWith("granted for boot boot-a"), a.rebooter.getRecoveryGrant());
     }
 
     @Test

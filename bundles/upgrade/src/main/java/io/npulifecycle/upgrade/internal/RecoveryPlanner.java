@@ -2,6 +2,7 @@ package io.npulifecycle.upgrade.internal;
 
 import io.npulifecycle.api.node.NodeKeys;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -32,6 +33,15 @@ import io.fabric8.kubernetes.api.model.Taint;
  * does.</li>
  * </ol>
  * A node without the drain keeps only the taint: its node agent reboots without a grant.
+ *
+ * <p>Holds on the way, from the Node, the pods and the time passed in: while a pod
+ * {@code recoveryPolicy.blockingPodSelector} matches runs on it, a wedged node is neither cordoned, drained nor granted
+ * (as for the window below); with {@code recoveryPolicy.maintenanceWindow}
+ * enforced and closed, a wedged node is neither admitted, cordoned, drained nor granted (a grant its agent has not
+ * used yet is withdrawn, our cordon given back; the taint stays); a drain past {@code recoveryPolicy.drain.timeoutSeconds}
+ * (measured by the caller) is granted anyway with {@code onTimeout: reboot}, and otherwise recorded as failed on the
+ * Node ({@value NodeKeys#RECOVERY_DRAIN_FAILED}{@code =<boot id>: <reason>}): no grant, our cordon given back, the
+ * taint kept while the request stands; not tried again in that boot until the record is removed.
  */
 final class RecoveryPlanner {
 
@@ -54,6 +64,12 @@ final class RecoveryPlanner {
         GRANTED,
         /** Rebooted, waiting for the validation in the new boot. */
         VALIDATING,
+        /** The enforced maintenance window is closed: tainted only, no cordon (ours given back), no grant. */
+        WINDOW_WAIT,
+        /** A pod {@code recoveryPolicy.blockingPodSelector} matches runs on it: tainted only, no cordon, no grant. */
+        BLOCKED,
+        /** The drain timed out with {@code onTimeout: fail} in this boot: tainted only, no cordon of ours, no grant. */
+        DRAIN_FAILED,
         /** Done or suppressed: remove the taint and the grant, give the cordon back. */
         RELEASE
     }
@@ -68,8 +84,22 @@ final class RecoveryPlanner {
      * @param grant the value {@value NodeKeys#RECOVERY_REBOOT_GRANTED} must have, or null for none
      * @param chips the chips of the request (annotation {@value NodeKeys#REBOOT_CHIPS}), or null
      * @param detail for the status
+     * @param failed with {@link Step#DRAIN_FAILED}: the value {@value NodeKeys#RECOVERY_DRAIN_FAILED} must have
+     *        ({@code <boot id>: <reason>}); else null (the record is removed on {@link Step#RELEASE} only)
      */
-    record NodePlan(String node, Step step, boolean taint, boolean cordon, String grant, String chips, String detail) {
+    record NodePlan(String node, Step step, boolean taint, boolean cordon, String grant, String chips, String detail,
+            String failed) {
+
+        /** A plan of a step other than {@link Step#DRAIN_FAILED}. */
+        NodePlan(String node, Step step, boolean taint, boolean cordon, String grant, String chips, String detail) {
+            this(node, step, taint, cordon, grant, chips, detail, null);
+        }
+
+        /** @return whether the recovery gives our cordon back now (the node waits or failed, the request stands) */
+        boolean givesCordonBack() {
+            return step == Step.RELEASE || step == Step.WINDOW_WAIT || step == Step.BLOCKED
+                    || step == Step.DRAIN_FAILED;
+        }
 
         /** @return whether the recovery holds the node's cordon (DrainWork must not uncordon it) */
         boolean holdsCordon() {
@@ -94,14 +124,39 @@ final class RecoveryPlanner {
     }
 
     /**
+     * As {@link #plan(Collection, Map, RecoverySettings, Set, Instant, Map)} with no window enforced and no drain
+     * timed out.
+     */
+    static Plan plan(Collection<Node> npuNodes, Map<String, List<String>> drainLeft, RecoverySettings settings,
+            Set<String> upgradeInFlight) {
+        return plan(npuNodes, drainLeft, settings, upgradeInFlight, null, Map.of());
+    }
+
+    /**
      * @param npuNodes every NPU node as last read
      * @param drainLeft per node being drained for its recovery, the pods of its drain still on it (described)
      * @param settings the recovery settings
      * @param upgradeInFlight upgrade states that hold a rollout slot (a node in one is unavailable)
+     * @param now the time of the plan (the injected clock's), for the enforced maintenance window; null = open
+     * @param timedOut per node whose drain is past {@code drain.timeoutSeconds}, how long it took (seconds)
      * @return the plan
      */
     static Plan plan(Collection<Node> npuNodes, Map<String, List<String>> drainLeft, RecoverySettings settings,
-            Set<String> upgradeInFlight) {
+            Set<String> upgradeInFlight, Instant now, Map<String, Long> timedOut) {
+        return plan(npuNodes, drainLeft, settings, upgradeInFlight, now, timedOut, Map.of());
+    }
+
+    /**
+     * As {@link #plan(Collection, Map, RecoverySettings, Set, Instant, Map)}, with the pods that hold nodes.
+     *
+     * @param blockingPods per node: its non-terminal pods {@code recoveryPolicy.blockingPodSelector} matches
+     *        ({@link PodFacts#blocking}), each as {@code namespace/name}; a node absent here has none
+     */
+    static Plan plan(Collection<Node> npuNodes, Map<String, List<String>> drainLeft, RecoverySettings settings,
+            Set<String> upgradeInFlight, Instant now, Map<String, Long> timedOut,
+            Map<String, List<String>> blockingPods) {
+        MaintenanceWindow window = settings.window();
+        boolean closed = window != null && now != null && !window.isOpen(now);
         List<Node> sorted = new ArrayList<>(npuNodes);
         sorted.sort(Comparator.comparing(n -> n.getMetadata().getName()));
         int limit = settings.limit(sorted.size());
@@ -119,12 +174,12 @@ final class RecoveryPlanner {
             String boot = ann.get(NodeKeys.BOOT_ID);
             String grant = ann.get(NodeKeys.RECOVERY_REBOOT_GRANTED);
             String chips = ann.get(NodeKeys.REBOOT_CHIPS);
-            boolean ours = tainted(n) || grant != null;
+            boolean ours = tainted(n) || grant != null || ann.containsKey(NodeKeys.RECOVERY_DRAIN_FAILED);
+            boolean rebootCalled = boot != null && boot.equals(ann.get(NodeKeys.REBOOTING_FROM_BOOT_ID));
             if (!requested(n)) {
                 if (!ours) {
                     continue;
                 }
-                boolean rebootCalled = boot != null && boot.equals(ann.get(NodeKeys.REBOOTING_FROM_BOOT_ID));
                 if (boot != null && validatedIn(n, boot) && !rebootCalled) {
                     out.add(new NodePlan(name, Step.RELEASE, false, false, null, chips, grant != null
                             && !grant.equals(boot) ? "validated after the recovery reboot" : "request withdrawn"));
@@ -140,9 +195,30 @@ final class RecoveryPlanner {
                         "tainted; drain disabled: the node agent reboots without a grant"));
                 continue;
             }
-            if (boot != null && boot.equals(grant)) {
+            List<String> blocking = settings.blocking() == null ? List.of()
+                    : blockingPods.getOrDefault(name, List.of());
+            if (boot != null && boot.equals(grant) && (!closed && blocking.isEmpty() || rebootCalled)) {
                 out.add(new NodePlan(name, Step.GRANTED, true, false, grant, chips,
                         "drained, reboot granted for boot " + boot));
+                continue;
+            }
+            String failed = ann.get(NodeKeys.RECOVERY_DRAIN_FAILED);
+            if (failedInBoot(n)) {
+                out.add(new NodePlan(name, Step.DRAIN_FAILED, true, false, null, chips, "drain failed in boot " + boot
+                        + ", not rebooted: " + failed.substring(boot.length() + 2) + "; to drain again: kubectl "
+                        + "annotate node " + name + " " + NodeKeys.RECOVERY_DRAIN_FAILED + "-", failed));
+                continue;
+            }
+            if (!blocking.isEmpty()) {
+                out.add(new NodePlan(name, Step.BLOCKED, true, false, null, chips, "blocked: blocking pods "
+                        + "(recoveryPolicy.blockingPodSelector " + settings.blocking().text() + "): "
+                        + String.join(", ", blocking)));
+                continue;
+            }
+            if (closed) {
+                out.add(new NodePlan(name, Step.WINDOW_WAIT, true, false, null, chips, "waiting: maintenance window "
+                        + window.describe() + " closed (recoveryPolicy.maintenanceWindow.enforce); opens at "
+                        + window.nextOpening(now)));
                 continue;
             }
             // a node already unavailable (cordoned, NotReady, granted, in an upgrade) costs the limit nothing
@@ -164,6 +240,15 @@ final class RecoveryPlanner {
             if (boot == null) {
                 out.add(new NodePlan(name, Step.DRAIN, true, false, grant, chips,
                         "no boot id on the Node yet: the reboot cannot be granted"));
+            } else if (!left.isEmpty() && timedOut.containsKey(name)) {
+                String why = "drain timed out after " + timedOut.get(name) + " s (recoveryPolicy.drain.timeoutSeconds "
+                        + settings.drain().timeout().toSeconds() + "): pods left: " + String.join(", ", left);
+                out.add(settings.drain().rebootOnTimeout()
+                        ? new NodePlan(name, Step.GRANTED, true, false, boot, chips, why + "; onTimeout: reboot: reboot "
+                                + "granted for boot " + boot + " with those pods on the node")
+                        : new NodePlan(name, Step.DRAIN_FAILED, true, false, null, chips, "drain failed in boot "
+                                + boot + ", not rebooted: " + why + "; to drain again: kubectl annotate node " + name
+                                + " " + NodeKeys.RECOVERY_DRAIN_FAILED + "-", boot + ": " + why));
             } else if (!left.isEmpty()) {
                 out.add(new NodePlan(name, Step.DRAIN, true, false, grant, chips,
                         "draining: pods left: " + String.join(", ", left)));
@@ -173,6 +258,16 @@ final class RecoveryPlanner {
             }
         }
         return new Plan(out, storm, limit, unavailable);
+    }
+
+    /**
+     * @return whether {@value NodeKeys#RECOVERY_DRAIN_FAILED} records a failed recovery drain in the node's current
+     *         boot
+     */
+    static boolean failedInBoot(Node n) {
+        String boot = annotations(n).get(NodeKeys.BOOT_ID);
+        String failed = annotations(n).get(NodeKeys.RECOVERY_DRAIN_FAILED);
+        return boot != null && failed != null && failed.startsWith(boot + ": ");
     }
 
     /** @return whether the node agent declares a recovery request on the Node */

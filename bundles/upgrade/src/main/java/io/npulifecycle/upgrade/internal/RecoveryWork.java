@@ -37,9 +37,12 @@ import io.npulifecycle.api.time.TimeSource;
  * cordon only when it carries our record and no upgrade state holds it); the drain of each cordoned node through its
  * own {@link Drainer} (Eviction API, backoff, {@code DrainBlocked}) with {@code recoveryPolicy.drain}. Events on the
  * Node: {@code NpuUnhealthy} (the chips), {@code Cordoned}, {@code DrainStarted}, {@code RecoveryRebootGranted},
- * {@code RecoveryStorm}, {@code Uncordoned}, {@code NpuHealthy}. Writes only while leader. Memory: which nodes were
- * announced as draining or waiting for the storm protection (one Event each), lost with the process, which only means
- * one Event more. Reconcile thread only.
+ * {@code RecoveryStorm}, {@code OutsideMaintenanceWindow}, {@code DrainFailed}, {@code Uncordoned}, {@code NpuHealthy}.
+ * Writes only while leader. Memory: which nodes were announced as draining or waiting (storm protection, the window;
+ * one Event each), lost with the process, which only means one Event more; and since when each node's drain runs
+ * (the monotonic clock, from the first reconcile that sees it cordoned for its recovery), for
+ * {@code recoveryPolicy.drain.timeoutSeconds}: a new leader measures the timeout again from its first sight, so a
+ * drain may take longer across a leader change, and is never granted or failed early. Reconcile thread only.
  */
 final class RecoveryWork {
 
@@ -51,6 +54,10 @@ final class RecoveryWork {
     private final Drainer drainer;
     private final Set<String> drainAnnounced = new HashSet<>();
     private final Set<String> stormAnnounced = new HashSet<>();
+    private final Set<String> windowAnnounced = new HashSet<>();
+    /** Per node being drained for its recovery: when this replica first saw it cordoned (monotonic nanos). */
+    private final Map<String, Long> drainSince = new HashMap<>();
+    private final TimeSource time;
 
     /**
      * @param client the control plane's client ({@code nodes patch}, {@code pods/eviction create})
@@ -62,31 +69,73 @@ final class RecoveryWork {
         this.client = client;
         this.writer = writer;
         this.leader = leader;
+        this.time = time;
         this.drainer = new Drainer(client, time, writer, leader);
     }
 
-    /** One reconcile's recovery: the plan and the pods each draining node still has. */
-    record Round(RecoveryPlanner.Plan plan, Map<String, List<Pod>> toDrain, RecoverySettings settings) {
+    /**
+     * One reconcile's recovery.
+     *
+     * @param plan the plan
+     * @param toDrain the pods each draining node still has
+     * @param settings the recovery settings
+     * @param wake when a drain times out or the enforced window opens or closes next, from now; or null
+     */
+    record Round(RecoveryPlanner.Plan plan, Map<String, List<Pod>> toDrain, RecoverySettings settings, Duration wake) {
     }
 
     /**
      * @param nodes the NPU nodes as the reconcile reads them
      * @param pods every pod
      * @param settings the recovery settings
+     * @param now the injected clock's time of the reconcile (the enforced maintenance window)
      * @return the plan of this reconcile
      */
-    Round plan(Collection<Node> nodes, Collection<Pod> pods, RecoverySettings settings) {
+    Round plan(Collection<Node> nodes, Collection<Pod> pods, RecoverySettings settings, Instant now) {
+        MaintenanceWindow window = settings.window();
+        boolean open = window == null || window.isOpen(now);
+        long mono = time.monotonicNanos();
+        long timeout = settings.drain().timeout().toNanos();
         Set<String> candidates = new HashSet<>();
+        Map<String, Long> timedOut = new HashMap<>();
+        Duration wake = null;
+        boolean anyRequest = false;
+        Map<String, List<String>> blocking = PodFacts.blocking(pods, settings.blocking());
         for (Node n : nodes) {
-            if (RecoveryPlanner.requested(n) && CordonGuard.cordoned(n)) {
-                candidates.add(n.getMetadata().getName());
+            if (!RecoveryPlanner.requested(n)) {
+                continue;
+            }
+            anyRequest = true;
+            if (open && CordonGuard.cordoned(n) && !RecoveryPlanner.failedInBoot(n)
+                    && !blocking.containsKey(n.getMetadata().getName())) {
+                String name = n.getMetadata().getName();
+                candidates.add(name);
+                Map<String, String> ann = n.getMetadata().getAnnotations();
+                String boot = ann == null ? null : ann.get(NodeKeys.BOOT_ID);
+                if (boot != null && boot.equals(ann.get(NodeKeys.RECOVERY_REBOOT_GRANTED))) {
+                    continue; // granted: its drain is over, no timeout to measure
+                }
+                long ran = mono - drainSince.computeIfAbsent(name, k -> mono);
+                if (ran >= timeout) {
+                    timedOut.put(name, Duration.ofNanos(ran).toSeconds());
+                } else {
+                    wake = earlier(wake, Duration.ofNanos(timeout - ran));
+                }
             }
         }
         Map<String, List<Pod>> toDrain = settings.drain().enable()
                 ? DrainScope.podsToDrain(pods, candidates, settings.drain()) : Map.of();
         Map<String, List<String>> left = new HashMap<>();
         toDrain.forEach((node, ps) -> left.put(node, drainer.describe(ps)));
-        return new Round(RecoveryPlanner.plan(nodes, left, settings, DrainWork.CORDONED_STATES), toDrain, settings);
+        RecoveryPlanner.Plan plan = RecoveryPlanner.plan(nodes, left, settings, DrainWork.CORDONED_STATES, now,
+                timedOut, blocking);
+        Set<String> draining = new HashSet<>();
+        plan.nodes().stream().filter(p -> p.step() == RecoveryPlanner.Step.DRAIN).forEach(p -> draining.add(p.node()));
+        drainSince.keySet().retainAll(draining);
+        if (window != null && anyRequest) {
+            wake = earlier(wake, Duration.between(now, window.nextChange(now)));
+        }
+        return new Round(plan, toDrain, settings, wake);
     }
 
     /**
@@ -166,6 +215,20 @@ final class RecoveryWork {
             }
         }
         drainAnnounced.retainAll(draining);
+        Set<String> windowWaiting = new HashSet<>();
+        for (RecoveryPlanner.NodePlan p : r.plan().nodes()) {
+            if (p.step() == RecoveryPlanner.Step.WINDOW_WAIT) {
+                windowWaiting.add(p.node());
+                if (windowAnnounced.add(p.node())) {
+                    event(p.node(), NodeKeys.WARNING, NodeKeys.EVENT_OUTSIDE_MAINTENANCE_WINDOW, "the recovery"
+                            + chips(p) + " waits: " + p.detail().substring("waiting: ".length()));
+                }
+            }
+        }
+        windowAnnounced.retainAll(windowWaiting);
+        if (r.wake() != null) {
+            wake = earlier(wake, r.wake().isNegative() ? Duration.ZERO : r.wake());
+        }
         for (String s : r.plan().storm()) {
             if (stormAnnounced.add(s)) {
                 event(s, NodeKeys.WARNING, NodeKeys.EVENT_RECOVERY_STORM, "the drain and recovery reboot wait: "
@@ -195,16 +258,23 @@ final class RecoveryWork {
         boolean release = p.step() == RecoveryPlanner.Step.RELEASE;
         String state = n.getMetadata().getLabels() == null ? null
                 : n.getMetadata().getLabels().get(NodeKeys.DRIVER_UPGRADE_STATE);
-        boolean uncordon = release && CordonGuard.cordonedByUs(n)
+        boolean uncordon = p.givesCordonBack() && CordonGuard.cordonedByUs(n)
                 && (state == null || !DrainWork.CORDONED_STATES.contains(state));
         boolean taintChange = tainted != p.taint();
         boolean grantChange = !Objects.equals(grant, p.grant());
-        if (!taintChange && !grantChange && !cordon && !uncordon) {
+        String failed = n.getMetadata().getAnnotations() == null ? null
+                : n.getMetadata().getAnnotations().get(NodeKeys.RECOVERY_DRAIN_FAILED);
+        boolean failedChange = p.step() == RecoveryPlanner.Step.DRAIN_FAILED ? !Objects.equals(failed, p.failed())
+                : release && failed != null;
+        if (!taintChange && !grantChange && !cordon && !uncordon && !failedChange) {
             return true;
         }
         Map<String, Object> ann = new LinkedHashMap<>();
         if (grantChange) {
             ann.put(NodeKeys.RECOVERY_REBOOT_GRANTED, p.grant());
+        }
+        if (failedChange) {
+            ann.put(NodeKeys.RECOVERY_DRAIN_FAILED, release ? null : p.failed());
         }
         Map<String, Object> spec = new LinkedHashMap<>();
         if (cordon || uncordon) {
@@ -242,7 +312,8 @@ final class RecoveryWork {
                     + e.getCode() + "): " + e.getMessage());
             return false;
         }
-        LOG.log(Level.INFO, "node " + name + ": recovery " + p.step() + (taintChange ? p.taint() ? ", tainted"
+        LOG.log(Level.INFO, "node " + name + ": recovery " + p.step() + (failedChange && !release ? ", drain failed: "
+                + p.failed() : "") + (taintChange ? p.taint() ? ", tainted"
                 : ", untainted" : "") + (cordon ? ", cordoned" : "") + (uncordon ? ", uncordoned" : "")
                 + (grantChange ? p.grant() == null ? ", grant removed" : ", reboot granted for boot " + p.grant() : ""));
         if (taintChange && p.taint()) {
@@ -255,8 +326,16 @@ final class RecoveryWork {
                     + NodeKeys.CORDONED_BY + "=" + NodeKeys.CORDONED_BY_VALUE + ")");
         }
         if (grantChange && p.grant() != null) {
-            event(name, NodeKeys.NORMAL, NodeKeys.EVENT_RECOVERY_REBOOT_GRANTED, "drained: the recovery reboot of boot "
-                    + p.grant() + " is granted (" + NodeKeys.RECOVERY_REBOOT_GRANTED + ")");
+            event(name, NodeKeys.NORMAL, NodeKeys.EVENT_RECOVERY_REBOOT_GRANTED, "the recovery reboot of boot "
+                    + p.grant() + " is granted (" + NodeKeys.RECOVERY_REBOOT_GRANTED + "): " + p.detail());
+        }
+        if (failedChange && !release) {
+            event(name, NodeKeys.WARNING, NodeKeys.EVENT_DRAIN_FAILED, "the recovery drain" + chips(p) + " failed, "
+                    + "the node is not rebooted: " + p.failed().substring(p.failed().indexOf(": ") + 2)
+                    + (uncordon ? "; uncordoned (cordoned for its drain)" : CordonGuard.cordoned(n)
+                            ? "; left cordoned (not cordoned by " + NodeKeys.CORDONED_BY_VALUE + ")" : "")
+                    + "; the taint " + NodeKeys.NPU_UNHEALTHY_TAINT + " stays while the chips are wedged; to drain "
+                    + "again: kubectl annotate node " + name + " " + NodeKeys.RECOVERY_DRAIN_FAILED + "-");
         }
         if (uncordon) {
             event(name, NodeKeys.NORMAL, NodeKeys.EVENT_UNCORDONED, "uncordoned: " + p.detail());

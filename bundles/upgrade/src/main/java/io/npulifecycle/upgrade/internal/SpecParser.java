@@ -235,6 +235,7 @@ public final class SpecParser {
             "spec.driver.upgradePolicy.deadlines", List.of("podRestartSeconds", "rebootRequiredSeconds",
                     "rebootingSeconds", "validationSeconds"),
             "spec.driver.recoveryPolicy", RecoverySettings.FIELDS,
+            "spec.driver.recoveryPolicy.maintenanceWindow", RecoverySettings.WINDOW_FIELDS,
             "spec.driver.recoveryPolicy.drain", List.of("enable", "scope", "podSelector", "timeoutSeconds",
                     "gracePeriodSeconds", "deleteEmptyDirData", "force", "onTimeout"));
 
@@ -258,6 +259,7 @@ public final class SpecParser {
         check("spec.driver.recoveryPolicy", rp, p);
         if (rp instanceof Map<?, ?> m) {
             check("spec.driver.recoveryPolicy.drain", m.get("drain"), p);
+            check("spec.driver.recoveryPolicy.maintenanceWindow", m.get("maintenanceWindow"), p);
         }
     }
 

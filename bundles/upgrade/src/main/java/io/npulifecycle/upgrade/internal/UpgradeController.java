@@ -74,12 +74,33 @@ public final class UpgradeController implements AutoCloseable {
     private final AtomicLong informerRebuilds = new AtomicLong();
     private volatile UpgradeMeasurements measurements = new UpgradeMeasurements();
 
-    /** What the MBean shows. */
+    /**
+     * What the MBean shows: the last reconcile's status, per node lists as {@code name: reason}.
+     *
+     * @param target the target version, "" without one
+     * @param counts NPU nodes per state
+     * @param nodeStates each NPU node's state
+     * @param awaitingApproval nodes waiting for an approval
+     * @param failed failed nodes
+     * @param conditions the conditions, {@code Type=Status (Reason): message}
+     * @param paused whether the rollout is paused
+     * @param slotHolders nodes holding a rollout slot
+     * @param draining nodes of the upgrade drain, with the pods left and what blocks them
+     * @param blocked nodes that get no slot, with the blocking pods
+     * @param waitingForWindow nodes waiting for a slot while the maintenance window is closed, with its next opening
+     * @param recovering wedged nodes in the recovery flow, with their step (the window they wait for, the pods left)
+     */
     public record Snapshot(String target, Map<String, Integer> counts, Map<String, String> nodeStates,
             List<String> awaitingApproval, List<String> failed, List<String> conditions, boolean paused,
-            List<String> slotHolders) {
+            List<String> slotHolders, List<String> draining, List<String> blocked, List<String> waitingForWindow,
+            List<String> recovering) {
         static final Snapshot EMPTY = new Snapshot("", Map.of(), Map.of(), List.of(), List.of(), List.of(), false,
-                List.of());
+                List.of(), List.of(), List.of(), List.of(), List.of());
+
+        Snapshot withPaused(boolean p) {
+            return new Snapshot(target, counts, nodeStates, awaitingApproval, failed, conditions, p, slotHolders,
+                    draining, blocked, waitingForWindow, recovering);
+        }
     }
 
     /**
@@ -345,7 +366,7 @@ public final class UpgradeController implements AutoCloseable {
                 spec.valid() ? drainWork.left(nodes, pods, spec.policy().drain()) : Map.of(),
                 spec.valid() ? PodFacts.blocking(pods, spec.policy().gates().blockingPods()) : Map.of());
         Reconciler.Plan plan = Reconciler.plan(in);
-        RecoveryWork.Round recovery = spec.valid() ? recoveryWork.plan(nodes, pods, spec.recovery()) : null;
+        RecoveryWork.Round recovery = spec.valid() ? recoveryWork.plan(nodes, pods, spec.recovery(), now) : null;
         if (recovery != null) {
             RecoveryWork.status(recovery, plan.status(), previous, now);
         }
@@ -398,8 +419,7 @@ public final class UpgradeController implements AutoCloseable {
         client.genericKubernetesResources(CTX).inNamespace(cfg.namespace()).resource(stub)
                 .patch(PatchContext.of(PatchType.JSON_MERGE), json);
         writer.count("cr-annotation");
-        snapshot.updateAndGet(s -> new Snapshot(s.target(), s.counts(), s.nodeStates(), s.awaitingApproval(), s.failed(),
-                s.conditions(), paused, s.slotHolders()));
+        snapshot.updateAndGet(s -> s.withPaused(paused));
     }
 
     private void publish(Reconciler.Plan plan) {
@@ -409,7 +429,12 @@ public final class UpgradeController implements AutoCloseable {
         snapshot.set(new Snapshot(s.getTargetVersion() == null ? "" : s.getTargetVersion(), new TreeMap<>(s.getNodeCounts()),
                 plan.nodeStates(), List.copyOf(s.getAwaitingApproval()),
                 s.getFailedNodes().stream().map(Object::toString).toList(), conds, Boolean.TRUE.equals(s.getPaused()),
-                s.getSlotHolders().stream().map(Object::toString).toList()));
+                issues(s.getSlotHolders()), issues(s.getDrainingNodes()), issues(s.getBlockedNodes()),
+                issues(s.getWaitingForWindow()), issues(s.getRecoveringNodes())));
+    }
+
+    private static List<String> issues(List<io.npulifecycle.api.upgrade.model.NodeIssue> l) {
+        return l == null ? List.of() : l.stream().map(Object::toString).toList();
     }
 
     /** @return the last computed view */

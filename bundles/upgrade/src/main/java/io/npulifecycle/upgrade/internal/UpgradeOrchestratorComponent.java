@@ -256,6 +256,26 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
     }
 
     @Override
+    public List<String> getDrainingNodes() {
+        return snap().draining();
+    }
+
+    @Override
+    public List<String> getBlockedNodes() {
+        return snap().blocked();
+    }
+
+    @Override
+    public List<String> getWaitingForWindow() {
+        return snap().waitingForWindow();
+    }
+
+    @Override
+    public List<String> getRecoveringNodes() {
+        return snap().recovering();
+    }
+
+    @Override
     public List<String> getFailedNodes() {
         return snap().failed();
     }

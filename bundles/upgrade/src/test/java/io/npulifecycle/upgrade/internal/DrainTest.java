@@ -255,6 +255,8 @@ class DrainTest {
         start(drain("timeoutSeconds", 3600));
         until("the drain blocked and named in the status", () -> String.valueOf(c.status().get("drainingNodes"))
                 .contains("PodDisruptionBudget ml/train"));
+        until("and in the UpgradeOrchestrator MBean's view", () -> controller.snapshot().draining().stream()
+                .anyMatch(x -> x.startsWith("n1: ") && x.contains("PodDisruptionBudget ml/train")));
         assertTrue(unschedulable("n1"));
         assertEquals(NodeKeys.CORDONED_BY_VALUE, c.annotation("n1", NodeKeys.CORDONED_BY));
         int before = evictions.get();
@@ -354,6 +356,8 @@ class DrainTest {
                 "maintenance window every day 06:00-07:00 UTC closed; opens at 2026-12-01T06:00:00Z"));
         assertEquals("upgrade-required", c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
         assertTrue(!unschedulable("n1") && events("Cordoned").isEmpty(), "no slot outside the window");
+        until("the UpgradeOrchestrator MBean's view names the wait", () -> controller.snapshot().waitingForWindow()
+                .contains("n1: maintenance window every day 06:00-07:00 UTC closed; opens at 2026-12-01T06:00:00Z"));
 
         jumpTo("2026-12-01T06:00:00Z");
         until("n1 staged inside the window", () -> "reboot-required".equals(c.label("n1",
@@ -403,6 +407,8 @@ class DrainTest {
         assertEquals("upgrade-required", c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
         assertTrue(String.valueOf(c.status().get("blockedNodes")).contains(
                 "blocking pods (blockingPodSelector app=critical): ml/db-0"), String.valueOf(c.status()));
+        assertTrue(controller.snapshot().blocked().contains("n1: blocking pods (blockingPodSelector app=critical): "
+                + "ml/db-0"), "the UpgradeOrchestrator MBean's view: " + controller.snapshot().blocked());
         assertTrue(!unschedulable("n1") && !events("Cordoned").toString().contains("n1:"), "n1 never cordoned");
         assertNull(c.admin().pods().inNamespace(NS).withName("train-0").get(), "the NPU pod was evicted");
         assertTrue(evictions.get() >= 1);

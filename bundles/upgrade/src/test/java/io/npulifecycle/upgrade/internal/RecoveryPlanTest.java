@@ -238,4 +238,146 @@ class RecoveryPlanTest {
         assertEquals(2, SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0"))).recovery().limit(5),
                 "25 % of 5, rounded up");
     }
+
+    /** Every day 06:00-07:00 UTC, enforced unless {@code enforce} is false; with the default drain. */
+    static RecoverySettings windowed(boolean enforce) {
+        SpecParser.Result r = SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+                Map.of("maintenanceWindow", Map.of("startTime", "06:00", "endTime", "07:00", "enforce", enforce)))));
+        assertTrue(r.valid(), r.problems().toString());
+        return r.recovery();
+    }
+
+    static final java.time.Instant CLOSED = java.time.Instant.parse("2026-12-01T05:00:00Z");
+    static final java.time.Instant OPEN = java.time.Instant.parse("2026-12-01T06:30:00Z");
+
+    static RecoveryPlanner.Plan plan(RecoverySettings s, java.time.Instant now, Map<String, Long> timedOut,
+            Map<String, List<String>> left, N... ns) {
+        return RecoveryPlanner.plan(java.util.Arrays.stream(ns).map(N::build).toList(), left, s,
+                DrainWork.CORDONED_STATES, now, timedOut);
+    }
+
+    @Test
+    void anEnforcedClosedWindowHoldsTheCordonDrainAndGrantAndWithdrawsAnUnusedGrant() {
+        RecoveryPlanner.NodePlan waiting = of(plan(windowed(true), CLOSED, Map.of(), Map.of(),
+                new N("n1").wedged("0")), "n1");
+        assertEquals(RecoveryPlanner.Step.WINDOW_WAIT, waiting.step());
+        assertTrue(waiting.taint(), "tainted all the same");
+        assertFalse(waiting.cordon() || waiting.holdsCordon());
+        assertTrue(waiting.detail().contains("maintenance window every day 06:00-07:00 UTC closed "
+                + "(recoveryPolicy.maintenanceWindow.enforce); opens at 2026-12-01T06:00:00Z"), waiting.detail());
+        RecoveryPlanner.NodePlan withdrawn = of(plan(windowed(true), CLOSED, Map.of(), Map.of(),
+                new N("n1").wedged("0").tainted().cordonedByUs().granted("b1")), "n1");
+        assertEquals(RecoveryPlanner.Step.WINDOW_WAIT, withdrawn.step());
+        assertNull(withdrawn.grant(), "a grant not used yet is withdrawn when the window closes");
+        assertTrue(withdrawn.givesCordonBack());
+        N calling = new N("n1").wedged("0").tainted().cordonedByUs().granted("b1");
+        calling.ann.put(NodeKeys.REBOOTING_FROM_BOOT_ID, "b1");
+        assertEquals("b1", of(plan(windowed(true), CLOSED, Map.of(), Map.of(), calling), "n1").grant(),
+                "a reboot being called keeps its grant");
+        assertEquals(RecoveryPlanner.Step.CORDON, of(plan(windowed(true), OPEN, Map.of(), Map.of(),
+                new N("n1").wedged("0")), "n1").step(), "open: cordoned at once");
+        assertEquals(RecoveryPlanner.Step.CORDON, of(plan(windowed(false), CLOSED, Map.of(), Map.of(),
+                new N("n1").wedged("0")), "n1").step(), "enforce: false: the window is ignored");
+        assertNull(windowed(false).window());
+    }
+
+    @Test
+    void aDrainPastItsTimeoutFailsTheNodeOrGrantsItWithOnTimeoutReboot() {
+        Map<String, List<String>> left = Map.of("n1", List.of("ml/train-0 (PodDisruptionBudget ml/train allows no "
+                + "disruption now)"));
+        RecoveryPlanner.NodePlan failed = of(plan(DEFAULT, OPEN, Map.of("n1", 301L), left,
+                new N("n1").wedged("0").tainted().cordonedByUs()), "n1");
+        assertEquals(RecoveryPlanner.Step.DRAIN_FAILED, failed.step());
+        assertNull(failed.grant(), "not rebooted");
+        assertTrue(failed.taint(), "the taint stays while the chip is wedged");
+        assertTrue(failed.givesCordonBack());
+        assertTrue(failed.failed().startsWith("b1: drain timed out after 301 s (recoveryPolicy.drain.timeoutSeconds "
+                + "300): pods left: ml/train-0 (PodDisruptionBudget ml/train"), failed.failed());
+        N recorded = new N("n1").wedged("0").tainted();
+        recorded.ann.put(NodeKeys.RECOVERY_DRAIN_FAILED, failed.failed());
+        RecoveryPlanner.NodePlan stays = of(plan(DEFAULT, OPEN, Map.of(), Map.of(), recorded), "n1");
+        assertEquals(RecoveryPlanner.Step.DRAIN_FAILED, stays.step(), "not cordoned again in this boot");
+        assertFalse(stays.cordon());
+        assertTrue(stays.detail().contains("kubectl annotate node n1 npu.openfuyao.com/recovery-drain-failed-"),
+                stays.detail());
+        recorded.boot("b2");
+        assertEquals(RecoveryPlanner.Step.CORDON, of(plan(DEFAULT, OPEN, Map.of(), Map.of(), recorded), "n1").step(),
+                "a record of another boot does not hold the node");
+        N released = new N("n1").tainted();
+        released.ann.put(NodeKeys.RECOVERY_DRAIN_FAILED, failed.failed());
+        assertEquals(RecoveryPlanner.Step.RELEASE, of(plan(DEFAULT, OPEN, Map.of(), Map.of(), released), "n1")
+                .step(), "the request withdrawn: released, the record with it");
+
+        SpecParser.Result r = SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+                Map.of("drain", Map.of("timeoutSeconds", 60, "onTimeout", "reboot")))));
+        RecoveryPlanner.NodePlan reboot = of(plan(r.recovery(), OPEN, Map.of("n1", 61L), left,
+                new N("n1").wedged("0").tainted().cordonedByUs()), "n1");
+        assertEquals(RecoveryPlanner.Step.GRANTED, reboot.step());
+        assertEquals("b1", reboot.grant());
+        assertTrue(reboot.detail().contains("onTimeout: reboot"), reboot.detail());
+        assertEquals(RecoveryPlanner.Step.DRAIN, of(plan(DEFAULT, OPEN, Map.of(), left,
+                new N("n1").wedged("0").tainted().cordonedByUs()), "n1").step(), "within the timeout: draining");
+    }
+
+    @Test
+    void theRecoveryMaintenanceWindowIsValidatedNamingTheField() {
+        String f = "spec.driver.recoveryPolicy.maintenanceWindow";
+        record Case(Map<String, Object> window, Map<String, Object> drain, String expected) { }
+        List<Case> cases = List.of(
+                new Case(Map.of("startTime", "01:00", "endTime", "05:00", "enforce", "yes"), null,
+                        f + ".enforce: 'yes' is not a boolean"),
+                new Case(Map.of("startTime", "01:00", "endTime", "01:00", "enforce", true), null,
+                        f + ": startTime and endTime are both 01:00"),
+                new Case(Map.of("startTime", "1am", "endTime", "05:00"), null, f + ".startTime: '1am'"),
+                new Case(Map.of("days", "mo,funday", "startTime", "01:00", "endTime", "05:00"), null,
+                        f + ".days: 'funday' is not a day"),
+                new Case(Map.of("startTime", "01:00", "endTime", "05:00", "timeZone", "Nowhere/Land"), null,
+                        f + ".timeZone: 'Nowhere/Land'"),
+                new Case(Map.of("startTime", "01:00", "endTime", "05:00", "enforced", true), null,
+                        f + ".enforced: unknown field"),
+                new Case(Map.of("startTime", "01:00", "endTime", "05:00", "enforce", true), Map.of("enable", false),
+                        f + ".enforce: true needs spec.driver.recoveryPolicy.drain.enable: true"));
+        for (Case c : cases) {
+            Map<String, Object> rp = new HashMap<>();
+            rp.put("maintenanceWindow", c.window());
+            if (c.drain() != null) {
+                rp.put("drain", c.drain());
+            }
+            SpecParser.Result r = SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+                    rp)));
+            assertFalse(r.valid(), c.toString());
+            assertNull(r.policy(), "nothing applied");
+            assertTrue(String.join("; ", r.problems()).contains(c.expected()), c + " -> " + r.problems());
+        }
+        assertFalse(SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+                Map.of("maintenanceWindow", "nightly")))).valid(), "not an object");
+        RecoverySettings ok = windowed(true);
+        assertEquals("every day 06:00-07:00 UTC", ok.window().describe());
+    }
+
+    @Test
+    void aBlockingPodHoldsTheRecoveryDrainAndGrantOfItsNode() {
+        SpecParser.Result r = SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+                Map.of("blockingPodSelector", "app=critical"))));
+        assertTrue(r.valid(), r.problems().toString());
+        Map<String, List<String>> blocking = Map.of("n1", List.of("ml/db-0"));
+        RecoveryPlanner.NodePlan held = of(RecoveryPlanner.plan(List.of(new N("n1").wedged("0").tainted()
+                .cordonedByUs().granted("b1").build()), Map.of(), r.recovery(), DrainWork.CORDONED_STATES, OPEN,
+                Map.of(), blocking), "n1");
+        assertEquals(RecoveryPlanner.Step.BLOCKED, held.step());
+        assertNull(held.grant(), "not rebooted while the blocking pod runs");
+        assertTrue(held.taint() && held.givesCordonBack());
+        assertEquals("blocked: blocking pods (recoveryPolicy.blockingPodSelector app=critical): ml/db-0",
+                held.detail());
+        assertEquals(RecoveryPlanner.Step.CORDON, of(RecoveryPlanner.plan(List.of(new N("n1").wedged("0").build()),
+                Map.of(), DEFAULT, DrainWork.CORDONED_STATES, OPEN, Map.of(), blocking), "n1").step(),
+                "without the selector a pod blocks nothing");
+        for (Object bad : List.of("a in (", "", 7)) {
+            SpecParser.Result b = SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+                    Map.of("blockingPodSelector", bad))));
+            assertFalse(b.valid(), String.valueOf(bad));
+            assertTrue(b.problems().get(0).startsWith("spec.driver.recoveryPolicy.blockingPodSelector: "),
+                    b.problems().toString());
+        }
+    }
 }

@@ -664,8 +664,12 @@ sealed interface Action {
         }
     }
 
-    /** {@code spec.driver.recoveryPolicy}; {@code drain} and {@code maxUnavailable} as docs/upgrade.md "Recovery drain". */
-    record RecoveryPolicy(Boolean autoRecover, Integer maxReboots, String window, Drain drain, Object maxUnavailable) {
+    /**
+     * {@code spec.driver.recoveryPolicy}; {@code drain}, {@code maxUnavailable} and {@code maintenanceWindow} (with
+     * {@code enforce}) as docs/upgrade.md "Recovery drain".
+     */
+    record RecoveryPolicy(Boolean autoRecover, Integer maxReboots, String window, Drain drain, Object maxUnavailable,
+            Map<String, Object> maintenanceWindow) {
         public RecoveryPolicy {
             checkRange(maxReboots, "maxReboots", 0, 1000);
             checkWindow(window);
@@ -681,6 +685,8 @@ sealed interface Action {
                 m.put("drain", drain.fields());
             }
             put(m, "maxUnavailable", maxUnavailable);
+            // checked by the controller (InvalidSpec), as the CRD schema and SpecParser check them
+            put(m, "maintenanceWindow", maintenanceWindow);
             return m;
         }
     }
