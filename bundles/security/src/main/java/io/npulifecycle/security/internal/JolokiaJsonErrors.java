@@ -20,7 +20,6 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
-import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
@@ -191,27 +190,7 @@ public class JolokiaJsonErrors implements Preprocessor {
                 return;
             }
             held = new ByteArrayOutputStream();
-            heldStream = new ServletOutputStream() {
-                @Override
-                public void write(int b) {
-                    held.write(b);
-                }
-
-                @Override
-                public void write(byte[] b, int off, int len) {
-                    held.write(b, off, len);
-                }
-
-                @Override
-                public boolean isReady() {
-                    return true;
-                }
-
-                @Override
-                public void setWriteListener(WriteListener listener) {
-                    throw new IllegalStateException("not asynchronous");
-                }
-            };
+            heldStream = new MemoryOutputStream(held);
         }
 
         /** Writes the held error answer: as it is when it is JSON already, else as a JSON entry. */

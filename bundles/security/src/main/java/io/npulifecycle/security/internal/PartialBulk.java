@@ -15,7 +15,6 @@ import org.jolokia.json.JSONWriter;
 import org.jolokia.json.parser.JSONParser;
 
 import jakarta.servlet.ServletOutputStream;
-import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 
@@ -105,27 +104,7 @@ final class PartialBulk {
     static final class Captured extends HttpServletResponseWrapper {
         private final ByteArrayOutputStream body = new ByteArrayOutputStream();
         private PrintWriter writer;
-        private final ServletOutputStream stream = new ServletOutputStream() {
-            @Override
-            public void write(int b) {
-                body.write(b);
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len) {
-                body.write(b, off, len);
-            }
-
-            @Override
-            public boolean isReady() {
-                return true;
-            }
-
-            @Override
-            public void setWriteListener(WriteListener listener) {
-                throw new IllegalStateException("not asynchronous");
-            }
-        };
+        private final ServletOutputStream stream = new MemoryOutputStream(body);
 
         Captured(HttpServletResponse response) {
             super(response);
