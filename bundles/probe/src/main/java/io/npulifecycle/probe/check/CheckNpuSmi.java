@@ -65,7 +65,7 @@ public final class CheckNpuSmi {
             for (int i = 0; i < args.length; i++) {
                 switch (args[i]) {
                     case "--exit-code":
-                        exitCode = Integer.parseInt(value(args, ++i, "--exit-code"));
+                        exitCode = exitCode(value(args, ++i, "--exit-code"));
                         break;
                     case "--expected-chips":
                         expected = ChipId.parseList(value(args, ++i, "--expected-chips"));
@@ -134,5 +134,23 @@ public final class CheckNpuSmi {
         try (InputStream in = Files.newInputStream(path)) {
             return in.readNBytes(max);
         }
+    }
+
+    /**
+     * @param v the value of {@code --exit-code}
+     * @return it as npu-smi's exit status
+     * @throws IllegalArgumentException naming the option when it is not an integer from 0 to 255
+     */
+    static int exitCode(String v) {
+        try {
+            int n = Integer.parseInt(v.trim());
+            if (n >= 0 && n <= 255) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below with the option's name
+        }
+        throw new IllegalArgumentException("--exit-code '" + v + "': expected npu-smi's exit status, an integer from 0 "
+                + "to 255");
     }
 }

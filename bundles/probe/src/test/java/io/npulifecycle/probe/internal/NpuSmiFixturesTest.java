@@ -156,5 +156,10 @@ class NpuSmiFixturesTest {
         assertTrue(err.toString().contains("/nonexistent/npu-smi.txt"));
         assertEquals(2, CheckNpuSmi.run(new String[] {}, new PrintStream(out), new PrintStream(err)));
         assertEquals(2, CheckNpuSmi.run(new String[] {"f", "--exit-code", "x"}, new PrintStream(out), new PrintStream(err)));
+        assertTrue(err.toString().contains("--exit-code 'x': expected npu-smi's exit status, an integer from 0 to 255"),
+                err.toString());
+        assertEquals(2, CheckNpuSmi.run(new String[] {"f", "--exit-code", "256"}, new PrintStream(out),
+                new PrintStream(err)));
+        assertEquals("", out.toString(), "nothing judged on a bad option");
     }
 }

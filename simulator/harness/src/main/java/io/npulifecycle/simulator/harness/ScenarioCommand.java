@@ -19,6 +19,20 @@ final class ScenarioCommand {
     private ScenarioCommand() {
     }
 
+    /** @return why a scenario file could not be read, in words (the JDK's messages name neither cause) */
+    static String readError(IOException e) {
+        if (e instanceof java.nio.file.NoSuchFileException) {
+            return "no such file";
+        }
+        if (e instanceof java.nio.charset.CharacterCodingException) {
+            return "not UTF-8 text (a scenario file is YAML in UTF-8)";
+        }
+        if (e instanceof java.nio.file.AccessDeniedException) {
+            return "permission denied";
+        }
+        return e.toString();
+    }
+
     /**
      * @return the scenarios, or null when a file cannot be read or is malformed (each error printed to {@code err}
      *         as {@code <file>:line N: <what is wrong and what was expected>})
@@ -30,7 +44,7 @@ final class ScenarioCommand {
             try {
                 scenarios.add(Scenario.parse(f.toString(), Files.readString(f, StandardCharsets.UTF_8)));
             } catch (IOException e) {
-                err.println(f + ": cannot be read: " + e.getMessage());
+                err.println(f + ": cannot be read: " + readError(e));
                 bad = true;
             } catch (YamlTree.Invalid e) {
                 List<YamlTree.Invalid> all = e.all();

@@ -314,4 +314,15 @@ class ScenarioOutputTest {
         assertEquals("the scenario failed: x?[0m", ((Element) ((Element) cases.item(2)).getElementsByTagName("failure")
                 .item(0)).getAttribute("message"));
     }
+    @Test
+    void aMissingOrBinaryScenarioFileIsNamedWithWhyItCannotBeRead() throws Exception {
+        Path binary = Files.write(tmp.resolve("binary.yaml"), new byte[] {(byte) 0xff, (byte) 0xfe, 0, 1});
+        Path missing = tmp.resolve("missing.yaml");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertEquals(null, ScenarioCommand.parseAll(List.of(binary, missing), new PrintStream(err, true,
+                StandardCharsets.UTF_8)));
+        String text = err.toString(StandardCharsets.UTF_8);
+        assertTrue(text.contains(binary + ": cannot be read: not UTF-8 text"), text);
+        assertTrue(text.contains(missing + ": cannot be read: no such file"), text);
+    }
 }
