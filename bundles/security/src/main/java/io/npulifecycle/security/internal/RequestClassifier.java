@@ -138,9 +138,15 @@ final class RequestClassifier {
      * @param body a POST body
      * @return its requests; an empty array is an empty bulk; an element of a bulk that is not an object is kept, its
      *         {@link Op#invalid} saying so (Jolokia's protocol answers each element of a bulk on its own)
-     * @throws BadRequest when it is not JSON, or neither an object nor an array
+     * @throws BadRequest when it is not JSON, nested deeper than {@value #MAX_DEPTH}, or neither an object nor an
+     *         array
      */
     static Parsed parse(String body) throws BadRequest {
+        int depth = depth(body);
+        if (depth > MAX_DEPTH) {
+            throw new BadRequest("the request body nests arrays and objects " + depth + " levels deep: at most "
+                    + MAX_DEPTH);
+        }
         Object json;
         try {
             json = new JSONParser().parse(body);
@@ -164,6 +170,41 @@ final class RequestClassifier {
             throw new BadRequest("the request body is neither a JSON object nor an array of objects");
         }
         return new Parsed(json instanceof List, items, ops);
+    }
+
+    /**
+     * How deep a request body may nest arrays and objects. Jolokia's parser (and Jolokia's servlet after it) recurses
+     * once per level, and a node agent's threads have small stacks ({@code -Xss512k}, interpreted frames while C1 has
+     * not compiled the parser yet): a body of some thousand {@code [} overflowed the stack. A Jolokia request needs a
+     * few levels (a bulk, a request, an argument that is a map of lists).
+     */
+    static final int MAX_DEPTH = 64;
+
+    /**
+     * @param body JSON text, well-formed or not
+     * @return the deepest nesting of {@code [} and {@code {} outside strings, counted without recursion
+     */
+    static int depth(String body) {
+        int depth = 0;
+        int max = 0;
+        boolean inString = false;
+        for (int i = 0; i < body.length(); i++) {
+            char c = body.charAt(i);
+            if (inString) {
+                if (c == '\\') {
+                    i++;
+                } else if (c == '"') {
+                    inString = false;
+                }
+            } else if (c == '"') {
+                inString = true;
+            } else if (c == '[' || c == '{') {
+                max = Math.max(max, ++depth);
+            } else if (c == ']' || c == '}') {
+                depth--;
+            }
+        }
+        return max;
     }
 
     private static Op fromObject(Map<?, ?> o) {

@@ -65,4 +65,20 @@ class RequestClassifierTest {
         assertEquals("the bulk request is an empty array",
                 assertThrows(BadRequest.class, () -> RequestClassifier.fromBody("[]")).getMessage());
     }
+    @Test
+    void aBodyNestedDeeperThanTheLimitIsABadRequestBeforeAnyParserRecurses() throws Exception {
+        String deep = "[".repeat(100_000) + "]".repeat(100_000);
+        RequestClassifier.BadRequest e = assertThrows(RequestClassifier.BadRequest.class,
+                () -> RequestClassifier.parse(deep));
+        assertTrue(e.getMessage().contains("100000 levels deep: at most 64"),
+                e.getMessage());
+        assertThrows(RequestClassifier.BadRequest.class,
+                () -> RequestClassifier.parse("{\"a\":".repeat(65) + "1" + "}".repeat(65)));
+        // brackets inside strings, escaped quotes included, do not count
+        String inString = "{\"type\":\"read\",\"mbean\":\"io.npulifecycle:type=Runtime\",\"path\":\"\\\"" + "[".repeat(200)
+                + "\"}";
+        assertEquals(1, RequestClassifier.depth(inString));
+        assertEquals(1, RequestClassifier.parse(inString).ops().size());
+        assertEquals(64, RequestClassifier.depth("[".repeat(64) + "]".repeat(64)));
+    }
 }
