@@ -1,6 +1,7 @@
 package io.npulifecycle.itests.security;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 
@@ -268,6 +269,31 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
         }
         assertEquals(403, c.get("/read/java.lang:type=Memory/Verbose?target=service:jmx:rmi:///jndi/rmi://127.0.0.1"
                 + ":1099/jmxrmi", O, OP).status);
+    }
+
+    @Test
+    public void noRoleLearnsTheAgentsConfigurationThroughConfigNotificationOrVersion() {
+        awaitJolokia();
+        JolokiaClient c = client();
+        String[][] users = {{V, VP, "viewer"}, {O, OP, "operator"}};
+        for (String[] u : users) {
+            for (JolokiaClient.Reply r : new JolokiaClient.Reply[] {c.post("{\"type\":\"config\"}", u[0], u[1]),
+                c.get("/config", u[0], u[1]),
+                c.post("{\"type\":\"notification\",\"command\":\"register\"}", u[0], u[1])}) {
+                assertEquals(r.toString(), 200, r.status);
+                assertTrue(u[2] + ": " + r.body, r.body.startsWith("{\"status\":403,\"error_type\":"
+                        + "\"java.lang.SecurityException\",\"error\":\"role " + u[2] + " may not "));
+                assertFalse(u[2] + ": " + r.body, r.body.contains("\"value\"") || r.body.contains("security"));
+            }
+            JolokiaClient.Reply bulk = c.post("[{\"type\":\"version\"},{\"type\":\"config\"}]", u[0], u[1]);
+            assertTrue(bulk.body, bulk.body.contains("\"agent\":\"") && bulk.body.contains("may not config"));
+            for (JolokiaClient.Reply r : new JolokiaClient.Reply[] {c.get("/version", u[0], u[1]), c.get("/", u[0], u[1]),
+                bulk}) {
+                assertTrue(r.body, r.body.contains("\"protocol\":\""));
+                assertFalse(u[2] + ": " + r.body, r.body.contains("policyLocation") || r.body.contains("\"config\":{")
+                        || r.body.contains("jolokia-access.xml"));
+            }
+        }
     }
 
     @Test

@@ -190,9 +190,7 @@ public class AccessFilter implements Filter {
             String jolokia = captured.text();
             String merged = PartialBulk.merge(parsed.items(), errors, jolokia);
             String answer = merged == null ? jolokia : merged;
-            if (hasList(parsed.ops())) {
-                answer = ListHints.decorate(answer, caller.role());
-            }
+            answer = decorate(answer, parsed.ops(), caller.role());
             byte[] out = answer.getBytes(StandardCharsets.UTF_8);
             res.setContentLength(out.length);
             res.getOutputStream().write(out);
@@ -238,6 +236,9 @@ public class AccessFilter implements Filter {
             reason = "JSR-160 proxy requests (\"target\") are not allowed";
         } else if (op.type != null && !allowed(caller.role(), op.type)) {
             reason = "role " + caller.role().id() + " may not " + op.type;
+            if (!op.changes()) {
+                reason += ": the request types of role " + caller.role().id() + " are " + allowedTypes(caller.role());
+            }
         } else if (!"search".equals(op.type) && forbiddenMBean(op.mbean)) {
             // (a search pattern such as *:* is fine: the restrictor hides the forbidden names from its result)
             reason = "this MBean is never reachable through Jolokia";
@@ -250,23 +251,31 @@ public class AccessFilter implements Filter {
         return reason;
     }
 
-    private static boolean hasList(List<RequestClassifier.Op> ops) {
-        return ops.stream().anyMatch(op -> "list".equals(op.type));
+    private static boolean has(List<RequestClassifier.Op> ops, String type) {
+        return ops.stream().anyMatch(op -> type.equals(op.type));
     }
 
     /**
-     * Passes the request on; Jolokia's answer to a {@code list} gets the caller's {@link ListHints} (what a console
-     * shows as locked or not executable).
+     * @return Jolokia's answer to {@code ops} with the caller's {@link ListHints} in its {@code list} answers and
+     *         without the agent's configuration in its {@code version} answers ({@link VersionAnswers})
+     */
+    private static String decorate(String answer, List<RequestClassifier.Op> ops, Role role) {
+        String out = has(ops, "list") ? ListHints.decorate(answer, role) : answer;
+        return has(ops, "version") ? VersionAnswers.redact(out) : out;
+    }
+
+    /**
+     * Passes the request on; Jolokia's answer to a {@code list} or {@code version} is {@link #decorate decorated}.
      */
     private static void passWithHints(HttpServletRequest req, HttpServletResponse res, FilterChain chain,
             Caller caller, List<RequestClassifier.Op> ops) throws IOException, ServletException {
-        if (!hasList(ops)) {
+        if (!has(ops, "list") && !has(ops, "version")) {
             pass(req, res, chain, caller);
             return;
         }
         PartialBulk.Captured captured = new PartialBulk.Captured(res);
         pass(req, captured, chain, caller);
-        byte[] out = ListHints.decorate(captured.text(), caller.role()).getBytes(StandardCharsets.UTF_8);
+        byte[] out = decorate(captured.text(), ops, caller.role()).getBytes(StandardCharsets.UTF_8);
         res.setContentLength(out.length);
         res.getOutputStream().write(out);
     }
@@ -330,9 +339,26 @@ public class AccessFilter implements Filter {
             case "write":
                 return role == Role.OPERATOR;
             default:
-                // unknown or unsupported types (notification, config, ...): the restrictor denies them
-                return role == Role.OPERATOR;
+                // Jolokia's other types, config (the agent's identity and security settings) and notification
+                // (listeners the agent keeps): no role needs them, and no role may learn the agent's configuration.
+                // A name Jolokia does not know is left to Jolokia for an operator (its 400 names the type).
+                return role == Role.OPERATOR && !jolokiaType(type);
         }
+    }
+
+    /** @return whether {@code type} names one of Jolokia's request types */
+    private static boolean jolokiaType(String type) {
+        try {
+            org.jolokia.server.core.util.RequestType.getTypeByName(type);
+            return true;
+        } catch (IllegalArgumentException unknown) {
+            return false;
+        }
+    }
+
+    /** @return the request types {@code role} may send, in the order the refusal names them */
+    static String allowedTypes(Role role) {
+        return role == Role.OPERATOR ? "read, list, search, version, exec, write" : "read, list, search, version";
     }
 
     private static Charset charset(HttpServletRequest req) {

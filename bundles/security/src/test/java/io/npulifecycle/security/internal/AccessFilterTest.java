@@ -23,6 +23,42 @@ class AccessFilterTest {
     }
 
     @Test
+    void noRoleSendsConfigOrNotificationRequestsAndTheRefusalNamesTheAllowedTypes() throws Exception {
+        for (Role role : Role.values()) {
+            assertFalse(AccessFilter.allowed(role, "config"), role.id());
+            assertFalse(AccessFilter.allowed(role, "notification"), role.id());
+        }
+        assertTrue(AccessFilter.allowed(Role.OPERATOR, "bogus"), "a name Jolokia does not know is Jolokia's 400");
+        RequestClassifier.Parsed p = RequestClassifier.parse("[{\"type\":\"config\"},"
+                + "{\"type\":\"notification\",\"command\":\"register\"}]");
+        java.util.List<java.util.Map<String, Object>> e = AccessFilter.errors(new Caller("op", Role.OPERATOR), p);
+        assertEquals(403, e.get(0).get("status"));
+        assertEquals("java.lang.SecurityException", e.get(0).get("error_type"));
+        assertEquals("role operator may not config: the request types of role operator are read, list, search,"
+                + " version, exec, write", e.get(0).get("error"));
+        assertEquals(403, e.get(1).get("status"));
+        assertTrue(String.valueOf(e.get(1).get("error")).startsWith("role operator may not notification: "),
+                e.get(1).toString());
+        java.util.List<java.util.Map<String, Object>> v = AccessFilter.errors(new Caller("v", Role.VIEWER), p);
+        assertEquals("role viewer may not config: the request types of role viewer are read, list, search, version",
+                v.get(0).get("error"));
+    }
+
+    @Test
+    void versionAnswersLoseTheAgentsConfiguration() {
+        String answer = "{\"request\":{\"type\":\"version\"},\"value\":{\"agent\":\"2.6.0\",\"protocol\":\"8.2\","
+                + "\"config\":{\"policyLocation\":\"file:///opt/etc/jolokia-access.xml\"}},\"status\":200}";
+        String redacted = VersionAnswers.redact(answer);
+        assertFalse(redacted.contains("policyLocation"), redacted);
+        assertTrue(redacted.contains("\"agent\":\"2.6.0\"") && redacted.contains("\"protocol\":\"8.2\""), redacted);
+        String bulk = VersionAnswers.redact("[" + answer + ",{\"request\":{\"type\":\"read\"},\"value\":"
+                + "{\"config\":1},\"status\":200}]");
+        assertFalse(bulk.contains("policyLocation"), bulk);
+        assertTrue(bulk.contains("{\"config\":1}"), "only version answers change: " + bulk);
+        assertEquals("not json", VersionAnswers.redact("not json"));
+    }
+
+    @Test
     void mbeanScopes() {
         assertTrue(AccessFilter.productMBean("io.npulifecycle:type=Rebooter"));
         assertFalse(AccessFilter.productMBean("io.npulifecycle:*"));
