@@ -112,6 +112,9 @@ public final class FrameworkConfig {
         p.put("org.jolokia.policyLocation", policy.file().toUri().toString());
         p.put("org.jolokia.discoveryEnabled", "false");
         p.put("org.jolokia.includeStackTrace", "false");
+        // without it a request's own includeStackTrace=true or serializeException=true (query or "config") would
+        // still get the stack trace or the serialised exception: error and error_type are always sent
+        p.put("org.jolokia.allowErrorDetails", "false");
         p.put("org.jolokia.serializeException", "false");
         p.put("org.jolokia.allowDnsReverseLookup", "false");
         p.put("org.jolokia.debug", "false");

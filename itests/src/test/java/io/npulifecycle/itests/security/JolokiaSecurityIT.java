@@ -297,6 +297,32 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
     }
 
     @Test
+    public void aFieldOfTheWrongJsonTypeIsNamedAndNoAnswerCarriesLoadersOrStackTraces() {
+        awaitJolokia();
+        JolokiaClient c = client();
+        String exec = "{\"type\":\"exec\",\"mbean\":\"io.npulifecycle:type=Runtime\",\"operation\":\"x\","
+                + "\"arguments\":{\"a\":1}}";
+        JolokiaClient.Reply single = c.post(exec, O, OP);
+        assertEquals(single.toString(), 400, single.status);
+        assertTrue(single.body, single.body.startsWith("{\"status\":400,\"error_type\":\"java.lang."
+                + "IllegalArgumentException\",\"error\":\"field \\\"arguments\\\" is an object: expected an array"));
+        JolokiaClient.Reply bulk = c.post("[" + exec + ",{\"type\":\"read\",\"mbean\":5},{\"type\":\"version\"}]",
+                O, OP);
+        assertEquals(bulk.toString(), 200, bulk.status);
+        assertTrue(bulk.body, bulk.body.contains("field \\\"mbean\\\" is a number: expected a string")
+                && bulk.body.contains("\"agent\":\""));
+        for (JolokiaClient.Reply r : new JolokiaClient.Reply[] {single, bulk,
+            c.get("/read/io.npulifecycle:type=Runtime/NoSuchAttribute?includeStackTrace=true&serializeException=true",
+                    O, OP),
+            c.post("{\"type\":\"read\",\"mbean\":\"io.npulifecycle:type=Runtime\",\"attribute\":\"NoSuchAttribute\","
+                    + "\"config\":{\"includeStackTrace\":\"true\",\"serializeException\":\"true\"}}", O, OP)}) {
+            assertTrue(r.body, r.body.contains("\"error\":\""));
+            assertFalse(r.body, r.body.contains("loader") || r.body.contains("stacktrace")
+                    || r.body.contains("error_value") || r.body.contains("\tat "));
+        }
+    }
+
+    @Test
     public void aForeignOriginGetsNoCorsHeaderAndIsRefused() {
         awaitJolokia();
         JolokiaClient c = client();

@@ -1,11 +1,8 @@
 package io.npulifecycle.security.internal;
 
-import java.io.BufferedReader;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -18,13 +15,10 @@ import org.osgi.service.servlet.whiteboard.HttpWhiteboardConstants;
 import io.npulifecycle.security.tool.Role;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
-import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 
 /**
@@ -178,15 +172,18 @@ public class AccessFilter implements Filter {
         }
         List<java.util.Map<String, Object>> errors = errors(caller, parsed);
         if (errors.stream().allMatch(e -> e == null)) {
-            passWithHints(new Buffered(req, body, cs), res, chain, caller, parsed.ops());
+            passWithHints(new BufferedRequest(req, body, cs), res, chain, caller, parsed.ops());
         } else if (!parsed.bulk()) {
-            sendJson(res, 200, PartialBulk.json(errors.get(0)));
+            // a refusal is Jolokia's answer to a failed request (HTTP 200); a malformed request is a 400, as
+            // Jolokia answers one it cannot build
+            int status = ((Number) errors.get(0).get("status")).intValue() == 400 ? 400 : 200;
+            sendJson(res, status, PartialBulk.json(errors.get(0)));
         } else if (errors.stream().noneMatch(e -> e == null)) {
             sendJson(res, 200, PartialBulk.merge(parsed.items(), errors, null));
         } else {
             byte[] served = PartialBulk.served(parsed.items(), errors).getBytes(StandardCharsets.UTF_8);
             PartialBulk.Captured captured = new PartialBulk.Captured(res);
-            pass(new Buffered(req, served, StandardCharsets.UTF_8), captured, chain, caller);
+            pass(new BufferedRequest(req, served, StandardCharsets.UTF_8), captured, chain, caller);
             String jolokia = captured.text();
             String merged = PartialBulk.merge(parsed.items(), errors, jolokia);
             String answer = merged == null ? jolokia : merged;
@@ -200,8 +197,9 @@ public class AccessFilter implements Filter {
     /**
      * The items of a POST answered here rather than by Jolokia: an element of a bulk that is not an object and an item
      * Jolokia cannot build ({@link RequestClassifier#jolokiaProblem}) get a 400 entry, a refused item a 403 entry. So
-     * one bad item of a bulk gets an error for that item only, as Jolokia's protocol has it. A single request Jolokia
-     * cannot build is left to Jolokia (HTTP 400, made JSON by {@link JolokiaJsonErrors}).
+     * one bad item of a bulk gets an error for that item only, as Jolokia's protocol has it. A single request with a
+     * field of the wrong JSON type ({@link RequestShape}) gets a 400 entry; any other single request Jolokia cannot
+     * build is left to Jolokia (HTTP 400, made JSON by {@link JolokiaJsonErrors}).
      *
      * @return for each item, its error entry, or {@code null} when Jolokia is to serve it
      */
@@ -219,6 +217,8 @@ public class AccessFilter implements Filter {
                     error = PartialBulk.refusal(reason, item);
                 } else if (parsed.bulk()) {
                     error = RequestClassifier.jolokiaProblem(item);
+                } else if (item instanceof java.util.Map<?, ?> single && RequestShape.problem(single) != null) {
+                    error = JsonError.entry(400, null, RequestShape.problem(single), item);
                 }
             }
             errors.add(error);
@@ -406,63 +406,5 @@ public class AccessFilter implements Filter {
         byte[] b = json.getBytes(StandardCharsets.UTF_8);
         res.setContentLength(b.length);
         res.getOutputStream().write(b);
-    }
-
-    /** The request with its body read again from memory. */
-    static final class Buffered extends HttpServletRequestWrapper {
-        private final byte[] body;
-        private final Charset charset;
-
-        Buffered(HttpServletRequest request, byte[] body, Charset charset) {
-            super(request);
-            this.body = body;
-            this.charset = charset;
-        }
-
-        @Override
-        public ServletInputStream getInputStream() {
-            ByteArrayInputStream in = new ByteArrayInputStream(body);
-            return new ServletInputStream() {
-                @Override
-                public int read() {
-                    return in.read();
-                }
-
-                @Override
-                public int read(byte[] b, int off, int len) {
-                    return in.read(b, off, len);
-                }
-
-                @Override
-                public boolean isFinished() {
-                    return in.available() == 0;
-                }
-
-                @Override
-                public boolean isReady() {
-                    return true;
-                }
-
-                @Override
-                public void setReadListener(ReadListener listener) {
-                    throw new IllegalStateException("not asynchronous");
-                }
-            };
-        }
-
-        @Override
-        public BufferedReader getReader() {
-            return new BufferedReader(new InputStreamReader(new ByteArrayInputStream(body), charset));
-        }
-
-        @Override
-        public int getContentLength() {
-            return body.length;
-        }
-
-        @Override
-        public long getContentLengthLong() {
-            return body.length;
-        }
     }
 }

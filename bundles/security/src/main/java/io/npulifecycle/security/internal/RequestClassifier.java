@@ -225,18 +225,23 @@ final class RequestClassifier {
      * would fail the whole bulk with HTTP 400.
      *
      * @param item a request object of a bulk
-     * @return a Jolokia error entry with status 400, the exception's class as {@code error_type} and its message,
-     *         echoing {@code item}; or {@code null} when Jolokia can build it
+     * @return a Jolokia error entry with status 400 echoing {@code item}: a field of the wrong JSON type named by
+     *         {@link RequestShape#problem}, else the exception's class as {@code error_type} and its message without
+     *         class loader details; or {@code null} when Jolokia can build it
      */
     static Map<String, Object> jolokiaProblem(Object item) {
         if (!(item instanceof JSONObject)) {
             return null;
         }
+        String shape = RequestShape.problem((JSONObject) item);
+        if (shape != null) {
+            return JsonError.entry(400, null, shape, item);
+        }
         try {
             JolokiaRequestFactory.createPostRequest((JSONObject) item, NO_PARAMETERS);
             return null;
         } catch (BadRequestException | RuntimeException e) {
-            return JsonError.entry(400, e.getClass().getName(), e.getMessage(), item);
+            return JsonError.entry(400, e.getClass().getName(), RequestShape.withoutLoaders(e.getMessage()), item);
         }
     }
 }
