@@ -36,7 +36,8 @@ import jakarta.servlet.http.HttpServletResponse;
  * <li>its {@code Origin} (or {@code Referer}) matches no {@code <allow-origin>} of the policy (strict CORS): audited
  * and logged with the origin and the line that would allow it;</li>
  * <li>there is no authenticated caller, or no restrictor with a loaded policy (fail closed); 503 while more than
- * one Jolokia servlet is registered ({@link JolokiaServletGuard}).</li>
+ * one Jolokia servlet is registered ({@link JolokiaServletGuard}), and while Jolokia's request handler is not (the
+ * runtime is starting).</li>
  * </ul>
  * The role and MBean refusals are per request, answered as Jolokia answers a failed request: HTTP 200 with a Jolokia
  * error entry of status 403, which jolokia.js hands to its error callback (a POST bulk's other items are served, see
@@ -84,6 +85,11 @@ public class AccessFilter implements Filter {
         }
         if (!JolokiaServletGuard.singleServlet()) {
             send(req, res, 503, "Jolokia is restarting (more than one Jolokia servlet was registered); retry");
+            return;
+        }
+        if (!JolokiaServletGuard.requestHandler()) {
+            res.setHeader("Retry-After", "1");
+            send(req, res, 503, JolokiaServletGuard.NOT_SERVING);
             return;
         }
         String origin = req.getHeader("Origin") != null ? req.getHeader("Origin") : originOf(req.getHeader("Referer"));

@@ -212,8 +212,18 @@ public class JolokiaJsonErrors implements Preprocessor {
             answer(status, message(held.toString(StandardCharsets.UTF_8), status));
         }
 
-        /** Answers {@code sc} with a JSON entry whose message is {@code msg}. */
+        /**
+         * Answers {@code sc} with a JSON entry whose message is {@code msg}. A 404 is a 503 saying to retry, as
+         * {@link AccessFilter} answers until Jolokia can serve: Jolokia's servlet never answers HTTP 404 (an unknown
+         * MBean is a {@code "status":404} entry under HTTP 200), so a 404 under its context is the container's, for a
+         * request that found no Jolokia servlet yet (the runtime is starting, or restarting after a reboot).
+         */
         void answer(int sc, String msg) throws IOException {
+            if (sc == HttpServletResponse.SC_NOT_FOUND) {
+                sc = HttpServletResponse.SC_SERVICE_UNAVAILABLE;
+                msg = JolokiaServletGuard.NOT_SERVING;
+                super.setHeader("Retry-After", "1");
+            }
             answered = true;
             super.resetBuffer();
             super.setStatus(sc);

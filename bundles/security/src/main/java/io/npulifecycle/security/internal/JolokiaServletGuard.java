@@ -30,6 +30,14 @@ import org.osgi.service.component.annotations.Deactivate;
 public class JolokiaServletGuard implements ServiceListener {
 
     static final String FILTER = "(&(objectClass=jakarta.servlet.Servlet)(osgi.http.whiteboard.servlet.name=jolokia))";
+    /**
+     * Jolokia's request handlers as OSGi services: jolokia-service-jmx registers the one that serves read, write,
+     * exec, list and search. A Jolokia servlet without it answers {@code Internal error: No request handler found}.
+     */
+    static final String HANDLER_FILTER = "(objectClass=org.jolokia.server.core.service.request.RequestHandler)";
+    /** The answer (HTTP 503) while Jolokia cannot serve: no servlet yet, or no request handler yet. */
+    static final String NOT_SERVING = "Jolokia is not serving yet (the runtime is starting, or restarting after a"
+            + " reboot): retry in a few seconds";
     static final int MAX_RESTARTS = 5;
 
     private static final Logger LOG = System.getLogger(JolokiaServletGuard.class.getName());
@@ -38,6 +46,7 @@ public class JolokiaServletGuard implements ServiceListener {
     private BundleContext context;
     private Filter filter;
     private volatile int count;
+    private volatile int handlers;
     private int restarts;
     private boolean restarting;
 
@@ -45,7 +54,7 @@ public class JolokiaServletGuard implements ServiceListener {
     void activate(BundleContext ctx) throws InvalidSyntaxException {
         this.context = ctx;
         this.filter = ctx.createFilter(FILTER);
-        ctx.addServiceListener(this, FILTER);
+        ctx.addServiceListener(this, "(|" + FILTER + HANDLER_FILTER + ")");
         recount();
         active = this;
     }
@@ -62,6 +71,12 @@ public class JolokiaServletGuard implements ServiceListener {
         return g != null && g.count == 1;
     }
 
+    /** @return whether a Jolokia request handler service (jolokia-service-jmx) is registered */
+    static boolean requestHandler() {
+        JolokiaServletGuard g = active;
+        return g != null && g.handlers > 0;
+    }
+
     @Override
     public void serviceChanged(ServiceEvent event) {
         recount();
@@ -70,9 +85,12 @@ public class JolokiaServletGuard implements ServiceListener {
     private void recount() {
         ServiceReference<?>[] refs;
         try {
+            ServiceReference<?>[] h = context.getAllServiceReferences(null, HANDLER_FILTER);
+            handlers = h == null ? 0 : h.length;
             refs = context.getAllServiceReferences(null, FILTER);
         } catch (InvalidSyntaxException | IllegalStateException e) {
             count = 0;
+            handlers = 0;
             return;
         }
         int n = refs == null ? 0 : refs.length;

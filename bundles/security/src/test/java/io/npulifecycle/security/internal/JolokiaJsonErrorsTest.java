@@ -132,6 +132,18 @@ class JolokiaJsonErrorsTest {
     }
 
     @Test
+    void aContainers404UnderTheAgentContextIsA503ThatSaysToRetry() throws Exception {
+        // no JolokiaServletGuard is active here: no Jolokia servlet, as while the runtime starts
+        Container c = new Container();
+        wrapper(c).sendError(404);
+        assertEquals(503, c.status);
+        assertEquals("1", c.headers.get("Retry-After"));
+        assertEquals(json("{\"status\":503,\"error_type\":\"java.lang.IllegalStateException\",\"error\":\""
+                + JolokiaServletGuard.NOT_SERVING + "\"}"), json(c.text()));
+        assertFalse(JolokiaServletGuard.requestHandler());
+    }
+
+    @Test
     void jsonErrorsAndSuccessfulAnswersPassUnchanged() throws Exception {
         Container refused = new Container();
         JolokiaJsonErrors.Wrapper w = wrapper(refused);
