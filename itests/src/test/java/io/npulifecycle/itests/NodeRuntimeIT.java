@@ -301,8 +301,23 @@ public class NodeRuntimeIT extends NodeRuntimeSupport {
         assertEquals("the component keeps its previous configuration", 2.5, scale(), 0.0);
         awaitProductActive();
         assertAllBundlesActive();
+        writeAtomically(cfg, "scale=2.0\n");
+        await("the fixed file: no problem listed for it", TIMEOUT, () -> !String.valueOf(attributeList(mbs, config,
+                "Problems")).contains("io.npulifecycle.time.cfg"), () -> String.valueOf(attributeList(mbs, config,
+                        "Problems")));
         Files.delete(cfg);
         await("back to the default scale", TIMEOUT, () -> scale() == 1.0);
+
+        // a value the metatype accepts but the component refuses (timeout not below interval) is listed too
+        Path probe = home().resolve("etc/io.npulifecycle.probe.cfg");
+        writeAtomically(probe, "interval=60\ntimeout=100\n");
+        await("the refused value listed with its key", TIMEOUT, () -> String.valueOf(attributeList(mbs, config,
+                "Problems")).contains("io.npulifecycle.probe.cfg): key timeout='100' refused by the component: must be"
+                + " below interval (60 s), got 100"), () -> String.valueOf(attributeList(mbs, config, "Problems")));
+        Files.delete(probe);
+        await("the configuration deleted: nothing listed", TIMEOUT, () -> !String.valueOf(attributeList(mbs, config,
+                "Problems")).contains("io.npulifecycle.probe"), () -> String.valueOf(attributeList(mbs, config,
+                        "Problems")));
     }
 
     double scale() {

@@ -1,20 +1,20 @@
 package io.npulifecycle.management.internal;
 
 import io.npulifecycle.api.management.ConfigurationMXBean;
+import io.npulifecycle.api.management.ConfigurationRefusals;
 import io.npulifecycle.api.management.DescribedMBean;
 
 import java.lang.System.Logger.Level;
 import java.lang.reflect.Array;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.Deque;
 import java.util.Dictionary;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -24,6 +24,8 @@ import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.Constants;
 import org.osgi.framework.ServiceReference;
+import org.osgi.service.cm.ConfigurationEvent;
+import org.osgi.service.cm.ConfigurationListener;
 import org.osgi.service.cm.ConfigurationPlugin;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -48,13 +50,17 @@ import io.npulifecycle.api.management.Mbeans;
  * there was none).</li>
  * </ul>
  * The user's file is never rewritten, and the component keeps running with its previous valid configuration. Problems
- * are listed by the MBean {@code io.npulifecycle:type=Configuration}.
+ * are listed by the MBean {@code io.npulifecycle:type=Configuration}: the problems of each configuration as last
+ * delivered (a configuration delivered without problems, or deleted, has none), and the values its component refused
+ * ({@link ConfigurationRefusals}, until it accepts one); so the list reflects the current files.
  */
-@Component(service = {ConfigurationPlugin.class, DynamicMBean.class}, property = {
+@Component(service = {ConfigurationPlugin.class, ConfigurationListener.class, ConfigurationRefusals.class,
+    DynamicMBean.class}, property = {
     ConfigurationPlugin.CM_RANKING + ":Integer=500",
     Mbeans.OBJECT_NAME_PROPERTY + "=" + Mbeans.DOMAIN + ":type=Configuration"
 })
-public class ConfigurationValidator extends DescribedMBean implements ConfigurationPlugin, ConfigurationMXBean {
+public class ConfigurationValidator extends DescribedMBean implements ConfigurationPlugin, ConfigurationListener,
+        ConfigurationRefusals, ConfigurationMXBean {
 
     /** Only configurations of this product are validated. */
     static final String PID_PREFIX = "io.npulifecycle.";
@@ -67,7 +73,10 @@ public class ConfigurationValidator extends DescribedMBean implements Configurat
     private BundleContext context;
 
     private final Map<String, Map<String, Object>> lastGood = new ConcurrentHashMap<>();
-    private final Deque<String> problems = new ArrayDeque<>();
+    /** The problems of each PID's configuration as last delivered, in key order; no entry when it had none. */
+    private final Map<String, List<String>> problems = new ConcurrentHashMap<>();
+    /** What a component refused of each PID's configuration, until it accepts one. */
+    private final Map<String, String> refusals = new ConcurrentHashMap<>();
     private final AtomicLong rejected = new AtomicLong();
     private OcdLookup lookup;
 
@@ -121,6 +130,7 @@ public class ConfigurationValidator extends DescribedMBean implements Configurat
         String file = String.valueOf(properties.get(FILE_PROPERTY));
         Map<String, Object> previous = lastGood.getOrDefault(pid, Collections.emptyMap());
         Map<String, Object> accepted = new LinkedHashMap<>();
+        List<String> found = new ArrayList<>();
         // Copy the keys first: the loop removes and replaces entries.
         for (String key : Collections.list(properties.keys())) {
             if (isFrameworkKey(key)) {
@@ -130,7 +140,7 @@ public class ConfigurationValidator extends DescribedMBean implements Configurat
             AttributeDefinition ad = ads.get(key);
             if (ad == null) {
                 properties.remove(key);
-                problem(pid, file, "unknown key " + key + " ignored (known keys: " + String.join(", ",
+                problem(found, pid, file, "unknown key " + key + " ignored (known keys: " + String.join(", ",
                         new java.util.TreeSet<>(ads.keySet())) + ")");
                 continue;
             }
@@ -143,15 +153,44 @@ public class ConfigurationValidator extends DescribedMBean implements Configurat
             if (keep != null) {
                 properties.put(key, keep);
                 accepted.put(key, keep);
-                problem(pid, file, "key " + key + "=" + render(value) + " " + error + "; keeping the previous value "
+                problem(found, pid, file, "key " + key + "=" + render(value) + " " + error + "; keeping the previous value "
                         + render(keep));
             } else {
                 properties.remove(key);
-                problem(pid, file, "key " + key + "=" + render(value) + " " + error + "; using the default "
+                problem(found, pid, file, "key " + key + "=" + render(value) + " " + error + "; using the default "
                         + render(ad.getDefaultValue()));
             }
         }
         lastGood.put(pid, accepted);
+        if (found.isEmpty()) {
+            problems.remove(pid);
+        } else {
+            problems.put(pid, List.copyOf(found));
+        }
+    }
+
+    /** A deleted configuration has no problems any more, nor refused values. */
+    @Override
+    public void configurationEvent(ConfigurationEvent event) {
+        if (event.getType() == ConfigurationEvent.CM_DELETED && event.getPid() != null) {
+            problems.remove(event.getPid());
+            refusals.remove(event.getPid());
+            lastGood.remove(event.getPid());
+        }
+    }
+
+    @Override
+    public void refused(String pid, Object file, String key, Object value, String reason) {
+        String line = "Configuration " + pid + " (" + file + "): key " + key + "=" + render(value) + " refused by "
+                + "the component: " + reason + "; keeping its previous configuration";
+        LOG.log(Level.WARNING, line);
+        rejected.incrementAndGet();
+        refusals.put(pid, line);
+    }
+
+    @Override
+    public void accepted(String pid) {
+        refusals.remove(pid);
     }
 
     /**
@@ -245,16 +284,11 @@ public class ConfigurationValidator extends DescribedMBean implements Configurat
                 || key.startsWith(".") || key.equals("osgi.ds.satisfying.condition.target");
     }
 
-    private void problem(String pid, String file, String what) {
+    private void problem(List<String> found, String pid, String file, String what) {
         String line = "Configuration " + pid + " (" + file + "): " + what;
         LOG.log(Level.WARNING, line);
         rejected.incrementAndGet();
-        synchronized (problems) {
-            problems.addLast(line);
-            while (problems.size() > MAX_PROBLEMS) {
-                problems.removeFirst();
-            }
-        }
+        found.add(line);
     }
 
     private ObjectClassDefinition findInBundles(String pid) {
@@ -283,9 +317,15 @@ public class ConfigurationValidator extends DescribedMBean implements Configurat
 
     @Override
     public List<String> getProblems() {
-        synchronized (problems) {
-            return new ArrayList<>(problems);
-        }
+        List<String> out = new ArrayList<>();
+        Map<String, List<String>> byPid = new TreeMap<>(problems);
+        refusals.forEach((pid, line) -> byPid.merge(pid, List.of(line), (a, b) -> {
+            List<String> both = new ArrayList<>(a);
+            both.addAll(b);
+            return both;
+        }));
+        byPid.values().forEach(out::addAll);
+        return out.size() > MAX_PROBLEMS ? new ArrayList<>(out.subList(0, MAX_PROBLEMS)) : out;
     }
 
     @Override

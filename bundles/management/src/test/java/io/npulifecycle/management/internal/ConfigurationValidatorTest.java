@@ -134,4 +134,40 @@ class ConfigurationValidatorTest {
         assertEquals("x", d.get("whatever"));
         assertFalse(validator.getRejectedKeys() > 0);
     }
+
+    @Test
+    void problemsReflectTheCurrentFileAndAFixedOrDeletedOneHasNone() {
+        validator.modifyConfiguration(null, config("interval", "abc"));
+        assertEquals(1, validator.getProblems().size(), validator.getProblems().toString());
+        validator.modifyConfiguration(null, config("interval", "abc", "intervall", "5"));
+        assertEquals(2, validator.getProblems().size(), "the same file delivered again: its problems, not twice");
+        validator.modifyConfiguration(null, config("interval", "30"));
+        assertTrue(validator.getProblems().isEmpty(), "fixed: " + validator.getProblems());
+        assertEquals(3, validator.getRejectedKeys(), "the count since start is kept");
+
+        validator.modifyConfiguration(null, config("interval", "-1"));
+        assertFalse(validator.getProblems().isEmpty());
+        @SuppressWarnings("unchecked")
+        org.osgi.framework.ServiceReference<org.osgi.service.cm.ConfigurationAdmin> admin =
+                (org.osgi.framework.ServiceReference<org.osgi.service.cm.ConfigurationAdmin>) java.lang.reflect.Proxy
+                        .newProxyInstance(getClass().getClassLoader(),
+                                new Class<?>[] {org.osgi.framework.ServiceReference.class}, (p, m, a) -> null);
+        validator.configurationEvent(new org.osgi.service.cm.ConfigurationEvent(admin,
+                org.osgi.service.cm.ConfigurationEvent.CM_DELETED, null, PID));
+        assertTrue(validator.getProblems().isEmpty(), "deleted: " + validator.getProblems());
+    }
+
+    @Test
+    void aValueTheComponentRefusedIsListedWithKeyAndValueUntilItAcceptsOne() {
+        validator.modifyConfiguration(null, config("interval", "60"));
+        validator.refused(PID, FILE, "timeout", "100", "must be below interval (60 s), got 100");
+        assertEquals(java.util.List.of("Configuration " + PID + " (" + FILE + "): key timeout='100' refused by the "
+                + "component: must be below interval (60 s), got 100; keeping its previous configuration"),
+                validator.getProblems());
+        validator.modifyConfiguration(null, config("interval", "abc"));
+        assertEquals(2, validator.getProblems().size(), validator.getProblems().toString());
+        validator.accepted(PID);
+        assertEquals(1, validator.getProblems().size(), validator.getProblems().toString());
+        assertTrue(validator.getProblems().get(0).contains("interval='abc'"));
+    }
 }

@@ -155,6 +155,9 @@ public class HealthWatchComponent {
     private DcmiProbe dcmi;
     private ServiceRegistration<HealthCheck> healthCheck;
     private ServiceRegistration<io.npulifecycle.api.metrics.MetricSource> metricSource;
+    /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    private volatile io.npulifecycle.api.management.ConfigurationRefusals refusals;
     /** A configuration rejected only for its method, applied when a ChipProbe service with that method registers. */
     private Config pendingRaw;
     private Map<String, Object> pendingProps;
@@ -276,8 +279,16 @@ public class HealthWatchComponent {
                 pendingRaw = null;
                 pendingProps = null;
             }
+            io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
+            if (r != null) {
+                r.accepted(WatchConfig.PID);
+            }
             return cfg;
         } catch (WatchConfig.Invalid e) {
+            io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
+            if (r != null) {
+                r.refused(WatchConfig.PID, file, e.key(), props == null ? null : props.get(e.key()), e.why());
+            }
             if ("method".equals(e.key())) {
                 synchronized (this) {
                     pendingRaw = c;

@@ -70,6 +70,11 @@ public record WatchConfig(Duration interval, Duration timeout, int failureThresh
             return key;
         }
 
+        /** @return what was expected of the key, e.g. {@code must be below interval (60 s), got 90} */
+        public String why() {
+            return why;
+        }
+
         /**
          * The message with the configuration file, e.g. {@code PID io.npulifecycle.probe
          * (file:/x/etc/io.npulifecycle.probe.cfg) key timeout: must be below interval (60 s), got 90}, so the log line

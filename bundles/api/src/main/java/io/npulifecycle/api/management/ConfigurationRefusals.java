@@ -1,0 +1,30 @@
+package io.npulifecycle.api.management;
+
+/**
+ * Where a component reports the configuration values it refused although they pass their metatype (a cross-key
+ * rule such as {@code timeout} below {@code interval}, a path that must be absolute), so that
+ * {@code io.npulifecycle:type=Configuration} {@code Problems} lists them beside the values the metatype refuses.
+ * Registered as an OSGi service by the management bundle; a component uses it when present (optional reference) and
+ * logs the refusal either way.
+ */
+public interface ConfigurationRefusals {
+
+    /**
+     * The component refused a configuration of {@code pid} because of {@code key} and keeps its previous (or default)
+     * configuration. Replaces what was reported before for {@code pid}.
+     *
+     * @param pid the configuration's PID, e.g. {@code io.npulifecycle.probe}
+     * @param file the {@code felix.fileinstall.filename} of the configuration, or {@code null}
+     * @param key the key at fault, e.g. {@code timeout}
+     * @param value the refused value as configured, or {@code null} when absent
+     * @param reason what was expected, e.g. {@code must be below interval (60 s), got 100}
+     */
+    void refused(String pid, Object file, String key, Object value, String reason);
+
+    /**
+     * The component applied a configuration of {@code pid}: what it refused before is no longer a problem.
+     *
+     * @param pid the configuration's PID
+     */
+    void accepted(String pid);
+}
