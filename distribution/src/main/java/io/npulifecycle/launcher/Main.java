@@ -267,22 +267,28 @@ public final class Main {
         }
     }
 
-    private static void checkPortFree(RuntimeSettings settings) throws LaunchException {
-        List<Integer> ports = new ArrayList<>();
+    /**
+     * Refuses an {@code http.port} (or, with TLS, {@code https.port}) that cannot be listened on: exit 2 naming the
+     * key, as for {@code metrics.port}, since the fix is the same (another port in etc/runtime.properties or the
+     * environment).
+     */
+    static void checkPortFree(RuntimeSettings settings) throws LaunchException {
+        Map<Integer, String> ports = new java.util.LinkedHashMap<>();
         if (settings.httpEnabled()) {
-            ports.add(settings.httpPort());
+            ports.put(settings.httpPort(), "http.port");
         }
         if (settings.tls() != null) {
-            ports.add(settings.tls().port());
+            ports.putIfAbsent(settings.tls().port(), "https.port");
         }
-        for (int port : ports) {
+        for (Map.Entry<Integer, String> port : ports.entrySet()) {
             try (ServerSocket s = new ServerSocket()) {
                 s.setReuseAddress(true);
-                s.bind(new InetSocketAddress(settings.httpHost(), port));
-            } catch (IOException e) {
-                throw new LaunchException(LaunchException.FAILED, "cannot listen on " + settings.httpHost() + ":"
-                        + port + " for Jolokia and the health endpoints: " + e.getMessage() + " (another runtime "
-                        + "running? set http.port / https.port in etc/runtime.properties or NPU_LIFECYCLE_HTTP_PORT)");
+                s.bind(new InetSocketAddress(settings.httpHost(), port.getKey()));
+            } catch (IOException | IllegalArgumentException e) {
+                throw new LaunchException(LaunchException.USAGE, port.getValue() + ": cannot listen on "
+                        + settings.httpHost() + ":" + port.getKey() + " for Jolokia and the health endpoints: "
+                        + e.getMessage() + " (another runtime running? set http.port / https.port in "
+                        + "etc/runtime.properties or NPU_LIFECYCLE_HTTP_PORT)");
             }
         }
     }

@@ -317,8 +317,8 @@ class LauncherIT {
             int rc = RuntimeProcess.runToExit(out, env(taken.getLocalPort()), 60, "node", "--no-shell", "--home",
                     tmp.resolve("home").toString());
             String text = Files.readString(out);
-            assertEquals(1, rc, text);
-            assertTrue(text.contains("cannot listen on 127.0.0.1:" + taken.getLocalPort()), text);
+            assertEquals(2, rc, text);
+            assertTrue(text.contains("http.port: cannot listen on 127.0.0.1:" + taken.getLocalPort()), text);
         }
     }
 }
