@@ -103,6 +103,33 @@ class LaunchOptionsTest {
         assertTrue(LaunchOptions.USAGE.contains("JAVA_HOME"), LaunchOptions.USAGE);
     }
 
+    /**
+     * Every option the command-line parsers read (the launcher's, check-npu-smi's, hash-password's, and the harness'
+     * for demo, scenario and cluster) is in the help text: the names are taken from their sources, so a new option
+     * cannot be left out of it.
+     */
+    @Test
+    void theHelpNamesEveryOptionThatIsParsed() throws Exception {
+        java.util.Set<String> parsed = new java.util.TreeSet<>();
+        java.util.regex.Pattern option = java.util.regex.Pattern.compile("\"(--[a-z][a-z-]*)[\"=]");
+        String harness = "../simulator/harness/src/main/java/io/npulifecycle/simulator/harness/";
+        for (String source : new String[] {"src/main/java/io/npulifecycle/launcher/LaunchOptions.java",
+            "../bundles/probe/src/main/java/io/npulifecycle/probe/check/CheckNpuSmi.java",
+            "../bundles/security/src/main/java/io/npulifecycle/security/tool/HashPassword.java",
+            harness + "HarnessMain.java", harness + "ClusterCommand.java"}) {
+            java.util.regex.Matcher m = option.matcher(java.nio.file.Files.readString(java.nio.file.Path.of(source)));
+            while (m.find()) {
+                parsed.add(m.group(1));
+            }
+        }
+        assertTrue(parsed.containsAll(java.util.List.of("--home", "--alarm-is-failure", "--role", "--junit",
+                "--kubeconfig")), parsed.toString());
+        for (String o : parsed) {
+            assertTrue(java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(o) + "(?![a-z-])")
+                    .matcher(LaunchOptions.USAGE).find(), o + " is parsed but not in the help text");
+        }
+    }
+
     /** The README's synopsis of the launcher ("The launcher") has every command of the help text. */
     @Test
     void theReadmeSynopsisHasEveryCommand() throws Exception {
