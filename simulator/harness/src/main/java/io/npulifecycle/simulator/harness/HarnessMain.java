@@ -21,7 +21,7 @@ import java.util.List;
  * {@code real} runs kube-apiserver and etcd (see {@link ClusterCommand} for where their binaries come from), with the
  * RBAC and admission policy of {@code conf/kubernetes/} and every runtime on its own ServiceAccount. {@code --work}
  * is checked by {@link WorkFolder}; without it the run's temporary folder is deleted when the run passes, unless
- * {@code --keep}, and kept (its path printed) when it fails; {@code --junit} writes a JUnit XML report
+ * {@code --keep}, and kept (its path printed) when it fails or is stopped by a signal; {@code --junit} writes a JUnit XML report
  * ({@link JUnitReport}); a SIGTERM is reported by {@link Interruption}; {@code --help} prints {@link #DEMO_USAGE} or
  * {@link #SCENARIO_USAGE}.
  */
@@ -44,6 +44,7 @@ public final class HarnessMain {
             "  --scale X      clock compression, 1 to 1000 (default 30: 1 s = 30 simulated s)",
             "  --work DIR     a new or empty folder, or one an earlier run used; kept after the run. Default: a new",
             "                 temporary folder, deleted when the run passes, kept (its path printed) when it fails",
+            "                 or is stopped by a signal",
             "  --keep         keep the temporary folder of a passed run too (runtime homes, markers, logs)",
             "  --prometheus   start a Prometheus (on PATH) scraping the runtimes, with the alert rules loaded",
             "  --help         print this text");
@@ -187,6 +188,7 @@ public final class HarnessMain {
             return 2;
         }
         Interruption interruption = new Interruption(args[0], err).install();
+        WorkFolder.keptOnInterrupt(interruption, work, out);
         int rc;
         try {
             if ("demo".equals(args[0])) {

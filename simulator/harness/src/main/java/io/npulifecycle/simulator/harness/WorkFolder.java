@@ -89,6 +89,21 @@ final class WorkFolder {
         }
     }
 
+    /**
+     * A run stopped by a signal keeps its work folder (nothing deletes it on the way out): it says where it is, as
+     * {@link #finish} does after a failed run.
+     *
+     * @param interruption the run's shutdown hook
+     * @param dir the folder {@link #prepare} returned
+     * @param out where {@code work folder kept: <dir> (...)} is printed
+     */
+    static void keptOnInterrupt(Interruption interruption, Path dir, PrintStream out) {
+        interruption.onInterrupt(() -> {
+            out.println("work folder kept: " + dir + " (runtime homes and logs of the interrupted run)");
+            out.flush();
+        });
+    }
+
     /** Deletes a folder and everything in it; symbolic links are deleted, never followed. */
     static void deleteTree(Path dir) throws IOException {
         Files.walkFileTree(dir, new SimpleFileVisitor<>() {

@@ -38,6 +38,38 @@ class InterruptionTest {
         }
     }
 
+    /** A child whose run has a work folder: on SIGTERM it prints the folder's path. */
+    public static final class ChildWithWork {
+        public static void main(String[] args) throws Exception {
+            Interruption i = new Interruption("scenario", System.err).install();
+            WorkFolder.keptOnInterrupt(i, Path.of(args[0]), System.out);
+            System.out.println("running");
+            System.out.flush();
+            new java.util.concurrent.CountDownLatch(1).await(); // until the signal
+        }
+    }
+
+    @Test
+    void sigtermPrintsTheKeptWorkFolder() throws Exception {
+        Path work = WorkFolder.prepare(tmp.resolve("work"), "scenario");
+        Path stdout = tmp.resolve("stdout");
+        Process p = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), ChildWithWork.class.getName(), work.toString()))
+                .redirectOutput(stdout.toFile()).redirectError(tmp.resolve("stderr").toFile()).start();
+        try {
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                    .until(() -> Files.readString(stdout).startsWith("running\n"));
+            p.destroy(); // SIGTERM
+            assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the child exits");
+        } finally {
+            p.destroyForcibly();
+        }
+        String rest = Files.readString(stdout).substring("running\n".length()).strip();
+        assertEquals(143, p.exitValue());
+        assertEquals("work folder kept: " + work + " (runtime homes and logs of the interrupted run)", rest);
+        assertTrue(Files.isDirectory(work));
+    }
+
     @Test
     void sigtermSaysWhatWasInterruptedAndExits143() throws Exception {
         Path report = tmp.resolve("report");
