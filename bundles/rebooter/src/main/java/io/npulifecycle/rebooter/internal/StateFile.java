@@ -234,14 +234,36 @@ final class StateFile {
     }
 
     /**
-     * Keeps a copy of a corrupt file next to it, {@code rebooter.state.corrupt-<suffix>}.
+     * Keeps a copy of a corrupt file next to it, {@code rebooter.state.corrupt-<suffix>}, once: a copy with the same
+     * bytes kept before (the rebooter re-reads the file at every evaluation while it is corrupt, and after a restart)
+     * is reused, so the folder gets one copy per corrupt content. The copy has the original's permissions
+     * ({@link StandardCopyOption#COPY_ATTRIBUTES}), so it is no more readable than the state file.
      *
-     * @return the copy
+     * @return the copy, new or kept before
+     * @throws IOException when the file cannot be read or copied
      */
     Path quarantine(String suffix) throws IOException {
+        Path kept = keptBefore();
+        if (kept != null) {
+            return kept;
+        }
         Path copy = file.resolveSibling(NAME + ".corrupt-" + suffix);
-        Files.copy(file, copy, StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(file, copy, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.COPY_ATTRIBUTES);
         LOG.log(Level.ERROR, "kept a copy of the corrupt state file " + file + " as " + copy);
         return copy;
+    }
+
+    /** @return a {@code rebooter.state.corrupt-*} copy with the same bytes as the state file, or {@code null} */
+    private Path keptBefore() throws IOException {
+        long size = Files.size(file);
+        try (java.util.stream.Stream<Path> siblings = Files.list(file.toAbsolutePath().getParent())) {
+            for (Path p : (Iterable<Path>) siblings::iterator) {
+                if (p.getFileName().toString().startsWith(NAME + ".corrupt-") && Files.isRegularFile(p)
+                        && Files.size(p) == size && Files.mismatch(file, p) == -1) {
+                    return p;
+                }
+            }
+        }
+        return null;
     }
 }

@@ -742,6 +742,51 @@ class RebootPathTest {
     }
 
     @Test
+    void aCorruptStateFileIsCopiedAsideOnceWithItsModeAndTheLogNamesTheCopy() throws IOException {
+        cluster.putDriver(NodeRuntime.policy(false, true, null, null));
+        Path state = Files.writeString(stateDir.resolve("rebooter.state"), "format=1\nhistory.0=garbage\n");
+        Files.setPosixFilePermissions(state, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        java.util.List<String> log = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Logger jul = java.util.logging.Logger.getLogger("io.npulifecycle.rebooter");
+        java.util.logging.Handler h = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                log.add(String.valueOf(r.getMessage()));
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        jul.addHandler(h);
+        try {
+            NodeRuntime a = boot("boot-a");
+            awaitPolicy(a, true);
+            wedge(a);
+            for (int i = 0; i < 4; i++) {
+                a.rebooter.evaluate();
+            }
+            assertEquals("STATE_CORRUPT", a.rebooter.getDecision());
+            java.util.List<Path> copies;
+            try (var s = Files.list(stateDir)) {
+                copies = s.filter(p -> p.getFileName().toString().startsWith("rebooter.state.corrupt-")).toList();
+            }
+            assertEquals(1, copies.size(), copies.toString());
+            assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
+                    Files.getPosixFilePermissions(copies.get(0))));
+            assertEquals(1, log.stream().filter(l -> l.startsWith("kept a copy of the corrupt state file")
+                    && l.endsWith(copies.get(0).toString())).count(), log.toString());
+            assertTrue(log.stream().anyMatch(l -> l.contains("(copy: " + copies.get(0) + ")")), log.toString());
+        } finally {
+            jul.removeHandler(h);
+        }
+    }
+
+    @Test
     void noExecutorOrDryRunNeverRebootsNorConsumes() throws IOException {
         cluster.putDriver(NodeRuntime.policy(false, false, null, null));
         NodeRuntime a = boot("boot-a", null, true);
