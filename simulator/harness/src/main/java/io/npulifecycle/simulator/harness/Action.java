@@ -93,6 +93,32 @@ sealed interface Action {
         return v;
     }
 
+    /** The largest number of seconds the CRD schema allows for a drain's and a deadline's seconds (365 days). */
+    int CRD_MAX_SECONDS = 31_536_000;
+
+    /** A Kubernetes qualified name: an optional DNS subdomain prefix and '/', then a name of 1 to 63 characters. */
+    java.util.regex.Pattern QUALIFIED_NAME = java.util.regex.Pattern.compile(
+            "(([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?");
+
+    /**
+     * @param key an annotation key of a scenario
+     * @param field the YAML key it was given under, for the message
+     * @throws Bad when it is not a Kubernetes qualified name (the API server would refuse it)
+     */
+    private static void checkQualifiedName(String key, String field) {
+        if (key == null) {
+            return;
+        }
+        int slash = key.indexOf('/');
+        String prefix = slash < 0 ? "" : key.substring(0, slash);
+        String name = slash < 0 ? key : key.substring(slash + 1);
+        if (!QUALIFIED_NAME.matcher(key).matches() || prefix.length() > 253 || name.length() > 63) {
+            throw new Bad(field, "'" + key + "' is not a Kubernetes annotation key: an optional DNS subdomain prefix "
+                    + "(at most 253 characters) and '/', then a name of 1 to 63 characters [A-Za-z0-9_.-], beginning "
+                    + "and ending with a letter or digit, e.g. npu.openfuyao.com/approve-reboot");
+        }
+    }
+
     private static void checkRange(Integer v, String field, int min, int max) {
         if (v != null && (v < min || v > max)) {
             throw new Bad(field, v + " is outside " + min + ".." + max);
@@ -168,6 +194,7 @@ sealed interface Action {
         public Annotate {
             required(node, "node", "a node name");
             required(key, "key", "the annotation key");
+            checkQualifiedName(key, "key");
             required(value, "value", "null removes the annotation");
         }
     }
@@ -458,6 +485,9 @@ sealed interface Action {
             checkRange(reboots, "reboots", 0, 10_000);
             checkRange(violations, "violations", 0, 10_000);
             checkVersion(driverVersion, "driverVersion");
+            if (annotations != null) {
+                annotations.keySet().forEach(k -> checkQualifiedName(k, "annotations"));
+            }
             if (labels == null && annotations == null && events == null && reboots == null && markers == null
                     && driverVersion == null && upgradeState == null && status == null && violations == null
                     && mbean == null && unschedulable == null && taints == null && pods == null) {
@@ -643,8 +673,8 @@ sealed interface Action {
             if (scope != null && !scope.equals("all") && !scope.equals("npu")) {
                 throw new Bad("scope", "'" + scope + "' is not all or npu");
             }
-            checkRange(timeoutSeconds, "timeoutSeconds", 1, 10_000_000);
-            checkRange(gracePeriodSeconds, "gracePeriodSeconds", -1, 10_000_000);
+            checkRange(timeoutSeconds, "timeoutSeconds", 1, CRD_MAX_SECONDS);
+            checkRange(gracePeriodSeconds, "gracePeriodSeconds", -1, CRD_MAX_SECONDS);
             if (onTimeout != null && !onTimeout.equals("fail") && !onTimeout.equals("reboot")) {
                 throw new Bad("onTimeout", "'" + onTimeout + "' is not fail or reboot");
             }
@@ -695,10 +725,10 @@ sealed interface Action {
     record Deadlines(Integer podRestartSeconds, Integer rebootRequiredSeconds, Integer rebootingSeconds,
             Integer validationSeconds) {
         public Deadlines {
-            checkRange(podRestartSeconds, "podRestartSeconds", 0, 10_000_000);
-            checkRange(rebootRequiredSeconds, "rebootRequiredSeconds", 0, 10_000_000);
-            checkRange(rebootingSeconds, "rebootingSeconds", 0, 10_000_000);
-            checkRange(validationSeconds, "validationSeconds", 0, 10_000_000);
+            checkRange(podRestartSeconds, "podRestartSeconds", 0, CRD_MAX_SECONDS);
+            checkRange(rebootRequiredSeconds, "rebootRequiredSeconds", 0, CRD_MAX_SECONDS);
+            checkRange(rebootingSeconds, "rebootingSeconds", 0, CRD_MAX_SECONDS);
+            checkRange(validationSeconds, "validationSeconds", 0, CRD_MAX_SECONDS);
         }
 
         Map<String, Object> fields() {

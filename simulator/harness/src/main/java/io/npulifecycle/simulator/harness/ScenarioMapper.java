@@ -151,11 +151,90 @@ final class ScenarioMapper {
             throw new YamlTree.Invalid(node.line(), where + " must be a mapping ({key: value, ...})");
         }
         JsonNode tree = MAPPER.valueToTree(plain(node));
-        try {
-            return MAPPER.treeToValue(tree, type);
-        } catch (JacksonException e) {
-            throw invalid(e, node, where);
+        List<YamlTree.Invalid> errors = new ArrayList<>();
+        java.util.Set<String> removed = new java.util.HashSet<>();
+        while (true) {
+            try {
+                T value = MAPPER.treeToValue(tree, type);
+                if (errors.isEmpty()) {
+                    return value;
+                }
+                throw YamlTree.Invalid.of(errors);
+            } catch (JacksonException e) {
+                Fault f = fault(tree, e, removed);
+                if (f != null && f.removed() && errors.size() < MAX_ERRORS) {
+                    errors.add(invalid(e, node, where));
+                    continue;
+                }
+                // an error tied to no key ("nothing to check"), a key never given ("is missing"), or one that
+                // follows from a value taken out before (a required key, the only key to check): reported unless it
+                // follows from one
+                if (f == null ? errors.isEmpty() : !removed.contains(f.where())) {
+                    errors.add(invalid(e, node, where));
+                }
+                throw YamlTree.Invalid.of(errors);
+            }
         }
+    }
+
+    /** At most this many errors are reported for one mapping. */
+    private static final int MAX_ERRORS = 50;
+
+    /**
+     * @param where the key's path in the bound value, e.g. {@code .upgradePolicy.drain.timeoutSeconds}
+     * @param removed whether it was taken out of the tree now
+     */
+    private record Fault(String where, boolean removed) {
+    }
+
+    /**
+     * Takes the value at fault out of {@code tree}, so that binding again finds the next bad value of the same mapping
+     * (Jackson stops at the first error, and a record's checks at its first bad field).
+     *
+     * @param removed the keys taken out before; the one taken out now is added
+     * @return the key at fault and whether it was taken out; {@code null} when the error names no key
+     */
+    private static Fault fault(JsonNode tree, JacksonException e, java.util.Set<String> removed) {
+        List<JacksonException.Reference> path = e.getPath();
+        int parentSize;
+        String key;
+        if (e instanceof ValueInstantiationException && e.getCause() instanceof Action.Bad bad) {
+            if (bad.field == null) {
+                return null;
+            }
+            parentSize = path.size();
+            key = bad.field;
+        } else if (e instanceof UnrecognizedPropertyException || e instanceof MismatchedInputException
+                || e instanceof InputCoercionException) {
+            if (path.isEmpty() || path.get(path.size() - 1).getPropertyName() == null) {
+                return null;
+            }
+            parentSize = path.size() - 1;
+            key = path.get(path.size() - 1).getPropertyName();
+        } else {
+            return null;
+        }
+        JsonNode parent = tree;
+        StringBuilder where = new StringBuilder();
+        for (int i = 0; i < parentSize && parent != null; i++) {
+            JacksonException.Reference r = path.get(i);
+            if (r.getPropertyName() != null) {
+                parent = parent.get(r.getPropertyName());
+                where.append('.').append(r.getPropertyName());
+            } else if (r.getIndex() >= 0) {
+                parent = parent.get(r.getIndex());
+                where.append('[').append(r.getIndex()).append(']');
+            } else {
+                return new Fault(where.toString(), false);
+            }
+        }
+        String at = where + "." + key;
+        if (!(parent instanceof tools.jackson.databind.node.ObjectNode object) || !object.has(key)) {
+            return new Fault(at, false);
+        }
+        object.remove(key);
+        removed.add(at);
+        return new Fault(at, true);
     }
 
     private static YamlTree.Invalid invalid(JacksonException e, YamlTree.Node root, String where) {

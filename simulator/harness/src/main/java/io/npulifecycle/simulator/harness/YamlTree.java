@@ -70,7 +70,12 @@ final class YamlTree {
         static Invalid of(List<Invalid> errors) {
             Invalid first = errors.get(0);
             for (Invalid e : errors.subList(1, errors.size())) {
-                first.all.addAll(e.all);
+                for (Invalid x : e.all) {
+                    // an error carried already (an aggregate's own errors listed again) is listed once
+                    if (!first.all.contains(x)) {
+                        first.all.add(x);
+                    }
+                }
             }
             return first;
         }

@@ -112,6 +112,52 @@ class ScenarioTest {
     }
 
     @Test
+    void everyBadValueOfAScenarioIsReportedAtOnceWithItsPath() {
+        YamlTree.Invalid e = assertThrows(YamlTree.Invalid.class, () -> Scenario.parse("bad.yaml", "steps:\n"
+                + "  - at: 0s\n"
+                + "    setPolicy:\n"
+                + "      upgradePolicy:\n"
+                + "        maxParallelUpgrades: -1\n"
+                + "        drain: {scope: gpu, timeoutSeconds: 0, onTimeout: maybe}\n"
+                + "        deadlines: {podRestartSeconds: 31536001}\n"
+                + "      recoveryPolicy: {maxReboots: lots, window: forever}\n"
+                + "  - at: 10s\n"
+                + "    wedge: {node: node-0, npu: 9, chip: 0}\n"
+                + "  - at: 20s\n"
+                + "    wedge: {node: node-0, npu: 1, chip: 0, frobnicate: 1}\n"));
+        List<String> all = e.all().stream().map(Throwable::getMessage).toList();
+        for (String expected : new String[] {"setPolicy.upgradePolicy.maxParallelUpgrades -1 is outside 0..100000",
+            "setPolicy.upgradePolicy.drain.scope 'gpu' is not all or npu",
+            "setPolicy.upgradePolicy.drain.timeoutSeconds 0 is outside 1..31536000",
+            "setPolicy.upgradePolicy.drain.onTimeout 'maybe' is not fail or reboot",
+            "setPolicy.upgradePolicy.deadlines.podRestartSeconds 31536001 is outside 0..31536000",
+            "setPolicy.recoveryPolicy.maxReboots must be a whole number, got lots",
+            "setPolicy.recoveryPolicy.window 'forever'", "wedge.npu 9 is outside 0..7", "unknown key 'frobnicate'"}) {
+            assertTrue(all.stream().anyMatch(m -> m.contains(expected)), expected + " in " + all);
+        }
+        assertEquals(9, all.size(), all.toString());
+    }
+
+    @Test
+    void drainSecondsFollowTheCrdsBoundAndAnnotationKeysMustBeQualifiedNames() throws Exception {
+        Scenario.parse("ok.yaml", "steps:\n  - at: 0s\n    setPolicy: {upgradePolicy: {drain: {timeoutSeconds: "
+                + "31536000}}}\n  - at: 1s\n    annotate: {node: node-0, key: npu.openfuyao.com/approve-reboot, value: "
+                + "'true'}\n");
+        String big = rejected("steps:\n  - at: 0s\n    setPolicy: {upgradePolicy: {drain: {timeoutSeconds: "
+                + "10000000}}}\n  - at: 1s\n    setPolicy: {recoveryPolicy: {drain: {timeoutSeconds: 31536001}}}\n");
+        assertTrue(big.contains("timeoutSeconds 31536001 is outside 1..31536000"), big);
+        for (String key : new String[] {"'bad key'", "-leading", "npu.openfuyao.com/", "Upper.Case/x", "a/b/c",
+            "x".repeat(64)}) {
+            String annotate = rejected("steps:\n  - at: 0s\n    annotate: {node: node-0, key: " + key
+                    + ", value: x}\n");
+            assertTrue(annotate.startsWith("line 3:") && annotate.contains("is not a Kubernetes annotation key"),
+                    key + ": " + annotate);
+        }
+        String expect = rejected("steps:\n  - at: 0s\n    expect: {node: node-0, annotations: {'no spaces': x}}\n");
+        assertTrue(expect.contains("expect.annotations 'no spaces' is not a Kubernetes annotation key"), expect);
+    }
+
+    @Test
     void everyScenarioOfTheCiSuiteAndTheReliabilityMatrixIsValid() throws Exception {
         java.nio.file.Path dir = java.nio.file.Path.of(System.getProperty("npu.scenarios.dir", "../../itests/scenarios"));
         for (java.nio.file.Path d : List.of(dir, dir.resolve("reliability"))) {
