@@ -61,6 +61,10 @@ public class MarkerStoreComponent implements MarkerStore {
 
     private final TimeSource time;
 
+    /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    private volatile io.npulifecycle.api.management.ConfigurationRefusals refusals;
+
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
     private volatile EventAdmin eventAdmin;
 
@@ -115,18 +119,32 @@ public class MarkerStoreComponent implements MarkerStore {
         String f = config.folder();
         if (f == null || f.isBlank()) {
             LOG.log(Level.ERROR, "PID " + PID + " key folder is empty: keeping the previous configuration");
+            refused(f, "is empty (an absolute folder is expected)");
             return null;
         }
         try {
             Path p = Path.of(f.trim());
             if (!p.isAbsolute()) {
                 LOG.log(Level.ERROR, "PID " + PID + " key folder '" + f + "' is not absolute: keeping the previous configuration");
+                refused(f, "is not absolute (an absolute folder is expected)");
                 return null;
+            }
+            io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
+            if (r != null) {
+                r.accepted(PID);
             }
             return p;
         } catch (InvalidPathException e) {
             LOG.log(Level.ERROR, "PID " + PID + " key folder '" + f + "' is not a path: keeping the previous configuration");
+            refused(f, "is not a path (an absolute folder is expected)");
             return null;
+        }
+    }
+
+    private void refused(String folder, String reason) {
+        io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
+        if (r != null) {
+            r.refused(PID, null, "folder", folder, reason);
         }
     }
 

@@ -62,6 +62,12 @@ public class ExecutorComponent {
     private ServiceRegistration<RebootExecutor> registration;
     private Config current;
 
+    /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
+    @org.osgi.service.component.annotations.Reference(
+            cardinality = org.osgi.service.component.annotations.ReferenceCardinality.OPTIONAL,
+            policy = org.osgi.service.component.annotations.ReferencePolicy.DYNAMIC)
+    private volatile io.npulifecycle.api.management.ConfigurationRefusals refusals;
+
     @Activate
     void activate(BundleContext ctx, Config c) {
         context = ctx;
@@ -86,6 +92,11 @@ public class ExecutorComponent {
             case "command" -> {
                 if (c.command() == null || c.command().length == 0 || c.command()[0].isBlank()) {
                     LOG.log(Level.ERROR, "PID " + PID + " key command: empty; keeping the previous configuration");
+                    io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
+                    if (r != null) {
+                        r.refused(PID, null, "command", c.command() == null ? null : String.join(",", c.command()),
+                                "is empty: type=command needs the command to run (program, then its arguments)");
+                    }
                     return;
                 }
                 ex = new CommandExecutor(List.of(c.command()), c.commandTimeoutSeconds());
@@ -95,6 +106,10 @@ public class ExecutorComponent {
                         + "' is not none, libc or command; keeping the previous configuration");
                 return;
             }
+        }
+        io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
+        if (r != null) {
+            r.accepted(PID);
         }
         unregister();
         current = c;
