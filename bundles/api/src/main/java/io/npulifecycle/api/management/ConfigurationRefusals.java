@@ -16,7 +16,7 @@ public interface ConfigurationRefusals {
      * @param pid the configuration's PID, e.g. {@code io.npulifecycle.probe}
      * @param file the {@code felix.fileinstall.filename} of the configuration, or {@code null}
      * @param key the key at fault, e.g. {@code timeout}
-     * @param value the refused value as configured, or {@code null} when absent
+     * @param value the refused value as configured, or {@code null} when the reason names it (or it is absent)
      * @param reason what was expected, e.g. {@code must be below interval (60 s), got 100}
      */
     void refused(String pid, Object file, String key, Object value, String reason);

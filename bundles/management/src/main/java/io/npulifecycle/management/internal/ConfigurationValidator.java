@@ -181,8 +181,8 @@ public class ConfigurationValidator extends DescribedMBean implements Configurat
 
     @Override
     public void refused(String pid, Object file, String key, Object value, String reason) {
-        String line = "Configuration " + pid + (file == null ? "" : " (" + file + ")") + ": key " + key + "="
-                + render(value) + " refused by "
+        String line = "Configuration " + pid + (file == null ? "" : " (" + file + ")") + ": key " + key
+                + (value == null ? "" : "=" + render(value)) + " refused by "
                 + "the component: " + reason + "; keeping its previous configuration";
         LOG.log(Level.WARNING, line);
         rejected.incrementAndGet();

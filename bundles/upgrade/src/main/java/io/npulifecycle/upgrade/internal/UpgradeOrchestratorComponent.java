@@ -120,7 +120,7 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
 
     @Activate
     void activate(BundleContext ctx, Config raw) {
-        ControllerConfig c = validate(raw);
+        ControllerConfig c = reported(raw);
         cfg = c == null ? ControllerConfig.defaults() : c;
         startController();
         mbean = MBeanRegistrations.register(ctx, UpgradeOrchestratorMXBean.class, this, OBJECT_NAME);
@@ -129,7 +129,7 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
 
     @Modified
     void modified(Config raw) {
-        ControllerConfig c = validate(raw);
+        ControllerConfig c = reported(raw);
         if (c == null || c.equals(cfg)) {
             return;
         }
@@ -189,11 +189,40 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
         }
     }
 
+    /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
+    @Reference(cardinality = org.osgi.service.component.annotations.ReferenceCardinality.OPTIONAL,
+            policy = org.osgi.service.component.annotations.ReferencePolicy.DYNAMIC)
+    private volatile io.npulifecycle.api.management.ConfigurationRefusals refusals;
+
+    /** {@link #validate}, reporting a refusal (or its end) to {@link #refusals}. */
+    private ControllerConfig reported(Config raw) {
+        String[] why = new String[1];
+        ControllerConfig c = validate(raw, why);
+        io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
+        if (r != null && c != null) {
+            r.accepted(PID);
+        } else if (r != null) {
+            int colon = why[0].indexOf(':');
+            r.refused(PID, null, colon < 0 ? why[0] : why[0].substring(0, colon), null,
+                    colon < 0 ? "invalid" : why[0].substring(colon + 1).strip());
+        }
+        return c;
+    }
+
     /**
      * @param c raw configuration
      * @return the validated configuration, or null (logged with PID and key)
      */
     static ControllerConfig validate(Config c) {
+        return validate(c, new String[1]);
+    }
+
+    /**
+     * @param c raw configuration
+     * @param why receives at [0], when refused, {@code <key>: <what is wrong>}
+     * @return the validated configuration, or null (logged with PID and key)
+     */
+    static ControllerConfig validate(Config c, String[] why) {
         String bad = null;
         if (c.namespace() == null || !c.namespace().matches("^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")) {
             bad = "namespace: '" + c.namespace() + "' is not a namespace name";
@@ -215,6 +244,7 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
         }
         if (bad != null) {
             LOG.log(Level.ERROR, "PID " + PID + " key " + bad + ": keeping the previous configuration");
+            why[0] = bad;
             return null;
         }
         return new ControllerConfig(c.namespace(), c.resourceName(), c.registryCheck(), c.registryScheme(),

@@ -46,4 +46,12 @@ class ImageWhiteListConfigTest {
         assertNull(UpgradeOrchestratorComponent.validate(config(Map.of("imageWhiteListName", "ascend driver"))));
         assertNull(UpgradeOrchestratorComponent.validate(config(Map.of("imageWhiteListName", ""))));
     }
+
+    @Test
+    void aRefusalNamesTheKeyAndWhatIsWrongForTheConfigurationMBean() {
+        String[] why = new String[1];
+        assertNull(UpgradeOrchestratorComponent.validate(config(Map.of("imageWhiteListNamespace", "Cpaas_System")),
+                why));
+        assertEquals("imageWhiteListNamespace: 'Cpaas_System' is not a namespace name", why[0]);
+    }
 }
