@@ -36,10 +36,10 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
  * {@code conf/bundles.list} leaves them out) are started together against one embedded API server, {@code pairs}
  * times. In each pair the agent with metrics is scraped back to back over loopback: {@value #WARM_UP} warm-up
  * scrapes, then {@value #MEASURED} measured "cold" (the C1-only agent still interprets much of the scrape path),
- * scrapes up to number {@value #STEADY_FROM}, then {@value #MEASURED} measured "steady" (compiled), then
- * {@value #MEASURED} more as Prometheus asks (its {@code Accept} header, so OpenMetrics, and gzip). Per phase: latency
- * of each request (p50, p99) and the agent's CPU from {@code /proc/<pid>/stat} minus its own idle CPU over a quiet
- * window just before the phases. After the steady phase, the RSS of both. Every figure is the median over the pairs. Then
+ * scrapes up to number {@value #STEADY_FROM}, a quiet window, then {@value #MEASURED_STEADY} measured "steady"
+ * (compiled), then {@value #MEASURED_STEADY} more as Prometheus asks (its {@code Accept} header, so OpenMetrics, and
+ * gzip). Per phase: latency of each request (p50, p99) and the agent's CPU from {@code /proc/<pid>/task/<tid>/stat}
+ * (its threads but the {@link #BACKGROUND} ones) minus their idle CPU at the rate of the quiet window. After the steady phase, the RSS of both. Every figure is the median over the pairs. Then
  * the control plane's registry at 5,000 nodes in this JVM (the collectors over the orchestrator MBean as its bundle
  * publishes it, and the client's text writer), as many times as there are pairs.
  */
@@ -47,7 +47,14 @@ final class MetricsSection {
 
     static final int CHIPS = 16;
     static final int WARM_UP = 50;
+    /** Scrapes of the cold phase. */
     static final int MEASURED = 300;
+    /**
+     * Scrapes of the steady phase and of the one as Prometheus asks: about 100 clock ticks of CPU each at 1 ms per
+     * scrape, so the 10 ms tick of {@code /proc/<pid>/stat} is a 2 % error at most, and a probe of the agent that
+     * falls into the phase (one each probe interval, also in the quiet window) weighs little per scrape.
+     */
+    static final int MEASURED_STEADY = 1000;
     static final int STEADY_FROM = 1000;
     static final int CONTROL_PLANE_NODES = 5000;
     /** What Prometheus 2.x/3.x sends when it scrapes (it asks for OpenMetrics first) and accepts gzip. */
@@ -63,13 +70,13 @@ final class MetricsSection {
     /**
      * @param install the installation
      * @param work a work folder (emptied)
-     * @param quick one pair and a 5 s quiet window instead of three pairs and 10 s
+     * @param quick one pair and a 5 s quiet window instead of three pairs and 20 s (more than one probe interval)
      */
     MetricsSection(Path install, Path work, boolean quick) {
         this.install = install;
         this.work = work;
         this.pairs = quick ? 1 : 3;
-        this.quietMillis = quick ? 5_000 : 10_000;
+        this.quietMillis = quick ? 5_000 : 20_000;
     }
 
     /**
@@ -82,8 +89,21 @@ final class MetricsSection {
         return this;
     }
 
-    /** One phase of scrapes: latencies in ms and CPU per scrape in ms. */
-    private record Phase(List<Double> ms, double cpuMs) {
+    /**
+     * One phase of scrapes: latencies in ms, the agent's CPU over the phase in clock ticks (its threads but the
+     * {@link #BACKGROUND} ones), the phase's duration in ns, the ticks of that duration those threads spend idle
+     * (subtracted), and the ticks of every thread (a diagnostic).
+     */
+    private record Phase(List<Double> ms, long ticks, long nanos, double idleTicks, String threads) {
+        Phase lessIdle(double idleTicksPerNano) {
+            return new Phase(ms, ticks, nanos, idleTicksPerNano * nanos, threads);
+        }
+
+        /** @return CPU per scrape, ms: the phase's ticks less the idle ones, over its scrapes */
+        double cpuMs() {
+            return Math.max(0, ticks - idleTicks) * 1000.0 / ticksPerSecond() / ms.size();
+        }
+
         double p50() {
             return Stats.median(ms);
         }
@@ -148,35 +168,68 @@ final class MetricsSection {
                 body = get(http, text);
             }
             long chipSeries = body.lines().filter(l -> l.startsWith("npu_lifecycle_chip_health{")).count();
-            long quietStart = System.nanoTime();
-            long cpu0 = cpuTicks(a.pid());
-            Thread.sleep(quietMillis); // the agent's own CPU (probes, informers) without scrapes
-            double idleTicksPerNano = (cpuTicks(a.pid()) - cpu0) / (double) (System.nanoTime() - quietStart);
-            Phase cold = phase(http, text, a.pid(), idleTicksPerNano);
+            Phase cold = phase(http, text, a.pid(), MEASURED);
             for (int i = WARM_UP + MEASURED; i < STEADY_FROM; i++) {
                 get(http, text);
             }
-            Phase steady = phase(http, text, a.pid(), idleTicksPerNano);
+            // the agent's own CPU (the compiler finishing what the scrapes queued, timers) without scrapes
+            long quietStart = System.nanoTime();
+            Map<String, Long> quiet = threadTicks(a.pid());
+            Thread.sleep(quietMillis);
+            Map<String, Long> quietEnd = threadTicks(a.pid());
+            double idleTicksPerNano = scrapeTicks(quiet, quietEnd) / (double) (System.nanoTime() - quietStart);
+            cold = cold.lessIdle(idleTicksPerNano);
+            Phase steady = phase(http, text, a.pid(), MEASURED_STEADY).lessIdle(idleTicksPerNano);
+            if (Boolean.getBoolean("metrics.bench.threads")) {
+                log("metrics scrape: CPU ticks of the agent's threads over the quiet window: " + diff(quiet, quietEnd)
+                        + "; over the steady phase: " + steady.threads() + "; counted " + steady.ticks() + " in "
+                        + steady.nanos() / 1_000_000 + " ms, idle " + f2(steady.idleTicks()));
+            }
             // before the OpenMetrics and gzip scrapes: a runtime compiles the code of the one format its Prometheus
             // asks for, not of both
             long rssWith = Proc.rssKib(a.pid());
             long rssWithout = Proc.rssKib(b.pid());
-            Phase asPrometheus = phase(http, prometheus, a.pid(), idleTicksPerNano);
+            if (Boolean.getBoolean("metrics.bench.nmt")) { // both runtimes with -XX:NativeMemoryTracking=summary
+                for (ChildProcess p : List.of(a, b)) {
+                    new ProcessBuilder("jcmd", String.valueOf(p.pid()), "VM.native_memory", "summary")
+                            .redirectOutput(dir.resolve((p == a ? "with" : "without") + ".nmt").toFile())
+                            .start().waitFor();
+                }
+            }
+            Phase asPrometheus = phase(http, prometheus, a.pid(), MEASURED_STEADY).lessIdle(idleTicksPerNano);
             return new Pair(cold, steady, asPrometheus, rssWith, rssWithout, body.length(), chipSeries);
         }
     }
 
-    private static Phase phase(HttpClient http, HttpRequest r, long pid, double idleTicksPerNano) throws Exception {
+    private static Phase phase(HttpClient http, HttpRequest r, long pid, int scrapes) throws Exception {
         List<Double> ms = new ArrayList<>();
-        long cpu = cpuTicks(pid);
+        Map<String, Long> before = threadTicks(pid);
         long t = System.nanoTime();
-        for (int i = 0; i < MEASURED; i++) {
+        for (int i = 0; i < scrapes; i++) {
             long s = System.nanoTime();
             get(http, r);
             ms.add((System.nanoTime() - s) / 1e6);
         }
-        double ticks = cpuTicks(pid) - cpu - idleTicksPerNano * (System.nanoTime() - t);
-        return new Phase(ms, Math.max(0, ticks) * 1000.0 / ticksPerSecond() / MEASURED);
+        Map<String, Long> after = threadTicks(pid);
+        return new Phase(ms, scrapeTicks(before, after), System.nanoTime() - t, 0, diff(before, after));
+    }
+
+    /**
+     * The threads of a node agent whose work does not depend on scrapes: the Kubernetes client's (fabric8 and the
+     * JDK HTTP client it uses: informers, watches, node sync), health-watch's probes and FileInstall's folder poll.
+     * Their CPU comes in bursts (a resync, a probe) of several ticks, which a phase of a second or two may or may not
+     * hold; every other thread, the JVM's included (GC, compiler), is counted.
+     */
+    private static final java.util.regex.Pattern BACKGROUND = java.util.regex.Pattern.compile(
+            "JdkHttpClientFa.*|HttpClient-.*|-?\\d+-pool-.*|npu-kube-.*|npu-health-watc.*|fileinstall-.*|OkHttp.*");
+
+    /**
+     * @return the ticks from {@code before} to {@code after} of the threads that are not {@link #BACKGROUND} (a
+     *         thread started in between counts from 0; one that ended, not at all)
+     */
+    static long scrapeTicks(Map<String, Long> before, Map<String, Long> after) {
+        return after.entrySet().stream().filter(e -> !BACKGROUND.matcher(name(e.getKey())).matches())
+                .mapToLong(e -> e.getValue() - before.getOrDefault(e.getKey(), 0L)).sum();
     }
 
     private String markdown(List<Pair> r, List<List<Double>> cp, int cpBytes, String loadBefore, String loadAfter) {
@@ -196,12 +249,15 @@ final class MetricsSection {
                 .append("; figures are medians over the pairs. The agent is scraped back to back over loopback "
                 + "(`GET /metrics`, text format): ").append(WARM_UP).append(" warm-up scrapes, ").append(MEASURED)
                 .append(" measured *cold* (the agent runs C1 only and still interprets much of the scrape path), "
-                + "scrapes up to number ").append(STEADY_FROM).append(", ").append(MEASURED).append(" measured "
-                + "*steady* (compiled: at a 15 s interval, after the first hours), then ").append(MEASURED)
+                + "scrapes up to number ").append(STEADY_FROM).append(", a quiet window, ").append(MEASURED_STEADY)
+                .append(" measured *steady* (compiled: at a 15 s interval, after the first hours), then ")
+                .append(MEASURED_STEADY)
                 .append(" as Prometheus asks (its `Accept` header, so OpenMetrics, and `Accept-Encoding: gzip`). "
-                + "Latency per request; CPU of the agent from `/proc/<pid>/stat` over the phase minus its own idle "
-                + "CPU over a ").append(quietMillis / 1000).append(" s quiet window just before; RSS of both after "
-                + "the steady phase (before the OpenMetrics and gzip scrapes, whose code a runtime scraped in one "
+                + "Latency per request; CPU of the agent from `/proc/<pid>/task/*/stat` (10 ms ticks) over the "
+                + "phase, all its threads but those whose work does not depend on scrapes (the Kubernetes client's, "
+                + "health-watch's, FileInstall's: bursts of several ticks a phase may or may not hold), minus those "
+                + "threads' idle CPU at the rate of a ").append(quietMillis / 1000).append(" s quiet window (no "
+                + "scrapes) after scrape ").append(STEADY_FROM).append("; RSS of both after the steady phase (before the OpenMetrics and gzip scrapes, whose code a runtime scraped in one "
                 + "format only does not compile). The control plane's scrape at ").append(String.format("%,d", CONTROL_PLANE_NODES))
                 .append(" nodes: the collectors over the UpgradeOrchestrator MBean (as its bundle publishes it) and "
                 + "the client's text writer in one JVM, JVM metrics included; 20 warm-up scrapes, then 200, as many times as "
@@ -214,7 +270,7 @@ final class MetricsSection {
         sb.append("| what | latency p50 / p99 | CPU per scrape | target |\n|---|---|---|---|\n");
         sb.append(row("node agent, cold (scrapes " + (WARM_UP + 1) + "-" + (WARM_UP + MEASURED) + ")", r,
                 Pair::cold, ""));
-        sb.append(row("node agent, steady (scrapes " + (STEADY_FROM + 1) + "-" + (STEADY_FROM + MEASURED) + ")", r,
+        sb.append(row("node agent, steady (scrapes " + (STEADY_FROM + 1) + "-" + (STEADY_FROM + MEASURED_STEADY) + ")", r,
                 Pair::steady, "p99 < 20 ms: " + verdict(steadyP99 < 20) + "; CPU < 1 ms: "
                         + verdict(steadyCpu < 1)));
         sb.append(row("node agent, steady, as Prometheus asks (OpenMetrics, gzip)", r, Pair::prometheus, ""));
@@ -223,7 +279,7 @@ final class MetricsSection {
                 .append(" / ").append(f2(cpP99)).append(" ms | | p99 < 100 ms: ").append(verdict(cpP99 < 100))
                 .append(" |\n\n");
         sb.append("| node agent RSS | with the metrics bundle | without | added | target |\n|---|---|---|---|---|\n");
-        sb.append("| after ").append(STEADY_FROM + MEASURED).append(" scrapes (").append(first.chipSeries()).append(" chip_health series, ")
+        sb.append("| after ").append(STEADY_FROM + MEASURED_STEADY).append(" scrapes (").append(first.chipSeries()).append(" chip_health series, ")
                 .append(String.format("%,d", first.bytes())).append(" bytes of text) | ")
                 .append(f1(Stats.median(r.stream().map(p -> p.rssWithKib() / 1024.0).toList()))).append(" MiB | ")
                 .append(f1(Stats.median(r.stream().map(p -> p.rssWithoutKib() / 1024.0).toList()))).append(" MiB | ")
@@ -238,7 +294,10 @@ final class MetricsSection {
             String target) {
         return "| " + what + " | " + f2(Stats.median(r.stream().map(p -> phase.apply(p).p50()).toList())) + " / "
                 + f2(Stats.median(r.stream().map(p -> phase.apply(p).p99()).toList())) + " ms | "
-                + f2(Stats.median(r.stream().map(p -> phase.apply(p).cpuMs()).toList())) + " ms | " + target + " |\n";
+                + f2(Stats.median(r.stream().map(p -> phase.apply(p).cpuMs()).toList())) + " ms"
+                + (r.size() > 1 ? " (pairs: " + r.stream().map(p -> f2(phase.apply(p).cpuMs()))
+                        .collect(Collectors.joining(", ")) + ")" : "")
+                + " | " + target + " |\n";
     }
 
     /** @return the file name of the jar this class runs from, e.g. {@code io.npulifecycle.bench-0.1.0-SNAPSHOT.jar} */
@@ -298,11 +357,38 @@ final class MetricsSection {
         return new String(res.body(), java.nio.charset.StandardCharsets.UTF_8);
     }
 
-    /** @return utime + stime of the process, clock ticks ({@code /proc/<pid>/stat} fields 14 and 15) */
-    static long cpuTicks(long pid) throws IOException {
-        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-        return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+    /**
+     * @return utime + stime of each thread of the process, clock ticks, by {@code <tid> <name>} (the name as the
+     *         kernel keeps it, 15 characters at most)
+     */
+    static Map<String, Long> threadTicks(long pid) throws IOException {
+        Map<String, Long> out = new TreeMap<>();
+        try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            for (Path t : (Iterable<Path>) tasks::iterator) {
+                try {
+                    String stat = Files.readString(t.resolve("stat"));
+                    String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    out.put(t.getFileName() + " " + name, Long.parseLong(f[11]) + Long.parseLong(f[12]));
+                } catch (IOException e) {
+                    // the thread ended
+                }
+            }
+        }
+        return out;
+    }
+
+    private static String name(String tidAndName) {
+        return tidAndName.substring(tidAndName.indexOf(' ') + 1);
+    }
+
+    /** @return the ticks of each thread name from {@code before} to {@code after}, most first (a diagnostic) */
+    private static String diff(Map<String, Long> before, Map<String, Long> after) {
+        Map<String, Long> byName = new TreeMap<>();
+        after.forEach((k, v) -> byName.merge(name(k), v - before.getOrDefault(k, 0L), Long::sum));
+        return byName.entrySet().stream().filter(e -> e.getValue() > 0)
+                .sorted((x, y) -> Long.compare(y.getValue(), x.getValue()))
+                .map(e -> e.getKey() + " " + e.getValue()).collect(Collectors.joining(", "));
     }
 
     static long ticksPerSecond() {

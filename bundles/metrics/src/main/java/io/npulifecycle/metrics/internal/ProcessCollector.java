@@ -24,15 +24,21 @@ import io.prometheus.metrics.model.snapshots.Unit;
  * exported {@code com.sun.management} interfaces: the client's collector calls the getters by reflection on the JDK's
  * internal implementation class, which on Java 17 throws (and catches) an {@code IllegalAccessException} per getter
  * and scrape, and reads {@code /proc/self/status} through a new 8 KiB buffer for each of two metrics; that made a
- * third of a node agent's scrape allocation. A value the platform does not give (no {@code /proc}, not Unix) leaves
+ * third of a node agent's scrape allocation. The open descriptors are the size Linux gives {@code /proc/self/fd}
+ * (since Linux 6.2: the number of open descriptors, one {@code stat}), where the interface lists that directory
+ * entry by entry at each scrape (7 % of the scraping thread's time with the runtime's 100 descriptors); the interface's
+ * count where the size is 0 (older kernels). A value the platform does not give (no {@code /proc}, not Unix) leaves
  * its series out.
  */
 final class ProcessCollector implements MultiCollector {
 
     private static final Path STATUS = Path.of("/proc/self/status");
+    private static final Path FDS = Path.of("/proc/self/fd");
 
     private final OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
     private final double startTimeSeconds = ManagementFactory.getRuntimeMXBean().getStartTime() / 1000.0;
+    /** Whether {@code /proc/self/fd} gives its size as the open descriptors (false after it once gave none). */
+    private volatile boolean fdsBySize = true;
 
     @Override
     public MetricSnapshots collect() {
@@ -53,8 +59,7 @@ final class ProcessCollector implements MultiCollector {
             out.add(gauge("process_resident_memory_bytes", "Resident memory size in bytes.", Unit.BYTES, rss));
         }
         if (os instanceof UnixOperatingSystemMXBean unix) {
-            out.add(gauge("process_open_fds", "Number of open file descriptors.", null,
-                    unix.getOpenFileDescriptorCount()));
+            out.add(gauge("process_open_fds", "Number of open file descriptors.", null, openFds(unix)));
             out.add(gauge("process_max_fds", "Maximum number of open file descriptors.", null,
                     unix.getMaxFileDescriptorCount()));
         }
@@ -67,6 +72,34 @@ final class ProcessCollector implements MultiCollector {
             b.unit(unit);
         }
         return b.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder().value(value).build()).build();
+    }
+
+    /**
+     * @param unix the interface counting by listing {@code /proc/self/fd}, used where the size is not the count
+     * @return the open file descriptors of this process
+     */
+    private long openFds(UnixOperatingSystemMXBean unix) {
+        if (fdsBySize) {
+            long n = openFdsBySize(FDS);
+            if (n > 0) {
+                return n;
+            }
+            fdsBySize = false;
+        }
+        return unix.getOpenFileDescriptorCount();
+    }
+
+    /**
+     * @param fds {@code /proc/<pid>/fd}
+     * @return its size (Linux 6.2 and later: the process's open file descriptors; earlier: 0), or -1 when it cannot
+     *         be read
+     */
+    static long openFdsBySize(Path fds) {
+        try {
+            return Files.size(fds);
+        } catch (IOException | UnsupportedOperationException e) {
+            return -1;
+        }
     }
 
     /** @return {@code VmRSS} of {@code /proc/self/status} in bytes, or -1 when there is none */

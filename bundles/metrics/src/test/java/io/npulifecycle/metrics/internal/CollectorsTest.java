@@ -250,6 +250,16 @@ class CollectorsTest {
     }
 
     @Test
+    void theOpenDescriptorsAreTheCountTheJdkListsOrAbsentWithoutTheFolder() {
+        long bySize = ProcessCollector.openFdsBySize(java.nio.file.Path.of("/proc/self/fd"));
+        org.junit.jupiter.api.Assumptions.assumeTrue(bySize > 0, "Linux 6.2 or later gives the count as the size");
+        long listed = ((com.sun.management.UnixOperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getOpenFileDescriptorCount();
+        assertTrue(Math.abs(listed - bySize) <= 2, "size " + bySize + ", listed " + listed);
+        assertEquals(-1, ProcessCollector.openFdsBySize(java.nio.file.Path.of("/proc/self/no-such-folder")));
+    }
+
+    @Test
     void vmRssIsReadInKibibytesAndAbsentWithoutTheLine() {
         assertEquals(123_456L * 1024, ProcessCollector.vmRssBytes("Name:\tjava\nVmHWM:\t  999 kB\nVmRSS:\t  123456 kB\n"));
         assertEquals(-1, ProcessCollector.vmRssBytes("Name:\tjava\n"));
