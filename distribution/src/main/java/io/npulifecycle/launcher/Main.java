@@ -144,7 +144,7 @@ public final class Main {
         if (logProblem != null) {
             LOG.warning(logProblem);
         }
-        Credentials credentials = Credentials.resolve(settings, home.secrets(), new SecureRandom());
+        Credentials credentials = Credentials.resolve(settings, home.secrets(), new SecureRandom()).hashInBackground();
         AccessPolicy policy = AccessPolicy.choose(settings.jolokiaPolicy(), home.run());
         checkUsersFile(settings, credentials.user());
         List<BundleList.Entry> entries = BundleList.read(install.resolve("conf").resolve("bundles.list"),
