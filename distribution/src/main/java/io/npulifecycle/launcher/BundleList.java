@@ -11,7 +11,7 @@ import java.util.Set;
 /**
  * The bundles of a runtime, read from {@code conf/bundles.list} of the installation.
  *
- * <p>One line per bundle: {@code <start> <roles> <file>}. {@code start} is a start level (1 to 5) for bundles the
+ * <p>One line per bundle: {@code <start> <roles> <file>}. {@code start} is a start level (1 to 6) for bundles the
  * launcher installs itself, or {@code deploy} for the product's implementation bundles, which the launcher places in
  * the home's {@code deploy/} folder so that FileInstall manages them and they can be hot-updated by replacing the
  * file. {@code roles} is a comma list of {@code node}, {@code control-plane}, {@code shell} (only with the Gogo
@@ -77,8 +77,8 @@ public final class BundleList {
     public static final String SIMULATOR = "simulator";
     /** Start level of the bundles delivered through {@code deploy/}. */
     public static final int DEPLOY_START_LEVEL = 5;
-    /** The framework's beginning start level. */
-    public static final int FRAMEWORK_START_LEVEL = 6;
+    /** The framework's beginning start level (one above the highest level of {@code conf/bundles.list}). */
+    public static final int FRAMEWORK_START_LEVEL = 7;
 
     private BundleList() {
     }

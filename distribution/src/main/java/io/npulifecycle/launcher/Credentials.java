@@ -143,6 +143,29 @@ public final class Credentials {
         return operatorLine;
     }
 
+    /**
+     * Starts computing {@link #operatorLine()} on a daemon thread, so that the rest of the launcher's preparation
+     * (access policy, users file, bundle list, ports, {@code deploy/}) runs beside its PBKDF2 iterations: on a
+     * JVM limited to C1 ({@code -XX:TieredStopAtLevel=1}, the node agent's) SHA-256 has no compiler intrinsic and the
+     * 210,000 iterations take about 0.6 s of CPU, on the way to the first probe. {@link #operatorLine()} waits for
+     * that thread (it holds the lock while it computes) or computes the line itself if the thread has not begun; a
+     * failure there is reported by the caller's own {@link #operatorLine()}, which tries again.
+     *
+     * @return these credentials
+     */
+    public Credentials hashInBackground() {
+        Thread t = new Thread(() -> {
+            try {
+                operatorLine();
+            } catch (RuntimeException e) {
+                // the launcher's own call computes it again and reports the failure
+            }
+        }, "npu-lifecycle-operator-hash");
+        t.setDaemon(true);
+        t.start();
+        return this;
+    }
+
     /** @return where the credentials came from, for the log (a file path or the environment variable names) */
     public String source() {
         return source;

@@ -144,7 +144,7 @@ public final class Main {
         if (logProblem != null) {
             LOG.warning(logProblem);
         }
-        Credentials credentials = Credentials.resolve(settings, home.secrets(), new SecureRandom());
+        Credentials credentials = Credentials.resolve(settings, home.secrets(), new SecureRandom()).hashInBackground();
         AccessPolicy policy = AccessPolicy.choose(settings.jolokiaPolicy(), home.run());
         checkUsersFile(settings, credentials.user());
         List<BundleList.Entry> entries = BundleList.read(install.resolve("conf").resolve("bundles.list"),
@@ -170,9 +170,17 @@ public final class Main {
                 credentials, policy);
         Framework fw = newFramework(props);
         this.framework = fw;
+        DeployAutostart autostart = null;
         try {
             fw.init();
             BundleContext ctx = fw.getBundleContext();
+            List<String> deployOrder = new ArrayList<>();
+            for (BundleList.Entry e : entries) {
+                if (e.deploy()) {
+                    deployOrder.add(e.file().getFileName().toString().replaceAll("-[0-9].*", ""));
+                }
+            }
+            autostart = DeployAutostart.open(ctx, home.deploy(), deployOrder);
             List<Bundle> installed = new ArrayList<>();
             for (BundleList.Entry e : entries) {
                 if (e.deploy() || !e.appliesTo(role, shell, simulator)) {
@@ -189,9 +197,14 @@ public final class Main {
             }
             Runtime.getRuntime().addShutdownHook(new Thread(this::stopFramework, "npu-lifecycle-shutdown"));
             fw.start();
+            autostart.startInstalled();
         } catch (BundleException | RuntimeException e) {
             stopFramework();
             throw new LaunchException(LaunchException.FAILED, "the " + role + " runtime failed to start: " + e, e);
+        } finally {
+            if (autostart != null) {
+                autostart.close();
+            }
         }
         LOG.info("Jolokia user '" + credentials.user() + "', credentials from " + credentials.source());
         if (policy.problem() != null) {

@@ -69,4 +69,16 @@ class CredentialsTest {
         org.junit.jupiter.api.Assertions.assertTrue(io.npulifecycle.security.tool.UsersFile.parseLine(line, "t")
                 .hash().verify("pw-from-the-secret-1".toCharArray()));
     }
+
+    @Test
+    void theBackgroundHashIsTheLineTheRuntimeReceives() throws Exception {
+        RuntimeSettings settings = RuntimeSettings.load(home, Map.of("NPU_LIFECYCLE_JOLOKIA_USER", "ops",
+                "NPU_LIFECYCLE_JOLOKIA_PASSWORD", "pw-from-the-secret-2"));
+        Credentials c = Credentials.resolve(settings, home.resolve("secrets"), new SecureRandom());
+        assertTrue(c == c.hashInBackground());
+        String line = c.operatorLine();
+        assertEquals(line, c.operatorLine(), "computed once (one salt), whichever thread computed it");
+        assertTrue(io.npulifecycle.security.tool.UsersFile.parseLine(line, "t").hash()
+                .verify("pw-from-the-secret-2".toCharArray()));
+    }
 }

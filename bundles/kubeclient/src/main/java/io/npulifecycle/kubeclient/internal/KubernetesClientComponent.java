@@ -106,8 +106,9 @@ public class KubernetesClientComponent {
     private ServiceRegistration<KubernetesClient> registration;
     /**
      * Builds clients off the activation thread: building one loads fabric8, Jackson and the kind registry (about 1 s
-     * of a node agent's start on 2 cores, docs/benchmarks.md), and start level 4 would hold the product's level 5
-     * (the health-watch's first probe) until it is done. Users bind the service when it appears.
+     * of a node agent's start on 2 cores, docs/benchmarks.md), and the framework's start-level thread (HTTP and
+     * Jolokia, started after this bundle at the same level) would wait until it is done. Users bind the service
+     * when it appears.
      */
     private ExecutorService builder;
     /** Incremented by every apply and by deactivate: a build finishing for an older generation is discarded. */
