@@ -101,6 +101,12 @@ public class AccessFilter implements Filter {
             send(req, res, 403, "origin " + shown + " is not allowed to call this agent; " + fix);
             return;
         }
+        if (jsonp(req.getQueryString())) {
+            Audit.problem("JSONP request to " + req.getRequestURI() + " by " + caller.user() + ": refused");
+            send(req, res, 403, "JSONP (the query parameter callback) is not served: a <script> tag sends no Origin "
+                    + "header, so the origin policy could not apply; send the request with fetch or XMLHttpRequest");
+            return;
+        }
         String method = req.getMethod().toUpperCase(Locale.ROOT);
         if ("POST".equals(method)) {
             post(req, res, chain, caller);
@@ -294,6 +300,30 @@ public class AccessFilter implements Filter {
         } finally {
             Caller.clear();
         }
+    }
+
+    /**
+     * @param query a request's query string, {@code null} when it has none
+     * @return whether it names Jolokia's JSONP parameter {@code callback} (with or without a value), which makes
+     *         Jolokia wrap its answer in a script that any page may load across origins
+     */
+    static boolean jsonp(String query) {
+        if (query == null) {
+            return false;
+        }
+        for (String pair : query.split("&")) {
+            String name = pair.contains("=") ? pair.substring(0, pair.indexOf('=')) : pair;
+            String decoded;
+            try {
+                decoded = java.net.URLDecoder.decode(name, java.nio.charset.StandardCharsets.UTF_8);
+            } catch (IllegalArgumentException e) { // a bad %-escape: the name as sent
+                decoded = name;
+            }
+            if ("callback".equals(decoded)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** @return the origin ({@code scheme://host[:port]}) of a Referer URL, the value itself if it is not a URL */

@@ -13,7 +13,8 @@ import java.util.regex.Pattern;
  *
  * <p>The fields: {@code type}, {@code mbean}, {@code operation}, {@code path}, {@code command}: a string;
  * {@code attribute}: a string, or for {@code read} an array of strings; {@code arguments}: an array;
- * {@code config}, {@code target}: an object. Any other field, and {@code value}, may be of any type.
+ * {@code config}, {@code target}: an object; {@code type} and {@code mbean} present must not be {@code null}. Any other
+ * field, and {@code value}, may be of any type.
  */
 final class RequestShape {
 
@@ -31,6 +32,12 @@ final class RequestShape {
      *         one expected; or {@code null} when every field has the type Jolokia reads
      */
     static String problem(Map<?, ?> request) {
+        for (String field : new String[] {"type", "mbean"}) {
+            // Jolokia reads a null MBean name as the pattern *:* (every MBean of the JVM), not as a missing field
+            if (request.containsKey(field) && request.get(field) == null) {
+                return "field \"" + field + "\" is null: expected a string";
+            }
+        }
         for (String field : new String[] {"type", "mbean", "operation", "path", "command"}) {
             String p = expect(request, field, "a string", String.class);
             if (p != null) {

@@ -72,6 +72,17 @@ class AccessFilterTest {
     }
 
     @Test
+    void aJsonpCallbackParameterIsRecognisedInAnyPositionAndEscaping() {
+        assertTrue(AccessFilter.jsonp("callback=steal"));
+        assertTrue(AccessFilter.jsonp("maxDepth=2&callback=steal"));
+        assertTrue(AccessFilter.jsonp("callback"));
+        assertTrue(AccessFilter.jsonp("%63allback=x"));
+        assertFalse(AccessFilter.jsonp(null));
+        assertFalse(AccessFilter.jsonp("maxDepth=2&ignoreErrors=true"));
+        assertFalse(AccessFilter.jsonp("mycallback=x&%zz=1"));
+    }
+
+    @Test
     void originOfAReferer() {
         assertEquals("http://evil.example", AccessFilter.originOf("http://evil.example/page?x=1"));
         assertEquals("https://console.example:8443", AccessFilter.originOf("https://console.example:8443/hawtio/"));

@@ -32,6 +32,9 @@ class RequestShapeTest {
             {"{\"type\":\"write\",\"mbean\":\"a:b=c\",\"attribute\":[\"A\"],\"value\":1}",
                 "field \"attribute\" is an array: expected a string (the attribute's name)"},
             {"{\"type\":5}", "field \"type\" is a number: expected a string"},
+            {"{\"type\":\"read\",\"mbean\":null,\"config\":{\"ignoreErrors\":true}}",
+                "field \"mbean\" is null: expected a string"},
+            {"{\"type\":null}", "field \"type\" is null: expected a string"},
             {"{" + EXEC + ",\"arguments\":[true],\"config\":[\"x\"]}",
                 "field \"config\" is an array: expected an object (processing options by name)"},
         };
