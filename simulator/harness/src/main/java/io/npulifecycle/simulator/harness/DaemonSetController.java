@@ -64,8 +64,15 @@ final class DaemonSetController implements Runnable {
         this.log = log;
     }
 
+    /**
+     * Stops the controller: no agent is started once this returns. Waits for a reconcile in progress (it holds this
+     * object's lock), which sees the flag before each agent start, so the runtimes the caller stops next stay stopped.
+     */
     void stop() {
         running = false;
+        synchronized (this) {
+            // the lock is free only between reconciles
+        }
     }
 
     /** Pauses pod (re)creation and agent restarts (while the API server is out, for instance). */
@@ -93,6 +100,9 @@ final class DaemonSetController implements Runnable {
     }
 
     synchronized void reconcile() {
+        if (!running) {
+            return;
+        }
         kubelet();
         List<DaemonSet> daemonSets = client.apps().daemonSets().inNamespace(NAMESPACE).list().getItems();
         List<Node> clusterNodes = client.nodes().list().getItems();
@@ -145,6 +155,9 @@ final class DaemonSetController implements Runnable {
                 continue;
             }
             String version = versionOf(image(pod));
+            if (!running) {
+                return;
+            }
             try {
                 credentials.writeNodeAgent(node.kubeconfig(), pod);
                 node.startAgent(version);
