@@ -64,7 +64,7 @@ public final class SimCluster implements AutoCloseable {
     /** pod name (POD_NAME) of each control-plane replica to its metrics port, for {@link PrometheusTargets} */
     private final Map<String, Integer> controlPlaneMetricsPorts = new java.util.TreeMap<>();
     private final Map<String, SimNode> nodes = new LinkedHashMap<>();
-    private DaemonSetController daemonSets;
+    private volatile DaemonSetController daemonSets;
     private Thread daemonSetThread;
 
     /**
@@ -104,7 +104,12 @@ public final class SimCluster implements AutoCloseable {
     public void start(List<String> extraVersions) throws IOException {
         Files.createDirectories(work);
         // Cancelled (SIGTERM, Ctrl-C, a CI timeout): take every runtime of the simulated cluster down too.
+        // The DaemonSet controller stops first: it would restart the agents the hook stops.
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            DaemonSetController controller = daemonSets;
+            if (controller != null) {
+                controller.stop();
+            }
             stopChildren();
             SimNode.unmountAll();
         }, "sim-cluster-shutdown"));
@@ -583,19 +588,27 @@ public final class SimCluster implements AutoCloseable {
 
     /** Stops every child process of the harness (the runtimes), forcibly after 10 s. */
     static void stopChildren() {
-        List<ProcessHandle> children = ProcessHandle.current().descendants().toList();
-        children.forEach(ProcessHandle::destroy);
         long end = System.nanoTime() + 10_000_000_000L;
-        for (ProcessHandle p : children) {
-            while (p.isAlive() && System.nanoTime() < end) {
-                try {
-                    p.onExit().get(200, java.util.concurrent.TimeUnit.MILLISECONDS);
-                } catch (Exception e) {
-                    // keep waiting until the deadline
+        List<ProcessHandle> children = ProcessHandle.current().descendants().toList();
+        // again while new ones appear: a thread of the harness may have started a runtime since the last look
+        while (!children.isEmpty()) {
+            children.forEach(ProcessHandle::destroy);
+            for (ProcessHandle p : children) {
+                while (p.isAlive() && System.nanoTime() < end) {
+                    try {
+                        p.onExit().get(200, java.util.concurrent.TimeUnit.MILLISECONDS);
+                    } catch (Exception e) {
+                        // keep waiting until the deadline
+                    }
+                }
+                if (p.isAlive()) {
+                    p.destroyForcibly();
                 }
             }
-            if (p.isAlive()) {
-                p.destroyForcibly();
+            children = ProcessHandle.current().descendants().filter(ProcessHandle::isAlive).toList();
+            if (System.nanoTime() >= end) {
+                children.forEach(ProcessHandle::destroyForcibly);
+                return;
             }
         }
     }
