@@ -397,7 +397,7 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
 
     /**
      * Every error answer of /jolokia is Jolokia's JSON error entry with Content-Type application/json, Jolokia's own
-     * 400s (unknown type, malformed MBean name, bad callback) and the container's (405, 413) included; in a bulk, an
+     * 400s (unknown type, malformed MBean name), the refusal of JSONP (403) and the container's (405, 413) included; in a bulk, an
      * item Jolokia cannot build gets a 400 entry of its own and the other items are served, in order.
      */
     @Test
@@ -412,7 +412,7 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
             c.post("{\"type\":\"bogus\"}", O, OP),
             c.send("PUT", "/version", O, OP, "{}"),
             c.post("[\"" + "x".repeat(1_100_000) + "\"]", O, OP)};
-        int[] statuses = {400, 400, 400, 400, 400, 405, 413};
+        int[] statuses = {400, 400, 403, 400, 400, 405, 413};
         for (int i = 0; i < errors.length; i++) {
             JolokiaClient.Reply r = errors[i];
             assertEquals(i + ": " + r, statuses[i], r.status);
@@ -422,6 +422,7 @@ public class JolokiaSecurityIT extends NodeRuntimeSupport {
                     && r.body.contains("\"error\":\"") && !r.body.contains("<"));
         }
         assertTrue(errors[0].body, errors[0].body.contains("No type with name 'bogus' exists"));
+        assertTrue(errors[2].body, errors[2].body.contains("JSONP (the query parameter callback) is not served"));
 
         JolokiaClient.Reply bulk = c.post("[{\"type\":\"read\",\"mbean\":\"io.npulifecycle:type=Runtime\","
                 + "\"attribute\":\"Role\"},{\"type\":\"bogus\"},42,{\"type\":\"read\",\"mbean\":\"bad name\"},"

@@ -103,7 +103,7 @@ public class AccessFilter implements Filter {
         }
         if (jsonp(req.getQueryString())) {
             Audit.problem("JSONP request to " + req.getRequestURI() + " by " + caller.user() + ": refused");
-            send(req, res, 403, "JSONP (the query parameter callback) is not served: a <script> tag sends no Origin "
+            send(req, res, 403, "JSONP (the query parameter callback) is not served: a script element sends no Origin "
                     + "header, so the origin policy could not apply; send the request with fetch or XMLHttpRequest");
             return;
         }
