@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import org.jolokia.json.parser.JSONParser;
 
 import io.npulifecycle.security.tool.Role;
 
@@ -29,21 +28,7 @@ final class ListHints {
      *         when it has no such response or is not JSON
      */
     static String decorate(String jolokiaAnswer, Role role) {
-        Object parsed;
-        try {
-            parsed = new JSONParser().parse(jolokiaAnswer);
-        } catch (Exception notJson) {
-            return jolokiaAnswer;
-        }
-        boolean changed = false;
-        if (parsed instanceof List<?> bulk) {
-            for (Object r : bulk) {
-                changed |= decorateResponse(r, role);
-            }
-        } else {
-            changed = decorateResponse(parsed, role);
-        }
-        return changed ? PartialBulk.json(parsed) : jolokiaAnswer;
+        return JolokiaAnswers.eachResponse(jolokiaAnswer, r -> decorateResponse(r, role));
     }
 
     private static boolean decorateResponse(Object response, Role role) {

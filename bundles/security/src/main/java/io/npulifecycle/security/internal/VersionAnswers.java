@@ -1,9 +1,7 @@
 package io.npulifecycle.security.internal;
 
-import java.util.List;
 import java.util.Map;
 
-import org.jolokia.json.parser.JSONParser;
 
 /**
  * Takes the agent's configuration out of Jolokia's {@code version} answers. Jolokia puts every configuration value
@@ -23,21 +21,7 @@ final class VersionAnswers {
      *         itself when it has none or is not JSON
      */
     static String redact(String jolokiaAnswer) {
-        Object parsed;
-        try {
-            parsed = new JSONParser().parse(jolokiaAnswer);
-        } catch (Exception notJson) {
-            return jolokiaAnswer;
-        }
-        boolean changed = false;
-        if (parsed instanceof List<?> bulk) {
-            for (Object r : bulk) {
-                changed |= redactResponse(r);
-            }
-        } else {
-            changed = redactResponse(parsed);
-        }
-        return changed ? PartialBulk.json(parsed) : jolokiaAnswer;
+        return JolokiaAnswers.eachResponse(jolokiaAnswer, VersionAnswers::redactResponse);
     }
 
     private static boolean redactResponse(Object response) {
