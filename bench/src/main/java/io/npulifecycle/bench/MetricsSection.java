@@ -24,7 +24,7 @@ import javax.management.StandardMBean;
 
 import io.npulifecycle.api.upgrade.UpgradeOrchestratorMXBean;
 import io.npulifecycle.metrics.internal.MBeans;
-import io.npulifecycle.metrics.internal.MetricsEndpoint;
+import io.npulifecycle.metrics.internal.RuntimeRegistry;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 import io.npulifecycle.simulator.common.ChildProcess;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
@@ -39,7 +39,10 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
  * scrapes up to number {@value #STEADY_FROM}, a quiet window, then {@value #MEASURED_STEADY} measured "steady"
  * (compiled), then {@value #MEASURED_STEADY} more as Prometheus asks (its {@code Accept} header, so OpenMetrics, and
  * gzip). Per phase: latency of each request (p50, p99) and the agent's CPU from {@code /proc/<pid>/task/<tid>/stat}
- * (its threads but the {@link #BACKGROUND} ones) minus their idle CPU at the rate of the quiet window. After the steady phase, the RSS of both. Every figure is the median over the pairs. Then
+ * (its threads but the {@link #BACKGROUND} ones) minus their idle CPU at the rate of the quiet window. After the
+ * steady phase, the RSS of both right away ("after the burst") and {@value #SETTLE_MILLIS} ms later ("settled": what
+ * a runtime scraped every 15 s holds between two scrapes, once the JVM has given back the compiler's arenas and glibc
+ * the freed heap, both on a 5 s period in the launcher's options). Every figure is the median over the pairs. Then
  * the control plane's registry at 5,000 nodes in this JVM (the collectors over the orchestrator MBean as its bundle
  * publishes it, and the client's text writer), as many times as there are pairs.
  */
@@ -57,6 +60,11 @@ final class MetricsSection {
     static final int MEASURED_STEADY = 1000;
     static final int STEADY_FROM = 1000;
     static final int CONTROL_PLANE_NODES = 5000;
+    /**
+     * Wait after the steady phase before the settled RSS, in ms: longer than a 15 s scrape interval and than the
+     * 5 s periods of the JVM's arena chunk pool cleaner and of {@code -XX:TrimNativeHeapInterval=5000}.
+     */
+    static final long SETTLE_MILLIS = 20_000;
     /** What Prometheus 2.x/3.x sends when it scrapes (it asks for OpenMetrics first) and accepts gzip. */
     static final String PROMETHEUS_ACCEPT = "application/openmetrics-text;version=1.0.0;q=0.5,"
             + "application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
@@ -114,8 +122,8 @@ final class MetricsSection {
     }
 
     /** One pair's figures. */
-    private record Pair(Phase cold, Phase steady, Phase prometheus, long rssWithKib, long rssWithoutKib, int bytes,
-            long chipSeries) {
+    private record Pair(Phase cold, Phase steady, Phase prometheus, long rssWithKib, long rssWithoutKib,
+            long settledWithKib, long settledWithoutKib, int bytes, long chipSeries) {
     }
 
     /**
@@ -189,6 +197,9 @@ final class MetricsSection {
             // asks for, not of both
             long rssWith = Proc.rssKib(a.pid());
             long rssWithout = Proc.rssKib(b.pid());
+            Thread.sleep(SETTLE_MILLIS);
+            long settledWith = Proc.rssKib(a.pid());
+            long settledWithout = Proc.rssKib(b.pid());
             if (Boolean.getBoolean("metrics.bench.nmt")) { // both runtimes with -XX:NativeMemoryTracking=summary
                 for (ChildProcess p : List.of(a, b)) {
                     new ProcessBuilder("jcmd", String.valueOf(p.pid()), "VM.native_memory", "summary")
@@ -197,7 +208,8 @@ final class MetricsSection {
                 }
             }
             Phase asPrometheus = phase(http, prometheus, a.pid(), MEASURED_STEADY).lessIdle(idleTicksPerNano);
-            return new Pair(cold, steady, asPrometheus, rssWith, rssWithout, body.length(), chipSeries);
+            return new Pair(cold, steady, asPrometheus, rssWith, rssWithout, settledWith, settledWithout, body.length(),
+                    chipSeries);
         }
     }
 
@@ -233,7 +245,8 @@ final class MetricsSection {
     }
 
     private String markdown(List<Pair> r, List<List<Double>> cp, int cpBytes, String loadBefore, String loadAfter) {
-        double rssAdded = Stats.median(r.stream().map(p -> (p.rssWithKib() - p.rssWithoutKib()) / 1024.0).toList());
+        double rssAdded = Stats.median(r.stream().map(p -> (p.settledWithKib() - p.settledWithoutKib()) / 1024.0)
+                .toList());
         double steadyCpu = Stats.median(r.stream().map(p -> p.steady().cpuMs()).toList());
         double steadyP99 = Stats.median(r.stream().map(p -> p.steady().p99()).toList());
         double cpP50 = Stats.median(cp.stream().map(Stats::median).toList());
@@ -257,8 +270,11 @@ final class MetricsSection {
                 + "phase, all its threads but those whose work does not depend on scrapes (the Kubernetes client's, "
                 + "health-watch's, FileInstall's: bursts of several ticks a phase may or may not hold), minus those "
                 + "threads' idle CPU at the rate of a ").append(quietMillis / 1000).append(" s quiet window (no "
-                + "scrapes) after scrape ").append(STEADY_FROM).append("; RSS of both after the steady phase (before the OpenMetrics and gzip scrapes, whose code a runtime scraped in one "
-                + "format only does not compile). The control plane's scrape at ").append(String.format("%,d", CONTROL_PLANE_NODES))
+                + "scrapes) after scrape ").append(STEADY_FROM).append("; RSS of both after the steady phase (before the OpenMetrics and gzip scrapes, whose code a "
+                + "runtime scraped in one format only does not compile), right away and ").append(SETTLE_MILLIS / 1000)
+                .append(" s later (*settled*: what a runtime scraped every 15 s holds between scrapes, once the JVM "
+                + "has given back the compiler's arenas and glibc the freed heap, each on a 5 s period; the target is "
+                + "judged on it). The control plane's scrape at ").append(String.format("%,d", CONTROL_PLANE_NODES))
                 .append(" nodes: the collectors over the UpgradeOrchestrator MBean (as its bundle publishes it) and "
                 + "the client's text writer in one JVM, JVM metrics included; 20 warm-up scrapes, then 200, as many times as "
                 + "there are pairs (medians of their p50 and p99).\n\n");
@@ -279,15 +295,22 @@ final class MetricsSection {
                 .append(" / ").append(f2(cpP99)).append(" ms | | p99 < 100 ms: ").append(verdict(cpP99 < 100))
                 .append(" |\n\n");
         sb.append("| node agent RSS | with the metrics bundle | without | added | target |\n|---|---|---|---|---|\n");
-        sb.append("| after ").append(STEADY_FROM + MEASURED_STEADY).append(" scrapes (").append(first.chipSeries()).append(" chip_health series, ")
-                .append(String.format("%,d", first.bytes())).append(" bytes of text) | ")
-                .append(f1(Stats.median(r.stream().map(p -> p.rssWithKib() / 1024.0).toList()))).append(" MiB | ")
-                .append(f1(Stats.median(r.stream().map(p -> p.rssWithoutKib() / 1024.0).toList()))).append(" MiB | ")
-                .append(f2(rssAdded)).append(" MiB (pairs: ")
-                .append(r.stream().map(p -> f2((p.rssWithKib() - p.rssWithoutKib()) / 1024.0))
-                        .collect(Collectors.joining(", ")))
-                .append(") | < 4 MiB: ").append(verdict(rssAdded < 4)).append(" |\n\n");
+        sb.append(rssRow("settled, " + SETTLE_MILLIS / 1000 + " s after " + (STEADY_FROM + MEASURED_STEADY)
+                + " scrapes (" + first.chipSeries() + " chip_health series, " + String.format("%,d", first.bytes())
+                + " bytes of text)", r, Pair::settledWithKib, Pair::settledWithoutKib, "< 4 MiB: "
+                + verdict(rssAdded < 4)));
+        sb.append(rssRow("right after the steady phase's burst", r, Pair::rssWithKib, Pair::rssWithoutKib, ""));
+        sb.append("\n");
         return sb.toString();
+    }
+
+    private static String rssRow(String what, List<Pair> r, java.util.function.ToLongFunction<Pair> with,
+            java.util.function.ToLongFunction<Pair> without, String target) {
+        List<Double> added = r.stream().map(p -> (with.applyAsLong(p) - without.applyAsLong(p)) / 1024.0).toList();
+        return "| " + what + " | " + f1(Stats.median(r.stream().map(p -> with.applyAsLong(p) / 1024.0).toList()))
+                + " MiB | " + f1(Stats.median(r.stream().map(p -> without.applyAsLong(p) / 1024.0).toList()))
+                + " MiB | " + f2(Stats.median(added)) + " MiB (pairs: "
+                + added.stream().map(Fmt::f2).collect(Collectors.joining(", ")) + ") | " + target + " |\n";
     }
 
     private static String row(String what, List<Pair> r, java.util.function.Function<Pair, Phase> phase,
@@ -334,7 +357,7 @@ final class MetricsSection {
         MBeans mbeans = new MBeans();
         mbeans.add(UpgradeOrchestratorMXBean.OBJECT_NAME,
                 new StandardMBean(new Orchestrator(states), UpgradeOrchestratorMXBean.class, true));
-        PrometheusRegistry r = MetricsEndpoint.registry("control-plane", mbeans, List::of, true);
+        PrometheusRegistry r = RuntimeRegistry.of("control-plane", mbeans, List::of, true);
         PrometheusTextFormatWriter w = PrometheusTextFormatWriter.create();
         int size = 0;
         for (int i = 0; i < 220; i++) {

@@ -17,6 +17,8 @@ import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -100,10 +102,17 @@ class MetricsProcessIT {
             Files.setLastModifiedTime(jar, FileTime.from(Instant.now().plusSeconds(5)));
             rt.await("the metrics bundle updated", Duration.ofSeconds(30),
                     () -> rt.output().contains("Updating bundle io.npulifecycle.metrics"));
-            rt.await("/metrics back on the same port", Duration.ofSeconds(30),
-                    () -> !Double.isNaN(value(scrape(metrics, null), "npu_lifecycle_wedges_total")));
-            assertEquals(1.0, value(scrape(metrics, null), "npu_lifecycle_wedges_total"),
-                    "the counter kept its value across the hot update");
+            // FileInstall restarts the bundle twice (its update, then the package refresh that drops the old
+            // revision): /metrics may be down for a moment between answers; every answer must keep the counter
+            List<Double> seen = new ArrayList<>();
+            rt.await("/metrics back on the same port", Duration.ofSeconds(30), () -> {
+                double v = value(scrape(metrics, null), "npu_lifecycle_wedges_total");
+                if (!Double.isNaN(v)) {
+                    seen.add(v);
+                }
+                return seen.size() >= 5;
+            });
+            assertEquals(List.of(1.0, 1.0, 1.0, 1.0, 1.0), seen, "the counter kept its value across the hot update");
 
             node.npuSmi().mode("ok");
             rt.await("the suppression in /metrics", Duration.ofSeconds(60), () -> {

@@ -1,12 +1,8 @@
 package io.npulifecycle.metrics.internal;
 
-import java.io.IOException;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
 import javax.management.DynamicMBean;
 
@@ -24,16 +20,19 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 import io.npulifecycle.api.management.Mbeans;
 import io.npulifecycle.api.metrics.MetricSource;
-import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 /**
  * {@code /metrics} of the runtime, PID {@value #PID}: a Prometheus registry of this component (never the client's
  * static default registry, so a hot update starts clean) served by the Prometheus client's own HTTP server on its
  * own listener, {@code metrics.host}:{@code metrics.port} of {@code etc/runtime.properties} (framework properties
- * {@value #HOST_PROPERTY} and {@value #PORT_PROPERTY}, set and checked by the launcher). The client negotiates the
- * format from the {@code Accept} header: Prometheus text 0.0.4 by default, OpenMetrics 1.0 when asked. Read-only: the
- * server answers {@code GET /metrics} (and its own {@code /-/healthy}); nothing of Jolokia is reachable there.
+ * {@value #HOST_PROPERTY} and {@value #PORT_PROPERTY}, set and checked by the launcher), by the client's
+ * {@code PrometheusMetricsServlet} ({@link MetricsServlet}) on a {@link MetricsListener}: a Jetty server of this
+ * bundle's own, one connector and one servlet, built from the Jetty classes Felix HTTP Jetty 12 exports (so no HTTP
+ * server code is loaded twice), and none of the HTTP whiteboard's: no whiteboard servlet, filter or context (Jolokia's,
+ * the health servlet) is ever served there. The client negotiates the format from the {@code Accept} header:
+ * Prometheus text 0.0.4 by default, OpenMetrics 1.0 when asked, gzip when accepted. Read-only: {@code GET} and
+ * {@code HEAD} of {@code /metrics}; any other path is a 404, any other method a 405.
  *
  * <p>Collected at each scrape: the role's MBeans ({@link NodeCollector} or {@link ControlPlaneCollector}, and
  * {@link KubeCollector}), read from the objects behind the product's MBean services ({@link MBeans}), every
@@ -72,8 +71,7 @@ public class MetricsEndpoint {
 
     private final MBeans mbeans = new MBeans();
     private final List<MetricSource> sources = new CopyOnWriteArrayList<>();
-    private volatile HTTPServer server;
-    private ExecutorService executor;
+    private volatile MetricsListener listener;
 
     /** @param s a source that appeared */
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC)
@@ -113,64 +111,29 @@ public class MetricsEndpoint {
         String role = ctx.getProperty("npu.lifecycle.role");
         String host = orDefault(ctx.getProperty(HOST_PROPERTY), "127.0.0.1");
         int port = Integer.parseInt(orDefault(ctx.getProperty(PORT_PROPERTY), "9464"));
-        PrometheusRegistry registry = registry(role, mbeans, () -> sources, config.jvmMetrics());
-        executor = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "npu-lifecycle-metrics");
-            t.setDaemon(true);
-            return t;
-        });
+        PrometheusRegistry registry = RuntimeRegistry.of(role, mbeans, () -> sources, config.jvmMetrics());
         try {
-            server = HTTPServer.builder().hostname(host).port(port).registry(registry).executorService(executor)
-                    .buildAndStart();
+            listener = MetricsListener.start(host, port, new MetricsServlet(registry));
             LOG.log(System.Logger.Level.INFO, "Metrics on http://" + (host.contains(":") ? "[" + host + "]" : host)
-                    + ":" + server.getPort() + PATH);
-        } catch (IOException | RuntimeException e) {
+                    + ":" + listener.port() + PATH);
+        } catch (Exception e) {
             LOG.log(System.Logger.Level.ERROR, "cannot listen on " + host + ":" + port + " for /metrics (metrics.host, "
                     + "metrics.port in etc/runtime.properties): " + e + "; the runtime runs on without /metrics");
         }
     }
 
-    /**
-     * The registry of one runtime.
-     *
-     * @param role {@code node}, {@code control-plane} (or {@code null}: both collectors)
-     * @param mbeans the product's MBeans
-     * @param sources the current metric sources
-     * @param jvm whether to add the JVM's metrics
-     * @return the registry
-     */
-    public static PrometheusRegistry registry(String role, MBeans mbeans, java.util.function.Supplier<Collection<MetricSource>> sources,
-            boolean jvm) {
-        PrometheusRegistry registry = new PrometheusRegistry();
-        if (!"control-plane".equals(role)) {
-            registry.register(new NodeCollector(mbeans));
-        }
-        if (!"node".equals(role)) {
-            registry.register(new ControlPlaneCollector(mbeans));
-        }
-        registry.register(new KubeCollector(mbeans));
-        registry.register(new SourceCollector(sources));
-        if (jvm) {
-            registry.register(new JvmCollector());
-        }
-        return registry;
-    }
-
     /** @return the listener's port, or -1 when it is not listening */
     int port() {
-        HTTPServer s = server;
-        return s == null ? -1 : s.getPort();
+        MetricsListener l = listener;
+        return l == null ? -1 : l.port();
     }
 
     @Deactivate
     void deactivate() {
-        HTTPServer s = server;
-        server = null;
-        if (s != null) {
-            s.close();
-        }
-        if (executor != null) {
-            executor.shutdownNow();
+        MetricsListener l = listener;
+        listener = null;
+        if (l != null) {
+            l.close();
         }
     }
 

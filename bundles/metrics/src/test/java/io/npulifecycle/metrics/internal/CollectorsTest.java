@@ -28,7 +28,6 @@ import io.npulifecycle.api.metrics.MetricSource;
 import io.npulifecycle.api.probe.ChipMXBean;
 import io.npulifecycle.api.reboot.RebooterMXBean;
 import io.npulifecycle.api.upgrade.UpgradeOrchestratorMXBean;
-import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.expositionformats.OpenMetricsTextFormatWriter;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -49,7 +48,7 @@ class CollectorsTest {
     }
 
     private String text(String role) throws IOException {
-        PrometheusRegistry r = MetricsEndpoint.registry(role, server, () -> sources, false);
+        PrometheusRegistry r = RuntimeRegistry.of(role, server, () -> sources, false);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         PrometheusTextFormatWriter.create().write(out, r.scrape());
         return out.toString(StandardCharsets.UTF_8);
@@ -121,7 +120,7 @@ class CollectorsTest {
         assertTrue(t.contains("npu_lifecycle_probe_duration_seconds_bucket{le=\"+Inf\"} 3"), t);
         assertTrue(t.contains("npu_lifecycle_probe_duration_seconds_count 3"), t);
 
-        PrometheusRegistry r = MetricsEndpoint.registry("node", server, () -> sources, false);
+        PrometheusRegistry r = RuntimeRegistry.of("node", server, () -> sources, false);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         OpenMetricsTextFormatWriter.create().write(out, r.scrape());
         String om = out.toString(StandardCharsets.UTF_8);
@@ -139,31 +138,6 @@ class CollectorsTest {
         ok.touch();
         sources.add(() -> List.of(ok.family()));
         assertTrue(text("node").contains("npu_lifecycle_suppressed_total 0.0"));
-    }
-
-    @Test
-    void theServerAnswersTextAndOpenMetricsByAcceptHeader() throws Exception {
-        Counts wedges = new Counts("npu_lifecycle_wedges_total", "wedges");
-        wedges.touch();
-        sources.add(() -> List.of(wedges.family()));
-        PrometheusRegistry r = MetricsEndpoint.registry("node", server, () -> sources, true);
-        try (HTTPServer s = HTTPServer.builder().hostname("127.0.0.1").port(0).registry(r).buildAndStart()) {
-            HttpClient c = HttpClient.newHttpClient();
-            URI u = URI.create("http://127.0.0.1:" + s.getPort() + MetricsEndpoint.PATH);
-            HttpResponse<String> plain = c.send(HttpRequest.newBuilder(u).build(), HttpResponse.BodyHandlers.ofString());
-            assertEquals(200, plain.statusCode());
-            assertTrue(plain.headers().firstValue("Content-Type").orElse("").startsWith("text/plain; version=0.0.4"));
-            assertTrue(plain.body().contains("npu_lifecycle_wedges_total 0.0"), plain.body());
-            assertTrue(plain.body().contains("jvm_memory_used_bytes"), "JVM metrics: " + plain.body());
-            HttpResponse<String> om = c.send(HttpRequest.newBuilder(u)
-                    .header("Accept", "application/openmetrics-text; version=1.0.0; charset=utf-8").build(),
-                    HttpResponse.BodyHandlers.ofString());
-            assertTrue(om.headers().firstValue("Content-Type").orElse("").startsWith("application/openmetrics-text"));
-            assertTrue(om.body().endsWith("# EOF\n"));
-            HttpResponse<String> post = c.send(HttpRequest.newBuilder(u).POST(HttpRequest.BodyPublishers.noBody())
-                    .build(), HttpResponse.BodyHandlers.ofString());
-            assertFalse(post.body().contains("jolokia"), "nothing but metrics there");
-        }
     }
 
     @Test
@@ -186,7 +160,7 @@ class CollectorsTest {
         register(RebooterMXBean.class, r, RebooterMXBean.OBJECT_NAME);
         Counts reboots = new Counts("npu_lifecycle_reboots_total", "reboots", "reason", "via");
         sources.add(() -> List.of(reboots.family()));
-        PrometheusRegistry reg = MetricsEndpoint.registry("node", server, () -> sources, false);
+        PrometheusRegistry reg = RuntimeRegistry.of("node", server, () -> sources, false);
         for (int i = 0; i < 3; i++) {
             reboots.increment("wedge", "reboot-" + i);
             String t = write(reg);
@@ -199,7 +173,7 @@ class CollectorsTest {
 
     @Test
     void theJvmMetricsAreTheDocumentedOnes() throws Exception {
-        PrometheusRegistry r = MetricsEndpoint.registry("node", server, () -> sources, true);
+        PrometheusRegistry r = RuntimeRegistry.of("node", server, () -> sources, true);
         String t = write(r);
         for (String name : List.of("jvm_memory_used_bytes{area=\"heap\"}", "jvm_memory_committed_bytes{area=\"nonheap\"}",
                 "jvm_memory_max_bytes{area=\"heap\"}", "jvm_memory_pool_used_bytes{pool=", "jvm_gc_collection_seconds_count{gc=",
@@ -220,7 +194,7 @@ class CollectorsTest {
     void aChipThatChangesBetweenScrapesShowsItsNewStateInTheSameRegistry() throws Exception {
         MutableChip c = new MutableChip();
         register(ChipMXBean.class, c, "io.npulifecycle:type=Chip,name=npu3-chip0");
-        PrometheusRegistry reg = MetricsEndpoint.registry("node", server, () -> sources, false);
+        PrometheusRegistry reg = RuntimeRegistry.of("node", server, () -> sources, false);
         assertFalse(write(reg).contains("npu_lifecycle_chip_health{"), "no series before the first probe");
         c.classification = "healthy";
         String t = write(reg);
@@ -236,7 +210,7 @@ class CollectorsTest {
 
     @Test
     void theProcessMetricsKeepTheClientsNamesAndUnits() throws Exception {
-        PrometheusRegistry r = MetricsEndpoint.registry("node", server, () -> sources, true);
+        PrometheusRegistry r = RuntimeRegistry.of("node", server, () -> sources, true);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         OpenMetricsTextFormatWriter.create().write(out, r.scrape());
         String om = out.toString(StandardCharsets.UTF_8);
