@@ -136,8 +136,11 @@ class FaultMatrixReliabilityIT {
                 failLine = line.trim();
             }
         }
+        // the work folders of this IT live under target/itest-work (not a JUnit temporary folder): kept as they are
+        Path kept = work().resolve(c.file().replace(".yaml", "")).resolve("work");
         fail(c.file() + "#" + c.id() + ": " + (failLine != null ? failLine : "no verdict for the case")
-                + "\n--- output of bin/npu-lifecycle scenario " + c.file() + " ---\n" + output);
+                + "\nwork folder of the run kept in " + kept + " (runtime logs: " + kept + "/" + FailedRuns.SUITE_LOGS
+                + ")\n--- output of bin/npu-lifecycle scenario " + c.file() + " ---\n" + output);
     }
 
     private static String run(String file) {

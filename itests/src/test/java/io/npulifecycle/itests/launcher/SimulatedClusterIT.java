@@ -55,10 +55,9 @@ class SimulatedClusterIT {
 
     @Test
     void theDemoWalksTheRunbookToPass() throws Exception {
-        String text = runDemo(api(), "demo", "--api", api(), "--work", tmp.resolve("work").toString());
         // the upgrade drain step needs PodDisruptionBudgets and the Eviction API: a real API server
-        assertTrue(text.contains(api().equals("real") ? "PASS 9 upgrade drain" : "SKIP: runs only with --api real"),
-                text);
+        runDemo(api(), "demo-" + api(), text -> assertTrue(text.contains(api().equals("real") ? "PASS 9 upgrade drain"
+                : "SKIP: runs only with --api real"), text), "demo", "--api", api());
     }
 
     /**
@@ -69,25 +68,44 @@ class SimulatedClusterIT {
     @Test
     void theReadmeMainCommandPassesOnTheEmbeddedServer() throws Exception {
         Assumptions.assumeTrue(api().equals("real"), "with " + API_PROPERTY + "=embedded the demo test runs it");
-        String text = runDemo("embedded", "demo", "--work", tmp.resolve("work-readme").toString());
-        assertTrue(text.contains("embedded API server"), text);
-        assertTrue(text.contains("PASS 6 autoRecover=false: approve the recovery"), text);
+        runDemo("embedded", "readme-demo-embedded", text -> {
+            assertTrue(text.contains("embedded API server"), text);
+            assertTrue(text.contains("PASS 6 autoRecover=false: approve the recovery"), text);
+        }, "demo");
     }
 
-    /** Runs {@code bin/npu-lifecycle args...} to its exit and asserts the demo passed; @return its output */
-    private String runDemo(String api, String... args) throws Exception {
-        Path out = tmp.resolve("demo-" + api + ".txt");
-        long start = System.nanoTime();
-        int rc = RuntimeProcess.runToExit(out, Map.of(), 600, args);
-        System.out.printf("demo on the %s API server: exit %d in %.1f s%n", api, rc, (System.nanoTime() - start) / 1e9);
-        String text = Files.readString(out);
-        System.out.println(text);
-        assertEquals(0, rc, text);
-        assertTrue(text.contains("PASS 3 upgrade to 25.5.0"), text);
-        assertTrue(text.contains("PASS 5 self-healing, autoRecover=true"), text);
-        assertTrue(text.contains("PASS 7 false-positive suppression"), text);
-        assertTrue(text.lines().anyMatch(l -> l.startsWith("PASS in ")), text);
-        return text;
+    /** What a test asserts on the output of a demo or {@code scenario} command that exited 0. */
+    @FunctionalInterface
+    interface OutputCheck {
+        void check(String output) throws Exception;
+    }
+
+    /**
+     * Runs {@code bin/npu-lifecycle ARGS... --work <tmp>/work-<run>} to its exit and asserts the demo passed and
+     * {@code check}; when it did not, its work folder is kept ({@link FailedRuns#failed}) as
+     * {@code SimulatedClusterIT-<run>} and the failure names it.
+     */
+    private void runDemo(String api, String run, OutputCheck check, String... args) {
+        Path work = tmp.resolve("work-" + run);
+        Path out = tmp.resolve(run + ".txt");
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(List.of("--work", work.toString()));
+        try {
+            long start = System.nanoTime();
+            int rc = RuntimeProcess.runToExit(out, Map.of(), 600, all.toArray(new String[0]));
+            System.out.printf("demo on the %s API server: exit %d in %.1f s%n", api, rc,
+                    (System.nanoTime() - start) / 1e9);
+            String text = Files.readString(out);
+            System.out.println(text);
+            assertEquals(0, rc, text);
+            assertTrue(text.contains("PASS 3 upgrade to 25.5.0"), text);
+            assertTrue(text.contains("PASS 5 self-healing, autoRecover=true"), text);
+            assertTrue(text.contains("PASS 7 false-positive suppression"), text);
+            assertTrue(text.lines().anyMatch(l -> l.startsWith("PASS in ")), text);
+            check.check(text);
+        } catch (Exception | AssertionError e) {
+            throw FailedRuns.failed(e, FailedRuns.root(), "SimulatedClusterIT-" + run, work, out, FailedRuns.LOGS);
+        }
     }
 
     @Test
@@ -105,19 +123,84 @@ class SimulatedClusterIT {
     }
 
     private void runSuite(String api, List<Path> files) throws Exception {
+        runScenarios(FailedRuns.root(), "SimulatedClusterIT-" + api, api, files, 1500, output -> {
+            assertFalse(output.contains("   FAIL "), output);
+            assertEquals(files.size(), output.lines().filter(l -> l.startsWith("   PASS ")).count(), output);
+        });
+    }
+
+    /**
+     * Runs {@code bin/npu-lifecycle scenario FILES... --api API --work <tmp>/work-<test>} and asserts it exited 0 and
+     * {@code check}. When it did not: the work folder of each file that did not pass is kept
+     * ({@link FailedRuns#keepFailedScenarios}, {@code <test>-<file>}), or the whole work folder when no file can be
+     * told apart (the command failed before its first scenario), and the failure names them.
+     *
+     * @param root where failed runs are kept ({@link FailedRuns#root()})
+     * @param test the kept folders' prefix
+     * @return the command's output
+     */
+    private String runScenarios(Path root, String test, String api, List<Path> files, long timeoutSeconds,
+            OutputCheck check) throws Exception {
         List<String> args = new ArrayList<>(List.of("scenario"));
         files.forEach(p -> args.add(p.toString()));
-        args.addAll(List.of("--api", api, "--work", tmp.resolve("work-" + api).toString()));
-        Path out = tmp.resolve("scenarios-" + api + ".txt");
+        Path work = tmp.resolve("work-" + test);
+        args.addAll(List.of("--api", api, "--work", work.toString()));
+        Path out = tmp.resolve(test + ".txt");
         long start = System.nanoTime();
-        int rc = RuntimeProcess.runToExit(out, Map.of(), 1500, args.toArray(new String[0]));
-        String text = Files.readString(out);
-        System.out.println(text);
-        System.out.printf("%d scenario files on the %s API server: exit %d in %.1f s%n", files.size(), api, rc,
-                (System.nanoTime() - start) / 1e9);
-        assertEquals(0, rc, text);
-        assertFalse(text.contains("   FAIL "), text);
-        assertEquals(files.size(), text.lines().filter(l -> l.startsWith("   PASS ")).count(), text);
+        try {
+            int rc = RuntimeProcess.runToExit(out, Map.of(), timeoutSeconds, args.toArray(new String[0]));
+            String text = Files.readString(out);
+            System.out.println(text);
+            System.out.printf("%d scenario files on the %s API server: exit %d in %.1f s%n", files.size(), api, rc,
+                    (System.nanoTime() - start) / 1e9);
+            assertEquals(0, rc, text);
+            check.check(text);
+            return text;
+        } catch (Exception | AssertionError e) {
+            // the command may not have exited in time: what it printed so far tells which scenario was cut short
+            String text = Files.exists(out) ? Files.readString(out) : "";
+            Map<String, Path> kept = FailedRuns.keepFailedScenarios(root, test, files, work, text, out);
+            if (kept.isEmpty()) {
+                throw FailedRuns.failed(e, root, test, work, out, FailedRuns.SUITE_LOGS);
+            }
+            String where = FailedRuns.describe(kept);
+            System.out.print(where);
+            throw new AssertionError(where + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A scenario that fails (on purpose) keeps its work folder, with the node agent's and the control plane's logs,
+     * and the failure says where; the folder of the scenario that passed in the same run is not kept.
+     */
+    @Test
+    void aFailedScenarioKeepsItsWorkFolderAndTheFailureNamesIt() throws Exception {
+        Path passes = Files.writeString(tmp.resolve("passes.yaml"), String.join("\n",
+                "name: passes",
+                "cluster: {nodes: 1, chips: 1}",
+                "steps:",
+                "  - at: 0s",
+                "    expect: {node: node-0, reboots: 0}",
+                ""));
+        Path fails = Files.writeString(tmp.resolve("fails-on-purpose.yaml"), String.join("\n",
+                "name: fails on purpose",
+                "cluster: {nodes: 1, chips: 1}",
+                "steps:",
+                "  - at: 0s",
+                "    expect: {node: node-0, reboots: 7}",
+                ""));
+        Path root = tmp.resolve("failed-runs");
+        AssertionError e = org.junit.jupiter.api.Assertions.assertThrows(AssertionError.class,
+                () -> runScenarios(root, "purpose", "embedded", List.of(passes, fails), 600, output -> { }));
+        Path kept = root.resolve("purpose-fails-on-purpose");
+        assertTrue(e.getMessage().startsWith("fails-on-purpose.yaml: work folder of the failed run kept in " + kept
+                + " (runtime logs: " + kept + "/*/home/console.log)"), e.getMessage());
+        assertTrue(Files.size(kept.resolve("node-0/home/console.log")) > 0, "node agent log in " + kept);
+        assertTrue(Files.exists(kept.resolve("control-plane/home/console.log")), "control plane log in " + kept);
+        assertTrue(Files.readString(kept.resolve("output.txt")).contains("   FAIL fails on purpose"));
+        try (Stream<Path> s = Files.list(root)) {
+            assertEquals(List.of(kept), s.toList(), "only the failed scenario is kept");
+        }
     }
 
     @Test

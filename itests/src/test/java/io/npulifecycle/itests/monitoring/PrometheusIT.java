@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import io.npulifecycle.itests.launcher.FailedRuns;
 import io.npulifecycle.itests.launcher.RuntimeProcess;
 import io.npulifecycle.testing.support.Waits;
 import tools.jackson.databind.JsonNode;
@@ -26,7 +27,7 @@ import tools.jackson.databind.JsonNode;
  * reboot, a manual upgrade to 25.5.0); a real Alertmanager routes to a webhook receiver of this test. Then, over
  * Prometheus's HTTP API: the series and values of the run, every query of the Grafana dashboard returns data, and the
  * webhook received {@code NpuChipWedged} for the wedged chip. The harness writes the scrape targets of its runtimes
- * as file_sd files in {@code <work>/scenario-0/prometheus/}.
+ * as file_sd files in {@code <work>/scenario-0/prometheus/}. A failed run's work folder is kept ({@link FailedRuns}).
  */
 class PrometheusIT {
 
@@ -75,6 +76,16 @@ class PrometheusIT {
         Path out = tmp.resolve("scenario.txt");
         String api = System.getProperty("itests.api", "real");
         long started = System.nanoTime();
+        try {
+            checkTheRun(prometheusBin, alertmanagerBin, work, out, api, started);
+        } catch (Exception | AssertionError e) {
+            throw FailedRuns.failed(e, FailedRuns.root(), "PrometheusIT-" + api, work, out, FailedRuns.SUITE_LOGS);
+        }
+    }
+
+    /** The scenario under Prometheus and Alertmanager, and the checks of what they saw. */
+    private void checkTheRun(Path prometheusBin, Path alertmanagerBin, Path work, Path out, String api, long started)
+            throws Exception {
         try (AlertmanagerServer am = AlertmanagerServer.start(alertmanagerBin, tmp.resolve("alertmanager"));
                 PrometheusServer prom = PrometheusServer.start(prometheusBin, tmp.resolve("prometheus"),
                         prometheusConfig(work.resolve("scenario-0/prometheus"),

@@ -13,14 +13,24 @@ import io.npulifecycle.api.time.TimeSource;
  * 410 Gone ({@code DESIGN.md} "Known traps"), so every health tick ({@code interval} of TimeSource time) checks both:
  * an informer that is stopped, or not watching for two ticks in a row, makes it close and re-create both (a relist,
  * which rebuilds the node's state from the objects). One tick of not watching is tolerated: fabric8 reconnects a
- * dropped watch by itself. After the check, each tick runs {@code afterCheck} (the node sync writes its desired
- * state), whatever the check found.
+ * dropped watch by itself. An informer whose start (its first list) is still in progress is not watching yet and
+ * has not stopped either: its ticks are not counted as not watching, since re-creating it would cancel that list
+ * and start another one that needs as long (on a loaded node, or a compressed clock where a tick is half a wall
+ * second, the first list can take longer than two ticks, and the node sync, which writes once it has seen the
+ * Node, would write nothing for as long as the re-creations go on). Only a start still in progress after
+ * {@value #STARTING_TICKS} ticks makes the watchdog re-create both. After the check, each tick runs
+ * {@code afterCheck} (the node sync writes its desired state), whatever the check found.
  */
 final class InformerWatchdog {
 
     private static final System.Logger LOG = System.getLogger(InformerWatchdog.class.getName());
     /** Ticks in a row an informer may run without watching before it is re-created. */
     static final int NOT_WATCHING_TICKS = 2;
+    /**
+     * Ticks in a row an informer's start (its first list) may be in progress before both are re-created; the
+     * client's request timeout normally fails a list that gets no answer well before.
+     */
+    static final int STARTING_TICKS = 20;
 
     private final NodeInformers informers;
     private final TimeSource time;
@@ -30,6 +40,8 @@ final class InformerWatchdog {
     private final AtomicLong reconnects = new AtomicLong();
     private int nodeNotWatchingTicks;
     private int policyNotWatchingTicks;
+    private int nodeStartingTicks;
+    private int policyStartingTicks;
     private boolean wasWatching;
     private volatile TimeSource.Scheduled tick;
     private volatile boolean stopped;
@@ -91,16 +103,24 @@ final class InformerWatchdog {
         SharedIndexInformer<?> ci = informers.policyInformer();
         boolean nodeOk = ni != null && ni.isRunning() && ni.isWatching();
         boolean policyOk = ci != null && ci.isRunning() && ci.isWatching();
-        nodeNotWatchingTicks = nodeOk ? 0 : nodeNotWatchingTicks + 1;
-        policyNotWatchingTicks = policyOk ? 0 : policyNotWatchingTicks + 1;
+        boolean nodeStarting = informers.nodeStarting();
+        boolean policyStarting = informers.policyStarting();
+        nodeNotWatchingTicks = nodeOk || nodeStarting ? 0 : nodeNotWatchingTicks + 1;
+        policyNotWatchingTicks = policyOk || policyStarting ? 0 : policyNotWatchingTicks + 1;
+        nodeStartingTicks = nodeStarting ? nodeStartingTicks + 1 : 0;
+        policyStartingTicks = policyStarting ? policyStartingTicks + 1 : 0;
         boolean stoppedInformer = ni == null || ci == null || !ni.isRunning() || !ci.isRunning();
-        if (stoppedInformer || nodeNotWatchingTicks >= NOT_WATCHING_TICKS || policyNotWatchingTicks >= NOT_WATCHING_TICKS) {
-            LOG.log(Level.WARNING, "informer health: node informer " + state(ni) + ", NPUOperatorCtl informer "
-                    + state(ci) + ": re-creating both informers (relist; the node's state is rebuilt from the objects)");
+        if (stoppedInformer || nodeNotWatchingTicks >= NOT_WATCHING_TICKS || policyNotWatchingTicks >= NOT_WATCHING_TICKS
+                || nodeStartingTicks >= STARTING_TICKS || policyStartingTicks >= STARTING_TICKS) {
+            LOG.log(Level.WARNING, "informer health: node informer " + state(ni, nodeStarting, nodeStartingTicks)
+                    + ", NPUOperatorCtl informer " + state(ci, policyStarting, policyStartingTicks)
+                    + ": re-creating both informers (relist; the node's state is rebuilt from the objects)");
             relists.incrementAndGet();
             informers.restart();
             nodeNotWatchingTicks = 0;
             policyNotWatchingTicks = 0;
+            nodeStartingTicks = 0;
+            policyStartingTicks = 0;
         }
         boolean watching = nodeOk && policyOk;
         if (watching && !wasWatching) {
@@ -118,6 +138,10 @@ final class InformerWatchdog {
         LOG.log(Level.INFO, "relist requested through the NodeSync MBean");
         relists.incrementAndGet();
         informers.restart();
+        nodeNotWatchingTicks = 0;
+        policyNotWatchingTicks = 0;
+        nodeStartingTicks = 0;
+        policyStartingTicks = 0;
         return "informers re-created";
     }
 
@@ -134,10 +158,11 @@ final class InformerWatchdog {
         return reconnects.get();
     }
 
-    private static String state(SharedIndexInformer<?> i) {
+    private static String state(SharedIndexInformer<?> i, boolean starting, int startingTicks) {
         if (i == null) {
             return "absent";
         }
-        return (i.isRunning() ? "running" : "stopped") + (i.isWatching() ? "+watching" : "+not watching");
+        return (i.isRunning() ? "running" : "stopped") + (i.isWatching() ? "+watching" : "+not watching")
+                + (starting ? "+first list in progress for " + startingTicks + " ticks" : "");
     }
 }

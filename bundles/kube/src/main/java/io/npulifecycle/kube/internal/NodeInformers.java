@@ -3,6 +3,7 @@ package io.npulifecycle.kube.internal;
 import java.lang.System.Logger.Level;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -52,6 +53,9 @@ final class NodeInformers {
     private final Listener listener;
     private volatile SharedIndexInformer<Node> nodeInformer;
     private volatile SharedIndexInformer<GenericKubernetesResource> crInformer;
+    /** The start of each informer: done once its first list completed or failed. */
+    private volatile CompletableFuture<Void> nodeStart;
+    private volatile CompletableFuture<Void> crStart;
     private volatile Instant lastEventAt;
     private boolean stopped;
 
@@ -86,8 +90,18 @@ final class NodeInformers {
         ci.addEventHandler(handler(listener::onPolicy, () -> listener.onPolicy(null)));
         nodeInformer = ni;
         crInformer = ci;
-        ni.start().whenComplete((v, e) -> started("Node " + settings.nodeName(), e));
-        ci.start().whenComplete((v, e) -> started("NPUOperatorCtl " + policyResource(), e));
+        CompletableFuture<Void> nodeDone = new CompletableFuture<>();
+        CompletableFuture<Void> crDone = new CompletableFuture<>();
+        nodeStart = nodeDone;
+        crStart = crDone;
+        ni.start().whenComplete((v, e) -> {
+            nodeDone.complete(null);
+            started("Node " + settings.nodeName(), e);
+        });
+        ci.start().whenComplete((v, e) -> {
+            crDone.complete(null);
+            started("NPUOperatorCtl " + policyResource(), e);
+        });
     }
 
     /** @return a handler that notes the time of each event and passes the object added or changed, or the delete */
@@ -148,6 +162,8 @@ final class NodeInformers {
         }
         nodeInformer = null;
         crInformer = null;
+        nodeStart = null;
+        crStart = null;
     }
 
     /** @return whether {@link #stop()} was called */
@@ -163,6 +179,23 @@ final class NodeInformers {
     /** @return the {@code NPUOperatorCtl} informer, or {@code null} while there is none */
     SharedIndexInformer<GenericKubernetesResource> policyInformer() {
         return crInformer;
+    }
+
+    /**
+     * @return whether the Node informer exists and its start (the first list) has neither completed nor failed yet:
+     *         it does not watch yet, and that is no sign of a stopped watch
+     */
+    boolean nodeStarting() {
+        return pending(nodeStart);
+    }
+
+    /** @return whether the {@code NPUOperatorCtl} informer is starting, as {@link #nodeStarting()} */
+    boolean policyStarting() {
+        return pending(crStart);
+    }
+
+    private static boolean pending(CompletableFuture<Void> start) {
+        return start != null && !start.isDone();
     }
 
     /** @return whether the Node informer exists and watches */

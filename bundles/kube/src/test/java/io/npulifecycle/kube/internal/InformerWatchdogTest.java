@@ -12,6 +12,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterEach;
@@ -27,7 +29,8 @@ import io.npulifecycle.simulator.cluster.EmbeddedFaults;
 
 /**
  * The watchdog over the two informers, against the mock API server: a stopped informer, or one not watching for two
- * ticks, is re-created with its partner, which delivers both objects again; healthy informers are left alone.
+ * ticks, is re-created with its partner, which delivers both objects again; healthy informers, and informers whose
+ * first list is still in progress, are left alone.
  */
 class InformerWatchdogTest {
 
@@ -143,6 +146,84 @@ class InformerWatchdogTest {
         });
         tick();
         assertTrue(watchdog.reconnects() > reconnects);
+    }
+
+    /**
+     * The API server holds the answer to the Node informer's list (as a loaded node, or a real API server on a busy
+     * machine under the demo's x60 clock, where a tick is half a wall second): the informer is not watching yet, but
+     * its list is in progress. Re-creating it at the second tick would cancel that list and start one that needs as
+     * long, again and again, and the node sync, which writes only once it has seen the Node, would write nothing.
+     *
+     * @param answer released to let the API server answer the held lists
+     */
+    private void holdNodeLists(CountDownLatch answer) {
+        mock.cluster.faults().injectFault((method, path) -> {
+            if ("GET".equals(method) && path.startsWith("/api/v1/nodes?") && !path.contains("watch=")) {
+                try {
+                    answer.await(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return 0;
+        });
+    }
+
+    @Test
+    void anInformerWhoseFirstListIsInProgressIsLeftToFinishIt() {
+        CountDownLatch answer = new CountDownLatch(1);
+        holdNodeLists(answer);
+        mock.cluster.requestLog().clearRequests();
+        try {
+            watchdog.relist();
+            SharedIndexInformer<Node> listing = informers.nodeInformer();
+            await("the Node informer's list reached the API server").atMost(PATIENCE)
+                    .until(() -> mock.requests("GET", "/api/v1/nodes?") > 0);
+            assertTrue(informers.nodeStarting());
+            assertTrue(listing.isRunning() && !listing.isWatching());
+
+            for (int i = 0; i < 3; i++) {
+                tick();
+            }
+
+            assertEquals(1, watchdog.relists(), "only the relist asked for: a list in progress is not re-created");
+            assertSame(listing, informers.nodeInformer());
+        } finally {
+            answer.countDown();
+        }
+        await("the Node delivered by the list that was left to finish").atMost(PATIENCE)
+                .until(() -> nodes.size() == 2);
+        awaitWatching();
+        tick();
+        tick();
+        assertEquals(1, watchdog.relists());
+    }
+
+    @Test
+    void aFirstListStillInProgressAfterTheStartingTicksIsRecreated() {
+        CountDownLatch answer = new CountDownLatch(1);
+        holdNodeLists(answer);
+        mock.cluster.requestLog().clearRequests();
+        try {
+            watchdog.relist();
+            await("the Node informer's list reached the API server").atMost(PATIENCE)
+                    .until(() -> mock.requests("GET", "/api/v1/nodes?") > 0);
+            SharedIndexInformer<Node> listing = informers.nodeInformer();
+            for (int i = 1; i < InformerWatchdog.STARTING_TICKS; i++) {
+                tick();
+            }
+            assertEquals(1, watchdog.relists());
+            assertSame(listing, informers.nodeInformer());
+
+            tick();
+
+            assertEquals(2, watchdog.relists(), "a start still in progress after " + InformerWatchdog.STARTING_TICKS
+                    + " ticks is re-created");
+            assertNotSame(listing, informers.nodeInformer());
+        } finally {
+            answer.countDown();
+        }
+        awaitWatching();
     }
 
     @Test
