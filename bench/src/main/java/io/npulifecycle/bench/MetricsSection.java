@@ -18,6 +18,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import javax.management.StandardMBean;
@@ -34,7 +37,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
  * The "Metrics scrape" section of {@code docs/benchmarks.md}. A node agent with {@value #CHIPS} emulated chips and
  * the same runtime without the metrics bundle and the Prometheus client (a copy of the installation whose
  * {@code conf/bundles.list} leaves them out) are started together against one embedded API server, {@code pairs}
- * times. In each pair the agent with metrics is scraped back to back over loopback: {@value #WARM_UP} warm-up
+ * times, both sent the kubelet's probes a deployed agent serves ({@link #kubeletProbes}). In each pair the agent with metrics is scraped back to back over loopback: {@value #WARM_UP} warm-up
  * scrapes, then {@value #MEASURED} measured "cold" (the C1-only agent still interprets much of the scrape path),
  * scrapes up to number {@value #STEADY_FROM}, a quiet window, then {@value #MEASURED_STEADY} measured "steady"
  * (compiled), then {@value #MEASURED_STEADY} more as Prometheus asks (its {@code Accept} header, so OpenMetrics, and
@@ -154,62 +157,105 @@ final class MetricsSection {
         return markdown(results, cp, cpBytes, loadBefore, Proc.load());
     }
 
+    /**
+     * The kubelet's probes of the driver DaemonSet's node agent (config/kubernetes/templates/driver-daemonset.yaml:
+     * {@code /health/ready} every 10 s, {@code /health/live} every 30 s, on the Jetty of Jolokia), sent to both
+     * runtimes of a pair alike: a deployed agent serves them, so the Jetty request path they load is not counted as
+     * the metrics bundle's.
+     *
+     * @param http the client
+     * @param ports the HTTP ports of the runtimes
+     * @return the scheduler sending them (shut it down after the pair)
+     */
+    private static ScheduledExecutorService kubeletProbes(HttpClient http, List<Integer> ports) {
+        ScheduledExecutorService s = Executors.newSingleThreadScheduledExecutor(
+                r -> {
+                    Thread t = new Thread(r, "bench-kubelet-probes");
+                    t.setDaemon(true);
+                    return t;
+                });
+        for (String[] probe : new String[][] {{"/health/ready", "10"}, {"/health/live", "30"}}) {
+            s.scheduleAtFixedRate(() -> {
+                for (int port : ports) {
+                    try {
+                        http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + probe[0]))
+                                .timeout(Duration.ofSeconds(4)).build(), HttpResponse.BodyHandlers.discarding());
+                    } catch (IOException e) {
+                        log("metrics scrape: kubelet probe " + probe[0] + " of port " + port + ": " + e);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                }
+            }, 0, Long.parseLong(probe[1]), TimeUnit.SECONDS);
+        }
+        return s;
+    }
+
     private Pair pair(String masterUrl, Path baseline, Path dir) throws Exception {
+        ScheduledExecutorService kubeletProbes = null;
         int metrics = BenchSupport.freePort();
         NodeHome with = new NodeHome(dir.resolve("with"), BenchSupport.freePort(), 15, 10, "framework", CHIPS, metrics);
         NodeHome without = new NodeHome(dir.resolve("without"), BenchSupport.freePort(), 15, 10, "framework", CHIPS, 0);
-        try (ChildProcess a = with.process(install, masterUrl, javaOpts).recordLines(dir.resolve("with.log"))
-                .stopOnJvmExit(true).start();
-                ChildProcess b = without.process(baseline, masterUrl, javaOpts).recordLines(dir.resolve("without.log"))
-                        .stopOnJvmExit(true).start()) {
-            for (ChildProcess p : List.of(a, b)) {
-                p.awaitLine(l -> l.contains("health-watch first probe completed"), 0, Duration.ofSeconds(180),
-                        "the first probe");
-            }
-            a.awaitLine(l -> l.contains("Metrics on http://"), 0, Duration.ofSeconds(120), "/metrics listening");
-            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-            HttpRequest text = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metrics + "/metrics")).build();
-            HttpRequest prometheus = HttpRequest.newBuilder(text.uri()).header("Accept", PROMETHEUS_ACCEPT)
-                    .header("Accept-Encoding", "gzip").build();
-            String body = "";
-            for (int i = 0; i < WARM_UP; i++) {
-                body = get(http, text);
-            }
-            long chipSeries = body.lines().filter(l -> l.startsWith("npu_lifecycle_chip_health{")).count();
-            Phase cold = phase(http, text, a.pid(), MEASURED);
-            for (int i = WARM_UP + MEASURED; i < STEADY_FROM; i++) {
-                get(http, text);
-            }
-            // the agent's own CPU (the compiler finishing what the scrapes queued, timers) without scrapes
-            long quietStart = System.nanoTime();
-            Map<String, Long> quiet = threadTicks(a.pid());
-            Thread.sleep(quietMillis);
-            Map<String, Long> quietEnd = threadTicks(a.pid());
-            double idleTicksPerNano = scrapeTicks(quiet, quietEnd) / (double) (System.nanoTime() - quietStart);
-            cold = cold.lessIdle(idleTicksPerNano);
-            Phase steady = phase(http, text, a.pid(), MEASURED_STEADY).lessIdle(idleTicksPerNano);
-            if (Boolean.getBoolean("metrics.bench.threads")) {
-                log("metrics scrape: CPU ticks of the agent's threads over the quiet window: " + diff(quiet, quietEnd)
-                        + "; over the steady phase: " + steady.threads() + "; counted " + steady.ticks() + " in "
-                        + steady.nanos() / 1_000_000 + " ms, idle " + f2(steady.idleTicks()));
-            }
-            // before the OpenMetrics and gzip scrapes: a runtime compiles the code of the one format its Prometheus
-            // asks for, not of both
-            long rssWith = Proc.rssKib(a.pid());
-            long rssWithout = Proc.rssKib(b.pid());
-            Thread.sleep(SETTLE_MILLIS);
-            long settledWith = Proc.rssKib(a.pid());
-            long settledWithout = Proc.rssKib(b.pid());
-            if (Boolean.getBoolean("metrics.bench.nmt")) { // both runtimes with -XX:NativeMemoryTracking=summary
+        try {
+            try (ChildProcess a = with.process(install, masterUrl, javaOpts).recordLines(dir.resolve("with.log"))
+                    .stopOnJvmExit(true).start();
+                    ChildProcess b = without.process(baseline, masterUrl, javaOpts).recordLines(dir.resolve("without.log"))
+                            .stopOnJvmExit(true).start()) {
                 for (ChildProcess p : List.of(a, b)) {
-                    new ProcessBuilder("jcmd", String.valueOf(p.pid()), "VM.native_memory", "summary")
-                            .redirectOutput(dir.resolve((p == a ? "with" : "without") + ".nmt").toFile())
-                            .start().waitFor();
+                    p.awaitLine(l -> l.contains("health-watch first probe completed"), 0, Duration.ofSeconds(180),
+                            "the first probe");
                 }
+                a.awaitLine(l -> l.contains("Metrics on http://"), 0, Duration.ofSeconds(120), "/metrics listening");
+                HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+                kubeletProbes = kubeletProbes(http, List.of(with.port, without.port));
+                HttpRequest text = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metrics + "/metrics")).build();
+                HttpRequest prometheus = HttpRequest.newBuilder(text.uri()).header("Accept", PROMETHEUS_ACCEPT)
+                        .header("Accept-Encoding", "gzip").build();
+                String body = "";
+                for (int i = 0; i < WARM_UP; i++) {
+                    body = get(http, text);
+                }
+                long chipSeries = body.lines().filter(l -> l.startsWith("npu_lifecycle_chip_health{")).count();
+                Phase cold = phase(http, text, a.pid(), MEASURED);
+                for (int i = WARM_UP + MEASURED; i < STEADY_FROM; i++) {
+                    get(http, text);
+                }
+                // the agent's own CPU (the compiler finishing what the scrapes queued, timers) without scrapes
+                long quietStart = System.nanoTime();
+                Map<String, Long> quiet = threadTicks(a.pid());
+                Thread.sleep(quietMillis);
+                Map<String, Long> quietEnd = threadTicks(a.pid());
+                double idleTicksPerNano = scrapeTicks(quiet, quietEnd) / (double) (System.nanoTime() - quietStart);
+                cold = cold.lessIdle(idleTicksPerNano);
+                Phase steady = phase(http, text, a.pid(), MEASURED_STEADY).lessIdle(idleTicksPerNano);
+                if (Boolean.getBoolean("metrics.bench.threads")) {
+                    log("metrics scrape: CPU ticks of the agent's threads over the quiet window: " + diff(quiet, quietEnd)
+                            + "; over the steady phase: " + steady.threads() + "; counted " + steady.ticks() + " in "
+                            + steady.nanos() / 1_000_000 + " ms, idle " + f2(steady.idleTicks()));
+                }
+                // before the OpenMetrics and gzip scrapes: a runtime compiles the code of the one format its Prometheus
+                // asks for, not of both
+                long rssWith = Proc.rssKib(a.pid());
+                long rssWithout = Proc.rssKib(b.pid());
+                Thread.sleep(SETTLE_MILLIS);
+                long settledWith = Proc.rssKib(a.pid());
+                long settledWithout = Proc.rssKib(b.pid());
+                if (Boolean.getBoolean("metrics.bench.nmt")) { // both runtimes with -XX:NativeMemoryTracking=summary
+                    for (ChildProcess p : List.of(a, b)) {
+                        new ProcessBuilder("jcmd", String.valueOf(p.pid()), "VM.native_memory", "summary")
+                                .redirectOutput(dir.resolve((p == a ? "with" : "without") + ".nmt").toFile())
+                                .start().waitFor();
+                    }
+                }
+                Phase asPrometheus = phase(http, prometheus, a.pid(), MEASURED_STEADY).lessIdle(idleTicksPerNano);
+                return new Pair(cold, steady, asPrometheus, rssWith, rssWithout, settledWith, settledWithout, body.length(),
+                        chipSeries);
             }
-            Phase asPrometheus = phase(http, prometheus, a.pid(), MEASURED_STEADY).lessIdle(idleTicksPerNano);
-            return new Pair(cold, steady, asPrometheus, rssWith, rssWithout, settledWith, settledWithout, body.length(),
-                    chipSeries);
+        } finally {
+            if (kubeletProbes != null) {
+                kubeletProbes.shutdownNow();
+            }
         }
     }
 
@@ -258,7 +304,8 @@ final class MetricsSection {
                 + "distribution/target/npu-lifecycle bench/target/metrics-bench`): a node agent with ").append(CHIPS).append(" emulated 910B chips "
                 + "(simulator, embedded API server) and the same runtime without the metrics bundle and the "
                 + "Prometheus client (a copy of the installation whose `conf/bundles.list` leaves them out), started "
-                + "together, ").append(r.size()).append(r.size() == 1 ? " pair" : " pairs")
+                + "together and both sent the kubelet's probes of the driver DaemonSet (`/health/ready` every 10 s, "
+                + "`/health/live` every 30 s, on Jolokia's Jetty), ").append(r.size()).append(r.size() == 1 ? " pair" : " pairs")
                 .append("; figures are medians over the pairs. The agent is scraped back to back over loopback "
                 + "(`GET /metrics`, text format): ").append(WARM_UP).append(" warm-up scrapes, ").append(MEASURED)
                 .append(" measured *cold* (the agent runs C1 only and still interprets much of the scrape path), "

@@ -4,6 +4,7 @@ import jakarta.servlet.Servlet;
 
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
@@ -18,15 +19,22 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * the server is this bundle's, not an HTTP whiteboard runtime, so nothing registered on the whiteboard is served here.
  *
  * <p>Threads: a pool of at most {@value #MAX_THREADS} named {@code npu-lifecycle-metrics-*} (the connector's one
- * selector, which also accepts, and the requests; idle threads end after {@value #IDLE_TIMEOUT_MS} ms down to one).
- * Prometheus scrapes one request at a time per target, so more would only hold stacks.
+ * selector, which also accepts, and the requests; idle threads end after {@value #IDLE_TIMEOUT_MS} ms down to
+ * {@value #MIN_THREADS}).
+ * Prometheus scrapes one request at a time per target, so more would only hold stacks. Buffers: on the heap, not
+ * pooled.
  */
 final class MetricsListener implements AutoCloseable {
 
     /** Most threads of the listener's pool: the selector and up to 3 requests at a time. */
     static final int MAX_THREADS = 4;
-    /** Idle time after which a pool thread above the first ends, in milliseconds. */
-    static final int IDLE_TIMEOUT_MS = 60_000;
+    /** Threads the pool keeps when idle: the connector's selector and one for the next request. */
+    static final int MIN_THREADS = 2;
+    /**
+     * Idle time after which a pool thread above {@link #MIN_THREADS} ends, in milliseconds: below a 15 s scrape
+     * interval, so threads started by a burst of requests do not hold their stacks until the next burst.
+     */
+    static final int IDLE_TIMEOUT_MS = 10_000;
     /** Idle time after which a connection without a request is closed, in milliseconds (above a 15 s interval). */
     static final long CONNECTION_IDLE_TIMEOUT_MS = 60_000;
     /**
@@ -55,15 +63,19 @@ final class MetricsListener implements AutoCloseable {
      *         does not start; nothing is left running then
      */
     static MetricsListener start(String host, int port, Servlet servlet) throws Exception {
-        QueuedThreadPool pool = new QueuedThreadPool(MAX_THREADS, 1, IDLE_TIMEOUT_MS);
+        QueuedThreadPool pool = new QueuedThreadPool(MAX_THREADS, MIN_THREADS, IDLE_TIMEOUT_MS);
         pool.setName("npu-lifecycle-metrics");
         pool.setDaemon(true);
         pool.setReservedThreads(0);
-        Server server = new Server(pool);
+        // buffers are not pooled and on the heap: at one scrape per interval a pool (and direct buffers) would only
+        // keep memory between scrapes that the young generation takes back
+        Server server = new Server(pool, null, new ByteBufferPool.NonPooling());
         server.setStopTimeout(STOP_TIMEOUT_MS);
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setSendXPoweredBy(false);
+        http.setUseInputDirectByteBuffers(false);
+        http.setUseOutputDirectByteBuffers(false);
         // 0 acceptors: the selector accepts, one thread less
         ServerConnector connector = new ServerConnector(server, 0, 1, new HttpConnectionFactory(http));
         connector.setHost(host);
