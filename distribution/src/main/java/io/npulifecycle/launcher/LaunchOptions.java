@@ -10,7 +10,7 @@ import java.util.Map;
  *
  * <pre>
  * npu-lifecycle node|control-plane [--home DIR] [--no-shell]
- * npu-lifecycle check-npu-smi FILE [--exit-code N] [--expected-chips 0:0,1:0,...] [--alarm-is-failure]
+ * npu-lifecycle check-npu-smi FILE [--exit-code N] [--expected-chips 0:0,1:0,...] [--alarm-is-failure] [--help]
  * npu-lifecycle hash-password [--role viewer|operator] USER
  * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR] [--prometheus] [--keep]
  * npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR] [--junit FILE] [--keep]
@@ -40,7 +40,8 @@ public final class LaunchOptions {
             "                  first run) with the CRD, config/kubernetes, N NPU nodes and the sample; runs until stopped",
             "  check-npu-smi   FILE [--exit-code N] [--expected-chips 0:0,1:0,...] [--alarm-is-failure]",
             "                  classify a saved 'npu-smi info' output the way the health-watch does; prints JSON;",
-            "                  --alarm-is-failure: an Alarm health is a failure (the health-watch's alarmIsFailure)",
+            "                  --alarm-is-failure: an Alarm health is a failure (the health-watch's alarmIsFailure);",
+            "                  check-npu-smi --help lists every option",
             "  hash-password   [--role viewer|operator] USER",
             "                  read a password (console without echo, else the first line of stdin; 12 characters",
             "                  at least) and print the line to add to etc/jolokia-users.properties (role default viewer)",

@@ -10,8 +10,31 @@ package io.npulifecycle.api.management;
 public interface ConfigurationRefusals {
 
     /**
-     * The component refused a configuration of {@code pid} because of {@code key} and keeps its previous (or default)
-     * configuration. Replaces what was reported before for {@code pid}.
+     * One refused value.
+     *
+     * @param key the key at fault, e.g. {@code timeout}
+     * @param value the refused value as configured, or {@code null} when the reason names it (or it is absent)
+     * @param reason what was expected, e.g. {@code must be below interval (60 s), got 100}
+     */
+    record Refusal(String key, Object value, String reason) {
+    }
+
+    /**
+     * The component refused a configuration of {@code pid} because of each of {@code refused} (every value it found
+     * wrong, in the order it checks them) and keeps its previous (or default) configuration. Replaces what was
+     * reported before for {@code pid}.
+     *
+     * @param pid the configuration's PID, e.g. {@code io.npulifecycle.probe}
+     * @param file the {@code felix.fileinstall.filename} of the configuration, or {@code null}
+     * @param refused the refused values, at least one
+     * @throws IllegalArgumentException when {@code refused} is empty
+     */
+    void refused(String pid, Object file, java.util.List<Refusal> refused);
+
+    /**
+     * The component refused a configuration of {@code pid} because of {@code key} alone and keeps its previous (or
+     * default) configuration: {@link #refused(String, Object, java.util.List)} with one refusal. Replaces what was
+     * reported before for {@code pid}.
      *
      * @param pid the configuration's PID, e.g. {@code io.npulifecycle.probe}
      * @param file the {@code felix.fileinstall.filename} of the configuration, or {@code null}
@@ -19,7 +42,9 @@ public interface ConfigurationRefusals {
      * @param value the refused value as configured, or {@code null} when the reason names it (or it is absent)
      * @param reason what was expected, e.g. {@code must be below interval (60 s), got 100}
      */
-    void refused(String pid, Object file, String key, Object value, String reason);
+    default void refused(String pid, Object file, String key, Object value, String reason) {
+        refused(pid, file, java.util.List.of(new Refusal(key, value, reason)));
+    }
 
     /**
      * The component applied a configuration of {@code pid}: what it refused before is no longer a problem.

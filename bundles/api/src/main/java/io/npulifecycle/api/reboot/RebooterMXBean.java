@@ -97,11 +97,12 @@ public interface RebooterMXBean {
     String evaluateNow();
 
     /**
-     * After a corrupt state file (a copy is kept next to it), starts an empty state. Logged.
+     * After a corrupt state file (a copy is kept next to it), starts an empty state. Logged. The decision is then
+     * {@code NONE} (not evaluated since the reset) until the next evaluation, the poll's or {@link #evaluateNow}.
      *
      * @return what was done
      */
-    @Description("After a corrupt state file (a copy is kept next to it), starts an empty state. Logged. Returns what was "
-            + "done.")
+    @Description("After a corrupt state file (a copy is kept next to it), starts an empty state. Logged. The Decision is "
+            + "then NONE until the next evaluation (the poll's or evaluateNow). Returns what was done.")
     String resetState();
 }

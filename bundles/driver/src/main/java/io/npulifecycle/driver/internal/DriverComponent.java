@@ -120,7 +120,7 @@ public class DriverComponent implements EventHandler {
     @Activate
     void activate(BundleContext ctx, Config c) {
         context = ctx;
-        DriverEngine.Settings s = settings(c);
+        DriverEngine.Settings s = reported(c);
         boolean valid = s != null;
         if (s == null) {
             LOG.log(Level.ERROR, "PID " + PID + ": invalid configuration, using the defaults");
@@ -141,7 +141,7 @@ public class DriverComponent implements EventHandler {
 
     @Modified
     void modified(Config c) {
-        DriverEngine.Settings s = settings(c);
+        DriverEngine.Settings s = reported(c);
         if (s == null) {
             LOG.log(Level.ERROR, "PID " + PID + ": keeping the previous configuration");
             return;
@@ -252,30 +252,80 @@ public class DriverComponent implements EventHandler {
         }, null);
     }
 
-    static DriverEngine.Settings settings(Config c) {
+    /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    private volatile io.npulifecycle.api.management.ConfigurationRefusals refusals;
+
+    /**
+     * {@link #settings(Config, java.util.List)}, reporting every refused value (or the end of a refusal) to
+     * {@link #refusals} and logging them in one ERROR line.
+     *
+     * @return the settings, or {@code null} when a value is refused
+     */
+    DriverEngine.Settings reported(Config c) {
+        java.util.List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> refused =
+                new java.util.ArrayList<>();
+        DriverEngine.Settings s = settings(c, refused);
+        io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
+        if (s != null) {
+            if (r != null) {
+                r.accepted(PID);
+            }
+            return s;
+        }
+        StringBuilder line = new StringBuilder("PID " + PID);
+        for (int i = 0; i < refused.size(); i++) {
+            line.append(i == 0 ? " key " : "; key ").append(refused.get(i).key()).append(": ")
+                    .append(refused.get(i).reason());
+        }
+        LOG.log(Level.ERROR, line.toString());
+        if (r != null) {
+            r.refused(PID, null, refused);
+        }
+        return null;
+    }
+
+    /**
+     * @param c the configuration
+     * @param refused receives every refused value, in the order of the keys checked
+     * @return the settings, or {@code null} when a value is refused
+     */
+    static DriverEngine.Settings settings(Config c,
+            java.util.List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> refused) {
         String v = c.driverVersion() == null || c.driverVersion().isBlank() ? System.getenv("DRIVER_VERSION") : c.driverVersion().trim();
-        Path proc;
-        Path state;
+        Path proc = null;
+        Path state = null;
         try {
             proc = Path.of(c.procModules());
-            state = Path.of(c.stateDir());
         } catch (RuntimeException e) {
-            LOG.log(Level.ERROR, "PID " + PID + " key procModules/stateDir: not a path (" + e.getMessage() + ")");
-            return null;
+            refused.add(refusal("procModules", c.procModules(), "not a path (" + e.getMessage() + ")"));
         }
-        if (!state.isAbsolute()) {
-            LOG.log(Level.ERROR, "PID " + PID + " key stateDir: '" + c.stateDir() + "' must be absolute");
-            return null;
+        try {
+            state = Path.of(c.stateDir());
+            if (!state.isAbsolute()) {
+                refused.add(refusal("stateDir", c.stateDir(), "'" + c.stateDir() + "' must be absolute"));
+            }
+        } catch (RuntimeException e) {
+            refused.add(refusal("stateDir", c.stateDir(), "not a path (" + e.getMessage() + ")"));
         }
         if (c.moduleNames() == null || c.moduleNames().length == 0) {
-            LOG.log(Level.ERROR, "PID " + PID + " key moduleNames: empty");
-            return null;
+            refused.add(refusal("moduleNames", null, "is empty (the kernel modules of the driver)"));
         }
-        if (c.validationTimeoutSeconds() < 1 || c.checkIntervalSeconds() < 1) {
-            LOG.log(Level.ERROR, "PID " + PID + " keys validationTimeoutSeconds/checkIntervalSeconds must be at least 1");
+        if (c.validationTimeoutSeconds() < 1) {
+            refused.add(refusal("validationTimeoutSeconds", c.validationTimeoutSeconds(), "must be at least 1"));
+        }
+        if (c.checkIntervalSeconds() < 1) {
+            refused.add(refusal("checkIntervalSeconds", c.checkIntervalSeconds(), "must be at least 1"));
+        }
+        if (!refused.isEmpty()) {
             return null;
         }
         return new DriverEngine.Settings(v == null ? null : v.trim(), proc, Set.of(c.moduleNames()), state,
                 Duration.ofSeconds(c.validationTimeoutSeconds()));
+    }
+
+    private static io.npulifecycle.api.management.ConfigurationRefusals.Refusal refusal(String key, Object value,
+            String reason) {
+        return new io.npulifecycle.api.management.ConfigurationRefusals.Refusal(key, value, reason);
     }
 }

@@ -75,8 +75,8 @@ public class ConfigurationValidator extends DescribedMBean implements Configurat
     private final Map<String, Map<String, Object>> lastGood = new ConcurrentHashMap<>();
     /** The problems of each PID's configuration as last delivered, in key order; no entry when it had none. */
     private final Map<String, List<String>> problems = new ConcurrentHashMap<>();
-    /** What a component refused of each PID's configuration, until it accepts one. */
-    private final Map<String, String> refusals = new ConcurrentHashMap<>();
+    /** Every value a component refused of each PID's configuration, in its order, until it accepts one. */
+    private final Map<String, List<String>> refusals = new ConcurrentHashMap<>();
     private final AtomicLong rejected = new AtomicLong();
     private OcdLookup lookup;
 
@@ -180,13 +180,20 @@ public class ConfigurationValidator extends DescribedMBean implements Configurat
     }
 
     @Override
-    public void refused(String pid, Object file, String key, Object value, String reason) {
-        String line = "Configuration " + pid + (file == null ? "" : " (" + file + ")") + ": key " + key
-                + (value == null ? "" : "=" + render(value)) + " refused by "
-                + "the component: " + reason + "; keeping its previous configuration";
-        LOG.log(Level.WARNING, line);
-        rejected.incrementAndGet();
-        refusals.put(pid, line);
+    public void refused(String pid, Object file, List<Refusal> refused) {
+        if (refused == null || refused.isEmpty()) {
+            throw new IllegalArgumentException("a refusal of " + pid + " names no refused value");
+        }
+        List<String> lines = new ArrayList<>();
+        for (Refusal r : refused) {
+            String line = "Configuration " + pid + (file == null ? "" : " (" + file + ")") + ": key " + r.key()
+                    + (r.value() == null ? "" : "=" + render(r.value())) + " refused by "
+                    + "the component: " + r.reason() + "; keeping its previous configuration";
+            LOG.log(Level.WARNING, line);
+            rejected.incrementAndGet();
+            lines.add(line);
+        }
+        refusals.put(pid, List.copyOf(lines));
     }
 
     @Override
@@ -320,7 +327,7 @@ public class ConfigurationValidator extends DescribedMBean implements Configurat
     public List<String> getProblems() {
         List<String> out = new ArrayList<>();
         Map<String, List<String>> byPid = new TreeMap<>(problems);
-        refusals.forEach((pid, line) -> byPid.merge(pid, List.of(line), (a, b) -> {
+        refusals.forEach((pid, lines) -> byPid.merge(pid, lines, (a, b) -> {
             List<String> both = new ArrayList<>(a);
             both.addAll(b);
             return both;

@@ -1,6 +1,7 @@
 package io.npulifecycle.management.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -169,5 +170,25 @@ class ConfigurationValidatorTest {
         validator.accepted(PID);
         assertEquals(1, validator.getProblems().size(), validator.getProblems().toString());
         assertTrue(validator.getProblems().get(0).contains("interval='abc'"));
+    }
+
+    @Test
+    void everyValueTheComponentRefusedIsListedInItsOrder() {
+        validator.refused(PID, FILE, java.util.List.of(
+                new io.npulifecycle.api.management.ConfigurationRefusals.Refusal("interval", "0",
+                        "must be > 0 and at most 86400 seconds, got 0"),
+                new io.npulifecycle.api.management.ConfigurationRefusals.Refusal("failureThreshold", "0",
+                        "must be >= 1, got 0")));
+        assertEquals(java.util.List.of(
+                "Configuration " + PID + " (" + FILE + "): key interval='0' refused by the component: must be > 0 and "
+                        + "at most 86400 seconds, got 0; keeping its previous configuration",
+                "Configuration " + PID + " (" + FILE + "): key failureThreshold='0' refused by the component: must be "
+                        + ">= 1, got 0; keeping its previous configuration"),
+                validator.getProblems());
+        assertEquals(2, validator.getRejectedKeys());
+        // a new refusal replaces the previous ones of the PID
+        validator.refused(PID, FILE, "failureThreshold", "0", "must be >= 1, got 0");
+        assertEquals(1, validator.getProblems().size(), validator.getProblems().toString());
+        assertThrows(IllegalArgumentException.class, () -> validator.refused(PID, FILE, java.util.List.of()));
     }
 }

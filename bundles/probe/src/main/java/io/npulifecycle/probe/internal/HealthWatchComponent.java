@@ -287,9 +287,14 @@ public class HealthWatchComponent {
         } catch (WatchConfig.Invalid e) {
             io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
             if (r != null) {
-                r.refused(WatchConfig.PID, file, e.key(), props == null ? null : props.get(e.key()), e.why());
+                List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> all = new java.util.ArrayList<>();
+                for (String[] p : e.problems()) {
+                    all.add(new io.npulifecycle.api.management.ConfigurationRefusals.Refusal(p[0],
+                            props == null ? null : props.get(p[0]), p[1]));
+                }
+                r.refused(WatchConfig.PID, file, all);
             }
-            if ("method".equals(e.key())) {
+            if (e.problems().size() == 1 && "method".equals(e.key())) {
                 synchronized (this) {
                     pendingRaw = c;
                     pendingProps = props;

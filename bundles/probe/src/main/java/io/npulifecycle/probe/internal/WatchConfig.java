@@ -53,39 +53,62 @@ public record WatchConfig(Duration interval, Duration timeout, int failureThresh
     /** Configuration PID of the health-watch. */
     public static final String PID = "io.npulifecycle.probe";
 
-    /** Thrown by {@link #validate} with a message naming the PID and the key. */
+    /**
+     * Thrown by {@link #validate} (naming every bad key, in the order they are checked) and {@link #checkMethod}, with
+     * a message naming the PID and the keys.
+     */
     public static final class Invalid extends Exception {
         private static final long serialVersionUID = 1L;
-        private final String key;
-        private final String why;
+        /** The bad keys in order: {@code [key, why]} each, at least one. */
+        private final List<String[]> problems;
 
         Invalid(String key, String why) {
-            super("PID " + PID + " key " + key + ": " + why);
-            this.key = key;
-            this.why = why;
+            this(List.<String[]>of(new String[] {key, why}));
         }
 
-        /** @return the configuration key at fault, e.g. {@code timeout} */
+        private Invalid(List<String[]> problems) {
+            super(text(null, problems));
+            this.problems = List.copyOf(problems);
+        }
+
+        private static String text(Object file, List<String[]> problems) {
+            StringBuilder b = new StringBuilder("PID " + PID + (file == null ? "" : " (" + file + ")"));
+            for (int i = 0; i < problems.size(); i++) {
+                b.append(i == 0 ? " key " : "; key ").append(problems.get(i)[0]).append(": ")
+                        .append(problems.get(i)[1]);
+            }
+            return b.toString();
+        }
+
+        /** @return the first configuration key at fault, e.g. {@code timeout} */
         public String key() {
-            return key;
+            return problems.get(0)[0];
         }
 
-        /** @return what was expected of the key, e.g. {@code must be below interval (60 s), got 90} */
+        /** @return what was expected of the first key, e.g. {@code must be below interval (60 s), got 90} */
         public String why() {
-            return why;
+            return problems.get(0)[1];
+        }
+
+        /**
+         * @return every key at fault with what was expected of it, in the order they are checked: {@code [key, why]}
+         *         each, at least one
+         */
+        public List<String[]> problems() {
+            return problems;
         }
 
         /**
          * The message with the configuration file, e.g. {@code PID io.npulifecycle.probe
-         * (file:/x/etc/io.npulifecycle.probe.cfg) key timeout: must be below interval (60 s), got 90}, so the log line
-         * says which file to fix.
+         * (file:/x/etc/io.npulifecycle.probe.cfg) key timeout: must be below interval (60 s), got 90}, one
+         * {@code key <key>: <why>} per bad key separated by {@code ; }, so the log line says which file to fix.
          *
          * @param file the {@code felix.fileinstall.filename} of the configuration, or {@code null} when it did not
          *        come from a file
          * @return the message
          */
         public String message(Object file) {
-            return "PID " + PID + (file == null ? "" : " (" + file + ")") + " key " + key + ": " + why;
+            return text(file, problems);
         }
     }
 
@@ -113,28 +136,31 @@ public record WatchConfig(Duration interval, Duration timeout, int failureThresh
      * @param timeoutIsFailure see {@link ProbeOptions}
      * @param maxOutputBytes output cap, bytes
      * @return the configuration
-     * @throws Invalid naming the first bad key
+     * @throws Invalid naming every bad key, in the order of the parameters
      */
     public static WatchConfig validate(double intervalSeconds, double timeoutSeconds, int failureThreshold,
             int probeErrorThreshold, String method, String[] command, String[] environment, String dcmiLibrary,
             String expectedChips, boolean alarmIsFailure, boolean timeoutIsFailure, int maxOutputBytes) throws Invalid {
-        if (!(intervalSeconds > 0) || intervalSeconds > 86_400) {
-            throw new Invalid("interval", "must be > 0 and at most 86400 seconds, got " + num(intervalSeconds));
+        List<String[]> bad = new ArrayList<>();
+        boolean intervalOk = intervalSeconds > 0 && intervalSeconds <= 86_400;
+        if (!intervalOk) {
+            bad.add(new String[] {"interval", "must be > 0 and at most 86400 seconds, got " + num(intervalSeconds)});
         }
         if (!(timeoutSeconds > 0)) {
-            throw new Invalid("timeout", "must be > 0 seconds, got " + num(timeoutSeconds));
-        }
-        if (timeoutSeconds >= intervalSeconds) {
-            throw new Invalid("timeout", "must be below interval (" + num(intervalSeconds) + " s), got " + num(timeoutSeconds));
+            bad.add(new String[] {"timeout", "must be > 0 seconds, got " + num(timeoutSeconds)});
+        } else if (intervalOk && timeoutSeconds >= intervalSeconds) {
+            bad.add(new String[] {"timeout", "must be below interval (" + num(intervalSeconds) + " s), got "
+                    + num(timeoutSeconds)});
         }
         if (failureThreshold < 1) {
-            throw new Invalid("failureThreshold", "must be >= 1, got " + failureThreshold);
+            bad.add(new String[] {"failureThreshold", "must be >= 1, got " + failureThreshold});
         }
         if (probeErrorThreshold < 1) {
-            throw new Invalid("probeErrorThreshold", "must be >= 1, got " + probeErrorThreshold);
+            bad.add(new String[] {"probeErrorThreshold", "must be >= 1, got " + probeErrorThreshold});
         }
-        if (method == null || method.isBlank()) {
-            throw new Invalid("method", "must be npu-smi or dcmi");
+        String m = method == null ? "" : method.trim();
+        if (m.isEmpty()) {
+            bad.add(new String[] {"method", "must be npu-smi or dcmi"});
         }
         List<String> cmd = new ArrayList<>();
         if (command != null) {
@@ -144,8 +170,8 @@ public record WatchConfig(Duration interval, Duration timeout, int failureThresh
                 }
             }
         }
-        if (cmd.isEmpty() && "npu-smi".equals(method.trim())) {
-            throw new Invalid("npuSmiCommand", "is empty");
+        if (cmd.isEmpty() && "npu-smi".equals(m)) {
+            bad.add(new String[] {"npuSmiCommand", "is empty"});
         }
         Map<String, String> env = new LinkedHashMap<>();
         if (environment != null) {
@@ -155,28 +181,32 @@ public record WatchConfig(Duration interval, Duration timeout, int failureThresh
                 }
                 int eq = e.indexOf('=');
                 if (eq <= 0 || !ENV_KEY.matcher(e.substring(0, eq).trim()).matches() || e.indexOf('\0') >= 0) {
-                    throw new Invalid("npuSmiEnvironment", "element '" + e.replace('\0', '?')
-                            + "' is not KEY=VALUE with KEY made of letters, digits and _ (not starting with a digit)");
+                    bad.add(new String[] {"npuSmiEnvironment", "element '" + e.replace('\0', '?')
+                            + "' is not KEY=VALUE with KEY made of letters, digits and _ (not starting with a digit)"});
+                    continue;
                 }
                 env.put(e.substring(0, eq).trim(), e.substring(eq + 1));
             }
         }
-        if ("dcmi".equals(method.trim()) && (dcmiLibrary == null || dcmiLibrary.isBlank())) {
-            throw new Invalid("dcmiLibrary", "is empty");
+        if ("dcmi".equals(m) && (dcmiLibrary == null || dcmiLibrary.isBlank())) {
+            bad.add(new String[] {"dcmiLibrary", "is empty"});
         }
-        SortedSet<ChipId> pinned;
+        SortedSet<ChipId> pinned = null;
         try {
             pinned = ChipId.parseList(expectedChips);
         } catch (IllegalArgumentException e) {
-            throw new Invalid("expectedChips", e.getMessage());
+            bad.add(new String[] {"expectedChips", e.getMessage()});
         }
         if (maxOutputBytes < 4096 || maxOutputBytes > NpuSmiParser.DEFAULT_MAX_BYTES) {
-            throw new Invalid("maxOutputBytes", "must be between 4096 and " + NpuSmiParser.DEFAULT_MAX_BYTES + ", got "
-                    + maxOutputBytes);
+            bad.add(new String[] {"maxOutputBytes", "must be between 4096 and " + NpuSmiParser.DEFAULT_MAX_BYTES
+                    + ", got " + maxOutputBytes});
+        }
+        if (!bad.isEmpty()) {
+            throw new Invalid(bad);
         }
         return new WatchConfig(Duration.ofMillis(Math.round(intervalSeconds * 1000)),
                 Duration.ofMillis(Math.round(timeoutSeconds * 1000)), failureThreshold, probeErrorThreshold,
-                method.trim(), List.copyOf(cmd), env, dcmiLibrary, pinned,
+                m, List.copyOf(cmd), env, dcmiLibrary, pinned,
                 new ProbeOptions(alarmIsFailure, timeoutIsFailure), maxOutputBytes);
     }
 }

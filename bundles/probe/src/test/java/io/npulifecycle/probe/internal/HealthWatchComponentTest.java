@@ -124,6 +124,37 @@ class HealthWatchComponentTest {
     }
 
     @Test
+    void everyRefusedKeyIsLoggedAndReportedToTheConfigurationMBean() throws Exception {
+        HealthWatchComponent c = new HealthWatchComponent();
+        List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> reported = new CopyOnWriteArrayList<>();
+        java.lang.reflect.Field f = HealthWatchComponent.class.getDeclaredField("refusals");
+        f.setAccessible(true);
+        f.set(c, new io.npulifecycle.api.management.ConfigurationRefusals() {
+            @Override
+            public void refused(String pid, Object file,
+                    List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> refused) {
+                reported.addAll(refused);
+            }
+
+            @Override
+            public void accepted(String pid) {
+            }
+        });
+        Map<String, Object> props = new HashMap<>(FILE);
+        props.put("failureThreshold", 0);
+        props.put("maxOutputBytes", 1);
+        Map<String, Object> bad = Map.of("failureThreshold", 0, "expectedChips", "0:x", "maxOutputBytes", 1);
+        assertNull(c.validate(config(bad), props, "keeping the previous configuration"));
+        assertEquals(List.of("failureThreshold", "expectedChips", "maxOutputBytes"),
+                reported.stream().map(io.npulifecycle.api.management.ConfigurationRefusals.Refusal::key).toList());
+        assertEquals(0, reported.get(0).value());
+        assertEquals("must be >= 1, got 0", reported.get(0).reason());
+        assertEquals(1, errors.size(), errors.toString());
+        assertTrue(errors.get(0).contains("key failureThreshold: must be >= 1, got 0; key expectedChips: ")
+                && errors.get(0).contains("; key maxOutputBytes: must be between 4096 and "), errors.get(0));
+    }
+
+    @Test
     void unknownMethodIsRejectedUnlessAChipProbeServiceProvidesIt() {
         HealthWatchComponent c = new HealthWatchComponent();
         assertNull(c.validate(config(Map.of("method", "npu_smi")), FILE, "keeping the previous configuration"));

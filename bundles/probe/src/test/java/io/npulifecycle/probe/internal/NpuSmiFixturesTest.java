@@ -1,6 +1,7 @@
 package io.npulifecycle.probe.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -161,5 +162,66 @@ class NpuSmiFixturesTest {
         assertEquals(2, CheckNpuSmi.run(new String[] {"f", "--exit-code", "256"}, new PrintStream(out),
                 new PrintStream(err)));
         assertEquals("", out.toString(), "nothing judged on a bad option");
+    }
+
+    /** @return {status, stdout, stderr} of the checker */
+    private static String[] runCheck(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = CheckNpuSmi.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new String[] {String.valueOf(status), out.toString(StandardCharsets.UTF_8),
+            err.toString(StandardCharsets.UTF_8)};
+    }
+
+    @Test
+    void checkNpuSmiNamesAMissingFileOrADirectoryInPlainWords(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        String missing = dir.resolve("nothing.txt").toString();
+        String[] r = runCheck(missing);
+        assertEquals("2", r[0]);
+        assertEquals("check-npu-smi: cannot read " + missing + ": no such file\n", r[2]);
+        r = runCheck(dir.toString());
+        assertEquals("2", r[0]);
+        assertEquals("check-npu-smi: cannot read " + dir + ": is a directory (expected a file holding the output of "
+                + "'npu-smi info')\n", r[2]);
+        assertFalse(r[2].contains("Exception"), r[2]);
+        assertEquals("", r[1]);
+    }
+
+    @Test
+    void checkNpuSmiRefusesAnEmptyElementOfExpectedChipsNamingTheOption() {
+        for (String v : new String[] {"1:0,,2:0", ",0:0", "0:0,", " "}) {
+            String[] r = runCheck("f", "--expected-chips", v);
+            assertEquals("2", r[0], v);
+            assertTrue(r[2].startsWith("check-npu-smi: --expected-chips '" + v + "': element ")
+                    && r[2].contains(" is empty;"), r[2]);
+        }
+        String[] r = runCheck("f", "--expected-chips", "0:x");
+        assertTrue(r[2].startsWith("check-npu-smi: --expected-chips '0:x': "), r[2]);
+    }
+
+    @Test
+    void checkNpuSmiHelpListsEveryOptionItParses() throws Exception {
+        String[] r = runCheck("--help");
+        assertEquals("0", r[0]);
+        assertEquals("", r[2]);
+        assertEquals(r[1], runCheck("-h")[1]);
+        java.util.List<String> helpOptions = new java.util.ArrayList<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^  (-[-a-z]+) ").matcher(r[1]);
+        while (m.find()) {
+            helpOptions.add(m.group(1));
+        }
+        assertEquals(new java.util.ArrayList<>(CheckNpuSmi.OPTIONS.keySet()), helpOptions, r[1]);
+        // each option the help lists is parsed (not refused as unknown), and one it does not list is refused
+        String file = Fixtures.file("910b2_npu-smi-24.1.0.3_healthy.txt").toString();
+        for (String o : helpOptions) {
+            String[] args = o.equals("--exit-code") ? new String[] {file, o, "0"}
+                    : o.equals("--expected-chips") ? new String[] {file, o, "0:0"} : new String[] {file, o};
+            String[] c = runCheck(args);
+            assertEquals("0", c[0], o + ": " + c[2]);
+        }
+        String[] unknown = runCheck(file, "--verbose");
+        assertEquals("2", unknown[0]);
+        assertTrue(unknown[2].contains("unknown option '--verbose' (--help lists the options)"), unknown[2]);
     }
 }

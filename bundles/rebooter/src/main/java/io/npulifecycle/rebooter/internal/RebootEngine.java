@@ -73,6 +73,8 @@ public final class RebootEngine implements RebooterMXBean {
 
     private RebooterState state;
     private volatile String corruptProblem;
+    /** The corruption last logged at ERROR: the same one found again by a later evaluation is logged at DEBUG. */
+    private String loggedCorruption;
     private volatile Decision decision = Decision.NONE;
     private volatile String why = "not evaluated yet";
     private volatile String pendingRequest;
@@ -114,9 +116,13 @@ public final class RebootEngine implements RebooterMXBean {
         try {
             state = stateFile.loadOrQuarantine(time.now());
             corruptProblem = null;
+            loggedCorruption = null;
         } catch (StateFile.Unusable e) {
             corruptProblem = e.problem();
-            LOG.log(Level.ERROR, e.getMessage());
+            // each evaluation (every poll) reads the file again: a corruption is an ERROR once, until it changes
+            boolean fresh = !e.problem().equals(loggedCorruption);
+            loggedCorruption = e.problem();
+            LOG.log(fresh ? Level.ERROR : Level.DEBUG, e.getMessage());
             state = null;
         }
     }
@@ -505,7 +511,11 @@ public final class RebootEngine implements RebooterMXBean {
                 + stateFile.path() + " (the corrupt file was kept as a copy)");
         state = new RebooterState();
         corruptProblem = null;
+        loggedCorruption = null;
         save("write the reset state");
+        // the decision STATE_CORRUPT no longer holds; the next evaluation (the poll, or evaluateNow) decides anew
+        decide(Decision.NONE, "the state was reset through resetState(): not evaluated since (the next poll "
+                + "evaluates, or evaluateNow() at once)");
         return "state reset";
     }
 }

@@ -120,7 +120,7 @@ public class RebooterComponent implements EventHandler {
 
     @Activate
     void activate(BundleContext ctx, Config config) {
-        RebootEngine.Settings s = settings(config);
+        RebootEngine.Settings s = reported(config);
         Duration poll;
         if (s == null) {
             s = new RebootEngine.Settings(Path.of("/var/lib/npu-operator/"), 3, Duration.ofHours(24), false, 5000);
@@ -147,7 +147,7 @@ public class RebooterComponent implements EventHandler {
 
     @Modified
     void modified(Config config) {
-        RebootEngine.Settings s = settings(config);
+        RebootEngine.Settings s = reported(config);
         if (s == null) {
             LOG.log(Level.ERROR, "PID " + PID + ": keeping the previous configuration");
             return;
@@ -184,37 +184,80 @@ public class RebooterComponent implements EventHandler {
         wake();
     }
 
-    static RebootEngine.Settings settings(Config c) {
-        Path dir;
+    /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    private volatile io.npulifecycle.api.management.ConfigurationRefusals refusals;
+
+    /**
+     * {@link #settings(Config, java.util.List)}, reporting every refused value (or the end of a refusal) to
+     * {@link #refusals} and logging them in one ERROR line.
+     *
+     * @return the settings, or {@code null} when a value is refused
+     */
+    RebootEngine.Settings reported(Config c) {
+        java.util.List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> refused =
+                new java.util.ArrayList<>();
+        RebootEngine.Settings s = settings(c, refused);
+        io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
+        if (s != null) {
+            if (r != null) {
+                r.accepted(PID);
+            }
+            return s;
+        }
+        StringBuilder line = new StringBuilder("PID " + PID);
+        for (int i = 0; i < refused.size(); i++) {
+            line.append(i == 0 ? " key " : "; key ").append(refused.get(i).key()).append(": ")
+                    .append(refused.get(i).reason());
+        }
+        LOG.log(Level.ERROR, line.toString());
+        if (r != null) {
+            r.refused(PID, null, refused);
+        }
+        return null;
+    }
+
+    /**
+     * @param c the configuration
+     * @param refused receives every refused value, in the order of the keys checked
+     * @return the settings, or {@code null} when a value is refused
+     */
+    static RebootEngine.Settings settings(Config c, java.util.List<io.npulifecycle.api.management.ConfigurationRefusals
+            .Refusal> refused) {
+        Path dir = null;
         try {
             dir = Path.of(c.stateDir().trim());
+            if (!dir.isAbsolute()) {
+                refused.add(refusal("stateDir", c.stateDir(), "'" + c.stateDir() + "' must be an absolute path"));
+            }
         } catch (InvalidPathException | NullPointerException e) {
-            LOG.log(Level.ERROR, "PID " + PID + " key stateDir: '" + c.stateDir() + "' is not a path");
-            return null;
-        }
-        if (!dir.isAbsolute()) {
-            LOG.log(Level.ERROR, "PID " + PID + " key stateDir: '" + c.stateDir() + "' must be an absolute path");
-            return null;
+            refused.add(refusal("stateDir", c.stateDir(), "'" + c.stateDir() + "' is not a path"));
         }
         if (c.pollIntervalSeconds() < 1) {
-            LOG.log(Level.ERROR, "PID " + PID + " key pollIntervalSeconds: " + c.pollIntervalSeconds() + " must be at least 1");
-            return null;
+            refused.add(refusal("pollIntervalSeconds", c.pollIntervalSeconds(),
+                    c.pollIntervalSeconds() + " must be at least 1"));
         }
         if (c.recovery_maxReboots() < 0) {
-            LOG.log(Level.ERROR, "PID " + PID + " key recovery.maxReboots: " + c.recovery_maxReboots() + " must be 0 or more");
-            return null;
+            refused.add(refusal("recovery.maxReboots", c.recovery_maxReboots(),
+                    c.recovery_maxReboots() + " must be 0 or more"));
         }
         Duration w = parseDuration(c.recovery_window());
         if (w == null) {
-            LOG.log(Level.ERROR, "PID " + PID + " key recovery.window: '" + c.recovery_window()
-                    + "' is not a duration like 24h, 1h30m or 90s");
-            return null;
+            refused.add(refusal("recovery.window", c.recovery_window(),
+                    "'" + c.recovery_window() + "' is not a duration like 24h, 1h30m or 90s"));
         }
         if (c.flushTimeoutSeconds() < 0) {
-            LOG.log(Level.ERROR, "PID " + PID + " key flushTimeoutSeconds: must be 0 or more");
+            refused.add(refusal("flushTimeoutSeconds", c.flushTimeoutSeconds(), "must be 0 or more"));
+        }
+        if (!refused.isEmpty()) {
             return null;
         }
         return new RebootEngine.Settings(dir, c.recovery_maxReboots(), w, c.dryRun(), c.flushTimeoutSeconds() * 1000L);
+    }
+
+    private static io.npulifecycle.api.management.ConfigurationRefusals.Refusal refusal(String key, Object value,
+            String reason) {
+        return new io.npulifecycle.api.management.ConfigurationRefusals.Refusal(key, value, reason);
     }
 
     /** @return a duration such as {@code 24h}, {@code 1h30m}, {@code 90s}, or {@code null} */

@@ -787,6 +787,56 @@ class RebootPathTest {
     }
 
     @Test
+    void aCorruptStateIsAnErrorOnceAndResetEndsTheCorruptDecision() throws IOException {
+        cluster.putDriver(NodeRuntime.policy(false, true, null, null));
+        Files.writeString(stateDir.resolve("rebooter.state"), "format=1\nhistory.0=garbage\n");
+        java.util.List<java.util.logging.LogRecord> log = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Logger jul = java.util.logging.Logger.getLogger("io.npulifecycle.rebooter");
+        java.util.logging.Handler h = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                log.add(r);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        jul.addHandler(h);
+        try {
+            NodeRuntime a = boot("boot-a");
+            awaitPolicy(a, true);
+            wedge(a);
+            for (int i = 0; i < 5; i++) {
+                a.rebooter.evaluate();
+            }
+            assertEquals("STATE_CORRUPT", a.rebooter.getDecision());
+            java.util.function.Supplier<Long> errors = () -> log.stream()
+                    .filter(r -> r.getLevel() == java.util.logging.Level.SEVERE
+                            && String.valueOf(r.getMessage()).contains("history.0"))
+                    .count();
+            assertEquals(1, errors.get(), "one ERROR for one corruption, not one per evaluation");
+            // another corruption is an ERROR again
+            Files.writeString(stateDir.resolve("rebooter.state"), "format=2\n");
+            a.rebooter.evaluate();
+            a.rebooter.evaluate();
+            assertEquals(1, log.stream().filter(r -> r.getLevel() == java.util.logging.Level.SEVERE
+                    && String.valueOf(r.getMessage()).contains("expected format=1")).count(), "the new corruption");
+            assertEquals("state reset", a.rebooter.resetState());
+            assertEquals("NONE", a.rebooter.getDecision(), a.rebooter.getDecisionReason());
+            assertTrue(a.rebooter.getDecisionReason().contains("reset"), a.rebooter.getDecisionReason());
+            a.rebooter.evaluate();
+            assertEquals(1, executor.reboots.size());
+        } finally {
+            jul.removeHandler(h);
+        }
+    }
+
+    @Test
     void noExecutorOrDryRunNeverRebootsNorConsumes() throws IOException {
         cluster.putDriver(NodeRuntime.policy(false, false, null, null));
         NodeRuntime a = boot("boot-a", null, true);

@@ -44,7 +44,8 @@ import jakarta.servlet.http.HttpServletResponse;
  * {@link PartialBulk}); an element of a bulk that is not an object, or that Jolokia cannot build, gets a 400 entry of
  * its own, the other items served ({@link #errors}); an empty bulk is answered {@code []}. A proxy {@code target}, a
  * foreign origin, no caller or no policy refuse the whole request with HTTP 403. A POST body that is not JSON, or
- * neither an object nor an array, gets 400. Otherwise it puts the caller on the thread for the restrictor
+ * neither an object nor an array, gets 400, and so does a processing parameter Jolokia reads as a number that is not
+ * one, in a request's {@code config} or the query string ({@link RequestShape#parameterProblem}). Otherwise it puts the caller on the thread for the restrictor
  * ({@link Caller}), passes the (buffered, at most {@value #MAX_BODY_BYTES} bytes) request on, and clears the caller in
  * {@code finally}.
  */
@@ -105,6 +106,11 @@ public class AccessFilter implements Filter {
             Audit.problem("JSONP request to " + req.getRequestURI() + " by " + caller.user() + ": refused");
             send(req, res, 403, "JSONP (the query parameter callback) is not served: a script element sends no Origin "
                     + "header, so the origin policy could not apply; send the request with fetch or XMLHttpRequest");
+            return;
+        }
+        String badParameter = queryParameterProblem(req.getQueryString());
+        if (badParameter != null) {
+            send(req, res, 400, badParameter);
             return;
         }
         String method = req.getMethod().toUpperCase(Locale.ROOT);
@@ -324,6 +330,36 @@ public class AccessFilter implements Filter {
             }
         }
         return false;
+    }
+
+    /**
+     * @param query a request's query string, {@code null} when it has none
+     * @return what is wrong with the first processing parameter of it that Jolokia would fail to parse
+     *         ({@link RequestShape#parameterProblem}), or {@code null}; read from the query string itself, so that
+     *         the body of a POST is never read as form parameters
+     */
+    static String queryParameterProblem(String query) {
+        if (query == null) {
+            return null;
+        }
+        for (String pair : query.split("&")) {
+            int eq = pair.indexOf('=');
+            String name = decode(eq < 0 ? pair : pair.substring(0, eq));
+            String p = RequestShape.parameterProblem("query", name, eq < 0 ? "" : decode(pair.substring(eq + 1)));
+            if (p != null) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    /** @return {@code s} URL-decoded, or as sent when it holds a bad %-escape */
+    private static String decode(String s) {
+        try {
+            return java.net.URLDecoder.decode(s, StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return s;
+        }
     }
 
     /** @return the origin ({@code scheme://host[:port]}) of a Referer URL, the value itself if it is not a URL */

@@ -15,6 +15,13 @@ import java.util.regex.Pattern;
  * {@code attribute}: a string, or for {@code read} an array of strings; {@code arguments}: an array;
  * {@code config}, {@code target}: an object; {@code type} and {@code mbean} present must not be {@code null}. Any other
  * field, and {@code value}, may be of any type.
+ *
+ * <p>The processing parameters Jolokia reads as a number ({@link #WHOLE_NUMBER_PARAMETERS}: {@code maxDepth},
+ * {@code maxCollectionSize}, {@code maxObjects}, {@code ifModifiedSince}), in a request's {@code config} or as a query
+ * parameter, must be a whole number from 0 to {@value Integer#MAX_VALUE} (a JSON number or a string of digits): Jolokia
+ * parses them with {@code Integer.parseInt} while it serves the request, and answered any other value
+ * ({@code "abc"}, {@code 1.5}, {@code true}) with a 500 {@code NumberFormatException}. The other parameters are read
+ * as text or as a boolean (any text that is not {@code true} is false) and fail no request.
  */
 final class RequestShape {
 
@@ -57,10 +64,51 @@ final class RequestShape {
         if (p == null) {
             p = expect(request, "config", "an object (processing options by name)", Map.class);
         }
+        if (p == null && request.get("config") instanceof Map<?, ?> config) {
+            for (Map.Entry<?, ?> e : config.entrySet()) {
+                p = p != null ? p : parameterProblem("config", String.valueOf(e.getKey()), e.getValue());
+            }
+        }
         if (p == null) {
             p = expect(request, "target", "an object", Map.class);
         }
         return p;
+    }
+
+    /** Jolokia's processing parameters that it parses as an {@code int} ({@code Integer.parseInt}). */
+    static final List<String> WHOLE_NUMBER_PARAMETERS = List.of("maxDepth", "maxCollectionSize", "maxObjects",
+            "ifModifiedSince");
+
+    /**
+     * @param where where the parameter was given: {@code config} (a POST request's field) or {@code query} (a query
+     *        parameter)
+     * @param name the parameter's name
+     * @param value its value as parsed: a JSON value of a {@code config}, or a query parameter's text
+     * @return what is wrong with it, naming the parameter, the value and what was expected; or {@code null} when it is
+     *         not a {@link #WHOLE_NUMBER_PARAMETERS whole-number parameter} or is a whole number from 0 to
+     *         {@value Integer#MAX_VALUE} (or {@code null}, which Jolokia reads as not given)
+     */
+    static String parameterProblem(String where, String name, Object value) {
+        if (value == null || !WHOLE_NUMBER_PARAMETERS.contains(name)) {
+            return null;
+        }
+        String text = value.toString();
+        boolean ok = (value instanceof String || value instanceof Number) && text.matches("\\+?[0-9]{1,10}");
+        if (ok) {
+            try {
+                Integer.parseInt(text);
+            } catch (NumberFormatException tooLarge) {
+                ok = false;
+            }
+        }
+        if (ok) {
+            return null;
+        }
+        String shown = text.length() > 40 ? text.substring(0, 40) + "..." : text;
+        String what = value instanceof String ? "\"" + shown + "\"" : jsonType(value) + " " + shown;
+        return ("config".equals(where) ? "processing parameter \"" + name + "\" of field \"config\""
+                : "query parameter \"" + name + "\"") + " is " + what + ": expected a whole number from 0 to "
+                + Integer.MAX_VALUE;
     }
 
     private static String expect(Map<?, ?> request, String field, String expected, Class<?> type) {

@@ -194,17 +194,22 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
             policy = org.osgi.service.component.annotations.ReferencePolicy.DYNAMIC)
     private volatile io.npulifecycle.api.management.ConfigurationRefusals refusals;
 
-    /** {@link #validate}, reporting a refusal (or its end) to {@link #refusals}. */
+    /** {@link #validate}, reporting every refused value (or the end of a refusal) to {@link #refusals}. */
     private ControllerConfig reported(Config raw) {
-        String[] why = new String[1];
+        List<String> why = new java.util.ArrayList<>();
         ControllerConfig c = validate(raw, why);
         io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
         if (r != null && c != null) {
             r.accepted(PID);
         } else if (r != null) {
-            int colon = why[0].indexOf(':');
-            r.refused(PID, null, colon < 0 ? why[0] : why[0].substring(0, colon), null,
-                    colon < 0 ? "invalid" : why[0].substring(colon + 1).strip());
+            List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> all = new java.util.ArrayList<>();
+            for (String w : why) {
+                int colon = w.indexOf(':');
+                all.add(new io.npulifecycle.api.management.ConfigurationRefusals.Refusal(
+                        colon < 0 ? w : w.substring(0, colon), null,
+                        colon < 0 ? "invalid" : w.substring(colon + 1).strip()));
+            }
+            r.refused(PID, null, all);
         }
         return c;
     }
@@ -214,37 +219,44 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
      * @return the validated configuration, or null (logged with PID and key)
      */
     static ControllerConfig validate(Config c) {
-        return validate(c, new String[1]);
+        return validate(c, new java.util.ArrayList<>());
     }
 
     /**
      * @param c raw configuration
-     * @param why receives at [0], when refused, {@code <key>: <what is wrong>}
-     * @return the validated configuration, or null (logged with PID and key)
+     * @param why receives, when refused, one {@code <key>: <what is wrong>} per bad key, in the order they are checked
+     * @return the validated configuration, or null (logged with PID and every bad key)
      */
-    static ControllerConfig validate(Config c, String[] why) {
-        String bad = null;
+    static ControllerConfig validate(Config c, List<String> why) {
+        List<String> bad = new java.util.ArrayList<>();
         if (c.namespace() == null || !c.namespace().matches("^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")) {
-            bad = "namespace: '" + c.namespace() + "' is not a namespace name";
-        } else if (c.resourceName() == null || !c.resourceName().matches("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")) {
-            bad = "resourceName: '" + c.resourceName() + "' is not a resource name";
-        } else if (c.imageWhiteListNamespace() == null
-                || !c.imageWhiteListNamespace().matches("^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")) {
-            bad = "imageWhiteListNamespace: '" + c.imageWhiteListNamespace() + "' is not a namespace name";
-        } else if (c.imageWhiteListName() == null
-                || !c.imageWhiteListName().matches("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")) {
-            bad = "imageWhiteListName: '" + c.imageWhiteListName() + "' is not a resource name";
-        } else if (!"https".equals(c.registryScheme()) && !"http".equals(c.registryScheme())) {
-            bad = "registryScheme: '" + c.registryScheme() + "' (expected https or http)";
-        } else if (c.reconcileDelayMillis() < 0 || c.resyncSeconds() < 1 || c.statusIntervalSeconds() < 0) {
-            bad = "reconcileDelayMillis/resyncSeconds/statusIntervalSeconds: negative or zero resync";
-        } else if (!(c.retryPeriodSeconds() < c.renewDeadlineSeconds() && c.renewDeadlineSeconds() < c.leaseDurationSeconds())) {
-            bad = "leaseDurationSeconds/renewDeadlineSeconds/retryPeriodSeconds: expected retryPeriod < renewDeadline < leaseDuration, got "
-                    + c.retryPeriodSeconds() + "/" + c.renewDeadlineSeconds() + "/" + c.leaseDurationSeconds();
+            bad.add("namespace: '" + c.namespace() + "' is not a namespace name");
         }
-        if (bad != null) {
-            LOG.log(Level.ERROR, "PID " + PID + " key " + bad + ": keeping the previous configuration");
-            why[0] = bad;
+        if (c.resourceName() == null || !c.resourceName().matches("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")) {
+            bad.add("resourceName: '" + c.resourceName() + "' is not a resource name");
+        }
+        if (c.imageWhiteListNamespace() == null
+                || !c.imageWhiteListNamespace().matches("^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")) {
+            bad.add("imageWhiteListNamespace: '" + c.imageWhiteListNamespace() + "' is not a namespace name");
+        }
+        if (c.imageWhiteListName() == null
+                || !c.imageWhiteListName().matches("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")) {
+            bad.add("imageWhiteListName: '" + c.imageWhiteListName() + "' is not a resource name");
+        }
+        if (!"https".equals(c.registryScheme()) && !"http".equals(c.registryScheme())) {
+            bad.add("registryScheme: '" + c.registryScheme() + "' (expected https or http)");
+        }
+        if (c.reconcileDelayMillis() < 0 || c.resyncSeconds() < 1 || c.statusIntervalSeconds() < 0) {
+            bad.add("reconcileDelayMillis/resyncSeconds/statusIntervalSeconds: negative or zero resync");
+        }
+        if (!(c.retryPeriodSeconds() < c.renewDeadlineSeconds() && c.renewDeadlineSeconds() < c.leaseDurationSeconds())) {
+            bad.add("leaseDurationSeconds/renewDeadlineSeconds/retryPeriodSeconds: expected retryPeriod < renewDeadline < leaseDuration, got "
+                    + c.retryPeriodSeconds() + "/" + c.renewDeadlineSeconds() + "/" + c.leaseDurationSeconds());
+        }
+        if (!bad.isEmpty()) {
+            LOG.log(Level.ERROR, "PID " + PID + " key " + String.join("; key ", bad)
+                    + ": keeping the previous configuration");
+            why.addAll(bad);
             return null;
         }
         return new ControllerConfig(c.namespace(), c.resourceName(), c.registryCheck(), c.registryScheme(),

@@ -49,9 +49,19 @@ class ImageWhiteListConfigTest {
 
     @Test
     void aRefusalNamesTheKeyAndWhatIsWrongForTheConfigurationMBean() {
-        String[] why = new String[1];
+        java.util.List<String> why = new java.util.ArrayList<>();
         assertNull(UpgradeOrchestratorComponent.validate(config(Map.of("imageWhiteListNamespace", "Cpaas_System")),
                 why));
-        assertEquals("imageWhiteListNamespace: 'Cpaas_System' is not a namespace name", why[0]);
+        assertEquals(java.util.List.of("imageWhiteListNamespace: 'Cpaas_System' is not a namespace name"), why);
+    }
+
+    @Test
+    void aRefusalNamesEveryBadKeyInOrder() {
+        java.util.List<String> why = new java.util.ArrayList<>();
+        assertNull(UpgradeOrchestratorComponent.validate(config(Map.of("namespace", "Bad_NS",
+                "imageWhiteListName", "ascend driver", "registryScheme", "ftp")), why));
+        assertEquals(java.util.List.of("namespace: 'Bad_NS' is not a namespace name",
+                "imageWhiteListName: 'ascend driver' is not a resource name",
+                "registryScheme: 'ftp' (expected https or http)"), why);
     }
 }

@@ -106,14 +106,32 @@ sealed interface Action {
      * @throws Bad when it is not a Kubernetes qualified name (the API server would refuse it)
      */
     private static void checkQualifiedName(String key, String field) {
-        if (key == null) {
-            return;
+        if (key != null) {
+            checkQualifiedNames(List.of(key), field);
         }
-        int slash = key.indexOf('/');
-        String prefix = slash < 0 ? "" : key.substring(0, slash);
-        String name = slash < 0 ? key : key.substring(slash + 1);
-        if (!QUALIFIED_NAME.matcher(key).matches() || prefix.length() > 253 || name.length() > 63) {
-            throw new Bad(field, "'" + key + "' is not a Kubernetes annotation key: an optional DNS subdomain prefix "
+    }
+
+    /**
+     * @param keys annotation keys of a scenario, in the order given
+     * @param field the YAML key they were given under, for the message
+     * @throws Bad naming every key that is not a Kubernetes qualified name (the API server would refuse them)
+     */
+    private static void checkQualifiedNames(java.util.Collection<String> keys, String field) {
+        List<String> bad = new java.util.ArrayList<>();
+        for (String key : keys) {
+            if (key == null) {
+                continue;
+            }
+            int slash = key.indexOf('/');
+            String prefix = slash < 0 ? "" : key.substring(0, slash);
+            String name = slash < 0 ? key : key.substring(slash + 1);
+            if (!QUALIFIED_NAME.matcher(key).matches() || prefix.length() > 253 || name.length() > 63) {
+                bad.add("'" + key + "'");
+            }
+        }
+        if (!bad.isEmpty()) {
+            throw new Bad(field, String.join(", ", bad) + (bad.size() == 1 ? " is not a Kubernetes annotation key"
+                    : " are not Kubernetes annotation keys") + ": an optional DNS subdomain prefix "
                     + "(at most 253 characters) and '/', then a name of 1 to 63 characters [A-Za-z0-9_.-], beginning "
                     + "and ending with a letter or digit, e.g. npu.openfuyao.com/approve-reboot");
         }
@@ -486,7 +504,7 @@ sealed interface Action {
             checkRange(violations, "violations", 0, 10_000);
             checkVersion(driverVersion, "driverVersion");
             if (annotations != null) {
-                annotations.keySet().forEach(k -> checkQualifiedName(k, "annotations"));
+                checkQualifiedNames(annotations.keySet(), "annotations");
             }
             if (labels == null && annotations == null && events == null && reboots == null && markers == null
                     && driverVersion == null && upgradeState == null && status == null && violations == null

@@ -318,28 +318,50 @@ final class Scenario {
         return new Step(at, action, when, n.line(), whenLine, yaml);
     }
 
-    /** Checks what an action refers to in this scenario's cluster: nodes, chips, control-plane replicas. */
+    /** A check that may fail with {@link YamlTree.Invalid}. */
+    @FunctionalInterface
+    private interface Check {
+        void run() throws YamlTree.Invalid;
+    }
+
+    /**
+     * Checks what an action refers to in this scenario's cluster: nodes, chips, control-plane replicas.
+     *
+     * @throws YamlTree.Invalid naming every value at fault (the first carrying the others)
+     */
     private void check(Action a, YamlTree.Node body, String w) throws YamlTree.Invalid {
+        List<Check> checks = new ArrayList<>();
         if (a instanceof Action.OnNode o) {
-            node(o.node(), line(body, "node"), w + ".node", false);
+            checks.add(() -> node(o.node(), line(body, "node"), w + ".node", false));
         }
         if (a instanceof Action.OnChip c) {
             int npus = chipType.equals("310p") ? chips / 2 : chips;
             int perNpu = chipType.equals("310p") ? 2 : 1;
-            range(c.npu(), line(body, "npu"), w + ".npu", npus - 1);
-            range(c.chip(), line(body, "chip"), w + ".chip", perNpu - 1);
+            checks.add(() -> range(c.npu(), line(body, "npu"), w + ".npu", npus - 1));
+            checks.add(() -> range(c.chip(), line(body, "chip"), w + ".chip", perNpu - 1));
         }
         if (a instanceof Action.ClockJump j && !Action.ClockJump.CONTROL_PLANE.equals(j.node())) {
-            node(j.node(), line(body, "node"), w + ".node (a node or control-plane)", false);
+            checks.add(() -> node(j.node(), line(body, "node"), w + ".node (a node or control-plane)", false));
         }
         if (a instanceof Action.Expect e) {
-            node(e.node(), line(body, "node"), w + ".node", true);
+            checks.add(() -> node(e.node(), line(body, "node"), w + ".node", true));
         }
         if (a instanceof Action.KillControlPlane k) {
-            replica(k.replica(), true, line(body, "replica"), w);
+            checks.add(() -> replica(k.replica(), true, line(body, "replica"), w));
         }
         if (a instanceof Action.StartControlPlane k) {
-            replica(k.replica(), false, line(body, "replica"), w);
+            checks.add(() -> replica(k.replica(), false, line(body, "replica"), w));
+        }
+        List<YamlTree.Invalid> errors = new ArrayList<>();
+        for (Check c : checks) {
+            try {
+                c.run();
+            } catch (YamlTree.Invalid e) {
+                errors.add(e);
+            }
+        }
+        if (!errors.isEmpty()) {
+            throw YamlTree.Invalid.of(errors);
         }
     }
 

@@ -139,6 +139,21 @@ class ScenarioTest {
     }
 
     @Test
+    void everyBadValueOfOneActionIsNamed() {
+        YamlTree.Invalid e = assertThrows(YamlTree.Invalid.class, () -> Scenario.parse("bad.yaml", "steps:\n"
+                + "  - at: 0s\n"
+                + "    wedge: {node: node-9, npu: 99, chip: -1}\n"));
+        List<String> all = e.all().stream().map(Throwable::getMessage).toList();
+        assertEquals(3, all.size(), all.toString());
+        assertTrue(all.get(0).contains("steps[0].wedge.node: no node 'node-9'"), all.toString());
+        assertTrue(all.get(1).contains("steps[0].wedge.npu 99 is outside 0..7"), all.toString());
+        assertTrue(all.get(2).contains("steps[0].wedge.chip -1 is outside 0..0"), all.toString());
+        String keys = rejected("steps:\n  - at: 0s\n    expect: {node: node-0, annotations: {'no spaces': x, "
+                + "ok/key: y, '-lead': z}}\n");
+        assertTrue(keys.contains("expect.annotations 'no spaces', '-lead' are not Kubernetes annotation keys"), keys);
+    }
+
+    @Test
     void drainSecondsFollowTheCrdsBoundAndAnnotationKeysMustBeQualifiedNames() throws Exception {
         Scenario.parse("ok.yaml", "steps:\n  - at: 0s\n    setPolicy: {upgradePolicy: {drain: {timeoutSeconds: "
                 + "31536000}}}\n  - at: 1s\n    annotate: {node: node-0, key: npu.openfuyao.com/approve-reboot, value: "
