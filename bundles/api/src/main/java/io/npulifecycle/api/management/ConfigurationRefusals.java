@@ -1,12 +1,15 @@
 package io.npulifecycle.api.management;
 
+import org.osgi.annotation.versioning.ProviderType;
+
 /**
  * Where a component reports the configuration values it refused although they pass their metatype (a cross-key
  * rule such as {@code timeout} below {@code interval}, a path that must be absolute), so that
  * {@code io.npulifecycle:type=Configuration} {@code Problems} lists them beside the values the metatype refuses.
  * Registered as an OSGi service by the management bundle; a component uses it when present (optional reference) and
- * logs the refusal either way.
+ * logs the refusal either way. Implemented by the management bundle only ({@link ProviderType}).
  */
+@ProviderType
 public interface ConfigurationRefusals {
 
     /**

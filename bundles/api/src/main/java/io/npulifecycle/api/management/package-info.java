@@ -3,7 +3,7 @@
  * service property that bridges an MBean registered as an OSGi service into the platform MBeanServer (and so into
  * Jolokia), and {@link io.npulifecycle.api.management.MBeanRegistrations}, which registers an MXBean that way.
  */
-@Version("1.4.0")
+@Version("1.5.0")
 @Export
 package io.npulifecycle.api.management;
 
