@@ -85,6 +85,7 @@ final class MetricsListener implements AutoCloseable {
         ServletContextHandler context = new ServletContextHandler(ServletContextHandler.NO_SESSIONS);
         context.setContextPath("/");
         context.addServlet(new ServletHolder("npu-lifecycle-metrics", servlet), MetricsEndpoint.PATH);
+        context.addServlet(new ServletHolder("npu-lifecycle-not-found", new NotFoundServlet()), "/");
         ErrorHandler errors = new ErrorHandler();
         errors.setShowStacks(false);
         errors.setShowMessageInTitle(false);

@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
+import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
@@ -22,10 +23,12 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
  * Prometheus sends first with native histograms on, or with {@code scrape_protocols} starting with
  * {@code PrometheusProto}) and then fails the scrape with a 500. So those media ranges are removed from
  * {@code Accept} before the client reads it: Prometheus gets OpenMetrics or text, which it asks for next, with the
- * {@code Content-Type} that says which. {@code ?debug=prometheus-protobuf} is a 400 naming the formats served.
+ * {@code Content-Type} that says which. A {@code ?debug=} other than {@code text} or {@code openmetrics} (the
+ * client's debug views), {@code prometheus-protobuf} included, is a 400 naming the values served (the client answers
+ * a 500).
  *
- * <p>{@code GET} and {@code HEAD} only (the client's servlet answers {@code GET}; {@code HEAD} is the servlet API's);
- * {@code TRACE}, which would echo request headers back, is a 405 like {@code POST}.
+ * <p>{@code GET} and {@code HEAD} only; any other method is a 405 ({@link #service}). Paths other than
+ * {@value MetricsEndpoint#PATH} are {@link NotFoundServlet}'s.
  */
 final class MetricsServlet extends PrometheusMetricsServlet {
 
@@ -38,19 +41,36 @@ final class MetricsServlet extends PrometheusMetricsServlet {
         super(registry);
     }
 
+    /**
+     * {@code GET} and {@code HEAD} go to the client's servlet; every other method, those the servlet API knows
+     * ({@code OPTIONS}, {@code TRACE}, which would echo the request's headers) and any other, is a 405 with
+     * {@code Allow: GET, HEAD}.
+     */
+    @Override
+    protected void service(HttpServletRequest request, HttpServletResponse response)
+            throws IOException, ServletException {
+        String m = request.getMethod();
+        if ("GET".equals(m) || "HEAD".equals(m)) {
+            super.service(request, response);
+            return;
+        }
+        response.setHeader("Allow", "GET, HEAD");
+        response.sendError(HttpServletResponse.SC_METHOD_NOT_ALLOWED, "GET or HEAD " + MetricsEndpoint.PATH + " only");
+    }
+
     @Override
     protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        if ("prometheus-protobuf".equals(request.getParameter("debug"))) {
-            response.sendError(HttpServletResponse.SC_BAD_REQUEST,
-                    "debug=prometheus-protobuf: the protobuf format is not served here; debug=text or debug=openmetrics");
+        String debug = request.getParameter("debug");
+        if (debug != null && !"text".equals(debug) && !"openmetrics".equals(debug)) {
+            response.sendError(HttpServletResponse.SC_BAD_REQUEST, "debug=" + shortened(debug)
+                    + ": expected debug=text or debug=openmetrics (the protobuf format is not served here)");
             return;
         }
         super.doGet(new TextOnly(request), response);
     }
 
-    @Override
-    protected void doTrace(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        response.sendError(HttpServletResponse.SC_METHOD_NOT_ALLOWED, "GET " + MetricsEndpoint.PATH + " only");
+    private static String shortened(String v) {
+        return v.length() <= 40 ? v : v.substring(0, 40) + "...";
     }
 
     /**

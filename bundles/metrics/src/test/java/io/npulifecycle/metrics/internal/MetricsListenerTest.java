@@ -87,8 +87,6 @@ class MetricsListenerTest {
                 + ";proto=io.prometheus.client.MetricFamily;encoding=delimited");
         assertEquals(200, only.statusCode(), only.body());
         assertTrue(type(only).startsWith("text/plain; version=0.0.4"), type(only));
-        HttpResponse<String> debug = get(URI.create(metrics + "?debug=prometheus-protobuf"), null);
-        assertEquals(400, debug.statusCode());
     }
 
     @Test
@@ -110,23 +108,43 @@ class MetricsListenerTest {
         }
     }
 
+    private HttpResponse<String> send(URI u, String method) throws Exception {
+        return client.send(HttpRequest.newBuilder(u).method(method, HttpRequest.BodyPublishers.noBody())
+                .header("X-Secret", "s3cret").build(), HttpResponse.BodyHandlers.ofString());
+    }
+
     @Test
     void nothingButGetOfMetrics() throws Exception {
-        HttpResponse<String> other = get(URI.create("http://127.0.0.1:" + listener.port() + "/jolokia/"), null);
-        assertEquals(404, other.statusCode());
-        assertFalse(other.body().contains("Jolokia"), other.body());
-        HttpResponse<String> post = client.send(HttpRequest.newBuilder(metrics)
-                .POST(HttpRequest.BodyPublishers.ofString("x")).build(), HttpResponse.BodyHandlers.ofString());
-        assertEquals(405, post.statusCode());
-        HttpResponse<String> trace = client.send(HttpRequest.newBuilder(metrics)
-                .method("TRACE", HttpRequest.BodyPublishers.noBody()).header("X-Secret", "s3cret").build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertFalse(trace.statusCode() == 200, "TRACE: " + trace.statusCode());
-        assertFalse(trace.body().contains("s3cret"), trace.body());
+        URI other = URI.create("http://127.0.0.1:" + listener.port() + "/jolokia/");
+        HttpResponse<String> get = get(other, null);
+        assertEquals(404, get.statusCode());
+        assertFalse(get.body().contains("Jolokia"), get.body());
+        for (String method : List.of("POST", "PUT", "DELETE", "OPTIONS", "TRACE", "PROPFIND", "FOO")) {
+            HttpResponse<String> r = send(metrics, method);
+            assertEquals(405, r.statusCode(), method + " " + MetricsEndpoint.PATH);
+            assertEquals("GET, HEAD", r.headers().firstValue("Allow").orElse(""), method);
+            assertFalse(r.body().contains("s3cret"), method + ": " + r.body());
+            for (String path : List.of("/", "/anything", "/jolokia", "/metrics/x")) {
+                HttpResponse<String> o = send(URI.create("http://127.0.0.1:" + listener.port() + path), method);
+                assertEquals(404, o.statusCode(), method + " " + path);
+                assertFalse(o.body().contains("s3cret"), method + " " + path + ": " + o.body());
+            }
+        }
         HttpResponse<Void> head = client.send(HttpRequest.newBuilder(metrics).method("HEAD",
                 HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.discarding());
         assertEquals(200, head.statusCode());
         assertFalse(get(metrics, null).headers().firstValue("Server").isPresent(), "no server version");
+    }
+
+    @Test
+    void aDebugViewOtherThanTextOrOpenMetricsIsA400() throws Exception {
+        assertEquals(200, get(URI.create(metrics + "?debug=text"), null).statusCode());
+        assertEquals(200, get(URI.create(metrics + "?debug=openmetrics"), null).statusCode());
+        for (String bad : List.of("", "foo", "prometheus-protobuf", "%3Cscript%3E")) {
+            HttpResponse<String> r = get(URI.create(metrics + "?debug=" + bad), null);
+            assertEquals(400, r.statusCode(), "debug=" + bad);
+            assertFalse(r.body().contains("<script>"), r.body());
+        }
     }
 
     @Test
