@@ -160,7 +160,8 @@ public final class Main {
 
         for (BundleList.Entry e : entries) {
             if (e.deploy() && e.appliesTo(role, shell, simulator) && home.placeInDeploy(e.file())) {
-                LOG.info("Placed " + e.file().getFileName() + " in " + home.deploy());
+                LOG.info("Placed " + e.file().getFileName() + " in " + home.deploy() + " as "
+                        + home.deployedFile(e.file()).getFileName());
             } else if (!e.deploy() && home.removeFromDeploy(e.file())) {
                 LOG.info("Removed " + e.file().getFileName().toString().replaceAll("-[0-9].*", ".jar") + " from "
                         + home.deploy() + ": this installation starts it itself (start level " + e.startLevel() + ")");

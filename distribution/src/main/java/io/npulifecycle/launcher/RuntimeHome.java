@@ -168,8 +168,7 @@ public final class RuntimeHome {
      */
     public boolean placeInDeploy(Path bundle) throws LaunchException {
         try {
-            String bsn = symbolicName(bundle);
-            Path dst = deploy().resolve(bsn + ".jar");
+            Path dst = deployedFile(bundle);
             if (Files.exists(dst)) {
                 String have = versionOrNull(dst);
                 String offered = version(bundle);
@@ -181,6 +180,19 @@ public final class RuntimeHome {
             return true;
         } catch (IOException e) {
             throw new LaunchException(LaunchException.HOME, "cannot place " + bundle + " in " + deploy() + ": " + e, e);
+        }
+    }
+
+    /**
+     * @param bundle a product bundle of the installation
+     * @return the file {@link #placeInDeploy} writes for it: {@code deploy/<Bundle-SymbolicName>.jar}
+     * @throws LaunchException ({@link LaunchException#HOME}) when the bundle's manifest cannot be read
+     */
+    public Path deployedFile(Path bundle) throws LaunchException {
+        try {
+            return deploy().resolve(symbolicName(bundle) + ".jar");
+        } catch (IOException e) {
+            throw new LaunchException(LaunchException.HOME, "cannot read the manifest of " + bundle + ": " + e, e);
         }
     }
 

@@ -93,6 +93,7 @@ class RuntimeHomeTest {
         Path v1 = bundle(tmp.resolve("io.npulifecycle.probe-1.0.0.jar"), "io.npulifecycle.probe", "1.0.0");
         assertTrue(home.placeInDeploy(v1));
         Path placed = home.deploy().resolve("io.npulifecycle.probe.jar");
+        assertEquals(placed, home.deployedFile(v1), "the file the launcher names in its log");
         assertEquals("1.0.0", RuntimeHome.version(placed));
 
         bundle(placed, "io.npulifecycle.probe", "1.1.0"); // an operator's hot update
