@@ -55,4 +55,32 @@ public interface ConfigurationRefusals {
      * @param pid the configuration's PID
      */
     void accepted(String pid);
+
+    /**
+     * Reports the outcome of one check of a configuration: with nothing refused, {@link #accepted}; otherwise every
+     * refused value in one ERROR line of {@code log} ({@code PID <pid> key <key>: <reason>; key ...}) and
+     * {@link #refused(String, Object, java.util.List)}.
+     *
+     * @param service the service, or {@code null} when it is absent (then only the log line)
+     * @param pid the configuration's PID
+     * @param refused the values refused by the check, empty when it accepted the configuration
+     * @param log where the refusal is logged
+     */
+    static void report(ConfigurationRefusals service, String pid, java.util.List<Refusal> refused, System.Logger log) {
+        if (refused.isEmpty()) {
+            if (service != null) {
+                service.accepted(pid);
+            }
+            return;
+        }
+        StringBuilder line = new StringBuilder("PID " + pid);
+        for (int i = 0; i < refused.size(); i++) {
+            line.append(i == 0 ? " key " : "; key ").append(refused.get(i).key()).append(": ")
+                    .append(refused.get(i).reason());
+        }
+        log.log(System.Logger.Level.ERROR, line.toString());
+        if (service != null) {
+            service.refused(pid, null, refused);
+        }
+    }
 }

@@ -198,23 +198,9 @@ public class RebooterComponent implements EventHandler {
         java.util.List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> refused =
                 new java.util.ArrayList<>();
         RebootEngine.Settings s = settings(c, refused);
-        io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
-        if (s != null) {
-            if (r != null) {
-                r.accepted(PID);
-            }
-            return s;
-        }
-        StringBuilder line = new StringBuilder("PID " + PID);
-        for (int i = 0; i < refused.size(); i++) {
-            line.append(i == 0 ? " key " : "; key ").append(refused.get(i).key()).append(": ")
-                    .append(refused.get(i).reason());
-        }
-        LOG.log(Level.ERROR, line.toString());
-        if (r != null) {
-            r.refused(PID, null, refused);
-        }
-        return null;
+        io.npulifecycle.api.management.ConfigurationRefusals.report(refusals, PID, s == null ? refused
+                : java.util.List.of(), LOG);
+        return s;
     }
 
     /**
