@@ -71,6 +71,23 @@ class EmbeddedClusterTest {
         }
     }
 
+    @Test
+    void anH2cUpgradeRequestIsAnsweredOverHttp11() throws Exception {
+        URI master = URI.create(cluster.masterUrl());
+        try (java.net.Socket socket = new java.net.Socket(master.getHost(), master.getPort())) {
+            socket.setSoTimeout((int) TIMEOUT.toMillis());
+            // what the JDK HTTP client sends on a new plain-HTTP connection when it may use HTTP/2
+            String request = "GET /api/v1/nodes HTTP/1.1\r\nHost: " + master.getAuthority()
+                    + "\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c"
+                    + "\r\nHTTP2-Settings: AAEAAEAAAAIAAAABAAMAAABkAAQBAAAAAAUAAEAA\r\n\r\n";
+            socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            String status = new String(socket.getInputStream().readNBytes(12),
+                    java.nio.charset.StandardCharsets.US_ASCII);
+            assertEquals("HTTP/1.1 200", status, "no 101 Switching Protocols: the mock speaks HTTP/1.1 only");
+        }
+    }
+
     /** Collects the names an informer saw added or updated. */
     static final class Seen implements ResourceEventHandler<HasMetadata> {
         final Set<String> names = ConcurrentHashMap.newKeySet();
