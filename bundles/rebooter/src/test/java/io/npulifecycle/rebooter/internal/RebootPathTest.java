@@ -746,24 +746,7 @@ class RebootPathTest {
         cluster.putDriver(NodeRuntime.policy(false, true, null, null));
         Path state = Files.writeString(stateDir.resolve("rebooter.state"), "format=1\nhistory.0=garbage\n");
         Files.setPosixFilePermissions(state, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
-        java.util.List<String> log = new java.util.concurrent.CopyOnWriteArrayList<>();
-        java.util.logging.Logger jul = java.util.logging.Logger.getLogger("io.npulifecycle.rebooter");
-        java.util.logging.Handler h = new java.util.logging.Handler() {
-            @Override
-            public void publish(java.util.logging.LogRecord r) {
-                log.add(String.valueOf(r.getMessage()));
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        jul.addHandler(h);
-        try {
+        try (RebooterLog rebooterLog = new RebooterLog()) {
             NodeRuntime a = boot("boot-a");
             awaitPolicy(a, true);
             wedge(a);
@@ -778,11 +761,10 @@ class RebootPathTest {
             assertEquals(1, copies.size(), copies.toString());
             assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
                     Files.getPosixFilePermissions(copies.get(0))));
+            java.util.List<String> log = rebooterLog.messages();
             assertEquals(1, log.stream().filter(l -> l.startsWith("kept a copy of the corrupt state file")
                     && l.endsWith(copies.get(0).toString())).count(), log.toString());
             assertTrue(log.stream().anyMatch(l -> l.contains("(copy: " + copies.get(0) + ")")), log.toString());
-        } finally {
-            jul.removeHandler(h);
         }
     }
 
@@ -790,24 +772,8 @@ class RebootPathTest {
     void aCorruptStateIsAnErrorOnceAndResetEndsTheCorruptDecision() throws IOException {
         cluster.putDriver(NodeRuntime.policy(false, true, null, null));
         Files.writeString(stateDir.resolve("rebooter.state"), "format=1\nhistory.0=garbage\n");
-        java.util.List<java.util.logging.LogRecord> log = new java.util.concurrent.CopyOnWriteArrayList<>();
-        java.util.logging.Logger jul = java.util.logging.Logger.getLogger("io.npulifecycle.rebooter");
-        java.util.logging.Handler h = new java.util.logging.Handler() {
-            @Override
-            public void publish(java.util.logging.LogRecord r) {
-                log.add(r);
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        jul.addHandler(h);
-        try {
+        try (RebooterLog rebooterLog = new RebooterLog()) {
+            java.util.List<java.util.logging.LogRecord> log = rebooterLog.records;
             NodeRuntime a = boot("boot-a");
             awaitPolicy(a, true);
             wedge(a);
@@ -831,8 +797,6 @@ class RebootPathTest {
             assertTrue(a.rebooter.getDecisionReason().contains("reset"), a.rebooter.getDecisionReason());
             a.rebooter.evaluate();
             assertEquals(1, executor.reboots.size());
-        } finally {
-            jul.removeHandler(h);
         }
     }
 
@@ -1043,6 +1007,35 @@ class RebootPathTest {
         @Override
         public boolean restoreApproval(String bootId) {
             return d.restoreApproval(bootId);
+        }
+    }
+
+    /** The records the rebooter's loggers ({@code io.npulifecycle.rebooter}) publish while it is open. */
+    private static final class RebooterLog extends java.util.logging.Handler implements AutoCloseable {
+        private final java.util.logging.Logger logger = java.util.logging.Logger.getLogger("io.npulifecycle.rebooter");
+        final java.util.List<java.util.logging.LogRecord> records = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        RebooterLog() {
+            logger.addHandler(this);
+        }
+
+        /** @return the messages published so far */
+        java.util.List<String> messages() {
+            return records.stream().map(r -> String.valueOf(r.getMessage())).toList();
+        }
+
+        @Override
+        public void publish(java.util.logging.LogRecord r) {
+            records.add(r);
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+            logger.removeHandler(this);
         }
     }
 }
