@@ -19,6 +19,7 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.npulifecycle.api.management.ConfigurationRefusals.Refusal;
 import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.time.TimeSource;
 import io.npulifecycle.api.upgrade.UpgradeOrchestratorMXBean;
@@ -196,20 +197,13 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
 
     /** {@link #validate}, reporting every refused value (or the end of a refusal) to {@link #refusals}. */
     private ControllerConfig reported(Config raw) {
-        List<String> why = new java.util.ArrayList<>();
-        ControllerConfig c = validate(raw, why);
+        List<Refusal> refused = new java.util.ArrayList<>();
+        ControllerConfig c = validate(raw, refused);
         io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
         if (r != null && c != null) {
             r.accepted(PID);
         } else if (r != null) {
-            List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> all = new java.util.ArrayList<>();
-            for (String w : why) {
-                int colon = w.indexOf(':');
-                all.add(new io.npulifecycle.api.management.ConfigurationRefusals.Refusal(
-                        colon < 0 ? w : w.substring(0, colon), null,
-                        colon < 0 ? "invalid" : w.substring(colon + 1).strip()));
-            }
-            r.refused(PID, null, all);
+            r.refused(PID, null, refused);
         }
         return c;
     }
@@ -224,39 +218,43 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
 
     /**
      * @param c raw configuration
-     * @param why receives, when refused, one {@code <key>: <what is wrong>} per bad key, in the order they are checked
+     * @param refused receives, when refused, one refusal per bad key (its value is part of the reason), in the order
+     *        they are checked
      * @return the validated configuration, or null (logged with PID and every bad key)
      */
-    static ControllerConfig validate(Config c, List<String> why) {
-        List<String> bad = new java.util.ArrayList<>();
+    static ControllerConfig validate(Config c, List<Refusal> refused) {
+        List<Refusal> bad = new java.util.ArrayList<>();
         if (c.namespace() == null || !c.namespace().matches("^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")) {
-            bad.add("namespace: '" + c.namespace() + "' is not a namespace name");
+            bad.add(new Refusal("namespace", null, "'" + c.namespace() + "' is not a namespace name"));
         }
         if (c.resourceName() == null || !c.resourceName().matches("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")) {
-            bad.add("resourceName: '" + c.resourceName() + "' is not a resource name");
+            bad.add(new Refusal("resourceName", null, "'" + c.resourceName() + "' is not a resource name"));
         }
         if (c.imageWhiteListNamespace() == null
                 || !c.imageWhiteListNamespace().matches("^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")) {
-            bad.add("imageWhiteListNamespace: '" + c.imageWhiteListNamespace() + "' is not a namespace name");
+            bad.add(new Refusal("imageWhiteListNamespace", null,
+                    "'" + c.imageWhiteListNamespace() + "' is not a namespace name"));
         }
         if (c.imageWhiteListName() == null
                 || !c.imageWhiteListName().matches("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")) {
-            bad.add("imageWhiteListName: '" + c.imageWhiteListName() + "' is not a resource name");
+            bad.add(new Refusal("imageWhiteListName", null,
+                    "'" + c.imageWhiteListName() + "' is not a resource name"));
         }
         if (!"https".equals(c.registryScheme()) && !"http".equals(c.registryScheme())) {
-            bad.add("registryScheme: '" + c.registryScheme() + "' (expected https or http)");
+            bad.add(new Refusal("registryScheme", null, "'" + c.registryScheme() + "' (expected https or http)"));
         }
         if (c.reconcileDelayMillis() < 0 || c.resyncSeconds() < 1 || c.statusIntervalSeconds() < 0) {
-            bad.add("reconcileDelayMillis/resyncSeconds/statusIntervalSeconds: negative or zero resync");
+            bad.add(new Refusal("reconcileDelayMillis/resyncSeconds/statusIntervalSeconds", null,
+                    "negative or zero resync"));
         }
         if (!(c.retryPeriodSeconds() < c.renewDeadlineSeconds() && c.renewDeadlineSeconds() < c.leaseDurationSeconds())) {
-            bad.add("leaseDurationSeconds/renewDeadlineSeconds/retryPeriodSeconds: expected retryPeriod < renewDeadline < leaseDuration, got "
-                    + c.retryPeriodSeconds() + "/" + c.renewDeadlineSeconds() + "/" + c.leaseDurationSeconds());
+            bad.add(new Refusal("leaseDurationSeconds/renewDeadlineSeconds/retryPeriodSeconds", null,
+                    "expected retryPeriod < renewDeadline < leaseDuration, got " + c.retryPeriodSeconds() + "/" + c.renewDeadlineSeconds() + "/" + c.leaseDurationSeconds()));
         }
         if (!bad.isEmpty()) {
-            LOG.log(Level.ERROR, "PID " + PID + " key " + String.join("; key ", bad)
-                    + ": keeping the previous configuration");
-            why.addAll(bad);
+            LOG.log(Level.ERROR, "PID " + PID + " key " + bad.stream().map(b -> b.key() + ": " + b.reason())
+                    .collect(java.util.stream.Collectors.joining("; key ")) + ": keeping the previous configuration");
+            refused.addAll(bad);
             return null;
         }
         return new ControllerConfig(c.namespace(), c.resourceName(), c.registryCheck(), c.registryScheme(),

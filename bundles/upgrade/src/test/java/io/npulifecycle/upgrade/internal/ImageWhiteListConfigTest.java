@@ -4,9 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.lang.reflect.Proxy;
+import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+
+import io.npulifecycle.api.management.ConfigurationRefusals.Refusal;
 
 /**
  * The ImageWhiteList settings of PID {@code io.npulifecycle.upgrade} (metatype): defaults {@code cpaas-system} /
@@ -49,19 +52,24 @@ class ImageWhiteListConfigTest {
 
     @Test
     void aRefusalNamesTheKeyAndWhatIsWrongForTheConfigurationMBean() {
-        java.util.List<String> why = new java.util.ArrayList<>();
+        List<Refusal> why = new java.util.ArrayList<>();
         assertNull(UpgradeOrchestratorComponent.validate(config(Map.of("imageWhiteListNamespace", "Cpaas_System")),
                 why));
-        assertEquals(java.util.List.of("imageWhiteListNamespace: 'Cpaas_System' is not a namespace name"), why);
+        assertEquals(java.util.List.of("imageWhiteListNamespace: 'Cpaas_System' is not a namespace name"), text(why));
     }
 
     @Test
     void aRefusalNamesEveryBadKeyInOrder() {
-        java.util.List<String> why = new java.util.ArrayList<>();
+        List<Refusal> why = new java.util.ArrayList<>();
         assertNull(UpgradeOrchestratorComponent.validate(config(Map.of("namespace", "Bad_NS",
                 "imageWhiteListName", "ascend driver", "registryScheme", "ftp")), why));
         assertEquals(java.util.List.of("namespace: 'Bad_NS' is not a namespace name",
                 "imageWhiteListName: 'ascend driver' is not a resource name",
-                "registryScheme: 'ftp' (expected https or http)"), why);
+                "registryScheme: 'ftp' (expected https or http)"), text(why));
+    }
+
+    /** @return each refusal as {@code <key>: <reason>} */
+    private static List<String> text(List<Refusal> r) {
+        return r.stream().map(x -> x.key() + ": " + x.reason()).toList();
     }
 }
