@@ -36,6 +36,27 @@ class SimulatedClusterIT {
     static final Set<String> REAL_ONLY = Set.of("14-upgrade-drain.yaml", "15-upgrade-gates.yaml",
             "17-recovery-drain.yaml", "18-recovery-drain-timeout.yaml");
 
+    /**
+     * System property: how many scenario files the suite runs at a time ({@code scenario --parallel N}), each on its
+     * own API server; default 1.
+     */
+    static final String PARALLEL_PROPERTY = "itests.scenarios.parallel";
+
+    /** @return {@value #PARALLEL_PROPERTY}, 1 to 8 */
+    static int parallel() {
+        String v = System.getProperty(PARALLEL_PROPERTY, "1");
+        try {
+            int n = Integer.parseInt(v.trim());
+            if (n >= 1 && n <= 8) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // named below
+        }
+        throw new IllegalArgumentException("system property " + PARALLEL_PROPERTY + "='" + v
+                + "': expected a whole number from 1 to 8");
+    }
+
     /** @return {@code real} or {@code embedded}, from {@value #API_PROPERTY} */
     static String api() {
         String api = System.getProperty(API_PROPERTY, "real");
@@ -123,14 +144,15 @@ class SimulatedClusterIT {
     }
 
     private void runSuite(String api, List<Path> files) throws Exception {
-        runScenarios(FailedRuns.root(), "SimulatedClusterIT-" + api, api, files, 1500, output -> {
+        runScenarios(FailedRuns.root(), "SimulatedClusterIT-" + api, api, files, parallel(), 1500, output -> {
             assertFalse(output.contains("   FAIL "), output);
             assertEquals(files.size(), output.lines().filter(l -> l.startsWith("   PASS ")).count(), output);
         });
     }
 
     /**
-     * Runs {@code bin/npu-lifecycle scenario FILES... --api API --work <tmp>/work-<test>} and asserts it exited 0 and
+     * Runs {@code bin/npu-lifecycle scenario FILES... --api API --parallel N --work <tmp>/work-<test>} and asserts it
+     * exited 0 and
      * {@code check}. When it did not: the work folder of each file that did not pass is kept
      * ({@link FailedRuns#keepFailedScenarios}, {@code <test>-<file>}), or the whole work folder when no file can be
      * told apart (the command failed before its first scenario), and the failure names them.
@@ -139,12 +161,12 @@ class SimulatedClusterIT {
      * @param test the kept folders' prefix
      * @return the command's output
      */
-    private String runScenarios(Path root, String test, String api, List<Path> files, long timeoutSeconds,
-            OutputCheck check) throws Exception {
+    private String runScenarios(Path root, String test, String api, List<Path> files, int parallel,
+            long timeoutSeconds, OutputCheck check) throws Exception {
         List<String> args = new ArrayList<>(List.of("scenario"));
         files.forEach(p -> args.add(p.toString()));
         Path work = tmp.resolve("work-" + test);
-        args.addAll(List.of("--api", api, "--work", work.toString()));
+        args.addAll(List.of("--api", api, "--parallel", String.valueOf(parallel), "--work", work.toString()));
         Path out = tmp.resolve(test + ".txt");
         long start = System.nanoTime();
         try {
@@ -171,7 +193,8 @@ class SimulatedClusterIT {
 
     /**
      * A scenario that fails (on purpose) keeps its work folder, with the node agent's and the control plane's logs,
-     * and the failure says where; the folder of the scenario that passed in the same run is not kept.
+     * and the failure says where; the folder of the scenario that passed in the same run is not kept. The two run at
+     * once ({@code --parallel 2}), and their outputs read as a sequential run's.
      */
     @Test
     void aFailedScenarioKeepsItsWorkFolderAndTheFailureNamesIt() throws Exception {
@@ -191,13 +214,19 @@ class SimulatedClusterIT {
                 ""));
         Path root = tmp.resolve("failed-runs");
         AssertionError e = org.junit.jupiter.api.Assertions.assertThrows(AssertionError.class,
-                () -> runScenarios(root, "purpose", "embedded", List.of(passes, fails), 600, output -> { }));
+                () -> runScenarios(root, "purpose", "embedded", List.of(fails, passes), 2, 600, output -> { }));
         Path kept = root.resolve("purpose-fails-on-purpose");
         assertTrue(e.getMessage().startsWith("fails-on-purpose.yaml: work folder of the failed run kept in " + kept
                 + " (runtime logs: " + kept + "/*/home/console.log)"), e.getMessage());
         assertTrue(Files.size(kept.resolve("node-0/home/console.log")) > 0, "node agent log in " + kept);
         assertTrue(Files.exists(kept.resolve("control-plane/home/console.log")), "control plane log in " + kept);
-        assertTrue(Files.readString(kept.resolve("output.txt")).contains("   FAIL fails on purpose"));
+        String output = Files.readString(kept.resolve("output.txt"));
+        assertTrue(output.contains("   FAIL fails on purpose"), output);
+        // --parallel 2 ran both at once; their outputs are printed whole, in the order of the files
+        int first = output.indexOf("== scenario fails on purpose");
+        int second = output.indexOf("== scenario passes");
+        assertTrue(first >= 0 && second > output.indexOf("   FAIL fails on purpose") && second > first, output);
+        assertTrue(output.contains("   PASS passes"), output);
         try (Stream<Path> s = Files.list(root)) {
             assertEquals(List.of(kept), s.toList(), "only the failed scenario is kept");
         }

@@ -12,7 +12,7 @@ import java.util.List;
  *
  * <pre>
  * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR] [--prometheus] [--keep]
- * npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR] [--junit FILE] [--keep]
+ * npu-lifecycle scenario FILE... [--api embedded|real] [--parallel N] [--work DIR] [--junit FILE] [--keep]
  * npu-lifecycle scenario --list FILE...     (validates and prints the scenarios, cases and steps, runs nothing)
  * npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]   (see {@link ClusterCommand})
  * </pre>
@@ -51,7 +51,8 @@ public final class HarnessMain {
 
     /** {@code npu-lifecycle scenario --help}. */
     static final String SCENARIO_USAGE = String.join("\n",
-            "Usage: npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR] [--junit FILE] [--keep]",
+            "Usage: npu-lifecycle scenario FILE... [--api embedded|real] [--parallel N] [--work DIR] [--junit FILE]",
+            "                                      [--keep]",
             "       npu-lifecycle scenario --list FILE...",
             "Runs scenario files (YAML, docs/simulator.md) each on a fresh simulated cluster and prints each step, each",
             "node's Jolokia URL and a timeline per node. Exit code 0 when every scenario passed, 1 when one failed, 2",
@@ -59,6 +60,8 @@ public final class HarnessMain {
             "",
             "  --list         validate the files and print their scenarios, cases and steps; run nothing",
             "  --api KIND     embedded (default) or real (kube-apiserver and etcd, built with Go >= 1.26 at first use)",
+            "  --parallel N   run up to N files at a time, 1 to 8 (default 1), each on its own simulated cluster and API",
+            "                 server; each file's output is printed whole when it ends, in the order of the files",
             "  --work DIR     a new or empty folder, or one an earlier run used; kept after the run. Default: a new",
             "                 temporary folder, deleted when every scenario passes, kept (its path printed) otherwise",
             "  --keep         keep the temporary folder of a passed run too",
@@ -107,6 +110,7 @@ public final class HarnessMain {
         Path junit = null;
         boolean prometheus = false;
         boolean keep = false;
+        int parallel = 1;
         String api = io.npulifecycle.simulator.cluster.ClusterBackend.EMBEDDED;
         boolean temporary;
         try {
@@ -126,6 +130,12 @@ public final class HarnessMain {
                     case "--scale": scale = intArg(args, ++i, a, 1, 1000); break;
                     case "--api":
                         api = apiArg(args, ++i);
+                        break;
+                    case "--parallel":
+                        if (!"scenario".equals(args[0])) {
+                            throw new IllegalArgumentException("unknown option '" + a + "' for " + args[0]);
+                        }
+                        parallel = intArg(args, ++i, a, 1, ScenarioCommand.MAX_PARALLEL);
                         break;
                     case "--list":
                         if (!"scenario".equals(args[0])) {
@@ -195,7 +205,7 @@ public final class HarnessMain {
                 interruption.doing(() -> "running the demo");
                 rc = Demo.run(nodes, chips, scale, work, installDir, api, prometheus, out);
             } else {
-                rc = ScenarioCommand.run(files, work, installDir, api, junit, interruption, out, err);
+                rc = ScenarioCommand.run(files, work, installDir, api, junit, parallel, interruption, out, err);
             }
         } finally {
             interruption.finished();

@@ -105,53 +105,136 @@ final class ScenarioCommand {
         return v == Math.rint(v) ? String.valueOf((long) v) : String.valueOf(v);
     }
 
+    /** The most files {@code --parallel} runs at a time: each brings an API server and two to four JVMs. */
+    static final int MAX_PARALLEL = 8;
+
     /**
-     * Runs the files.
+     * Runs the files, up to {@code parallel} at a time, each on its own simulated cluster (its own API server, runtimes,
+     * ports and {@code scenario-<i>} folder), so that nothing of one file is seen by another. With {@code parallel}
+     * 1 each file's output is printed as it runs; above 1 each file's output is kept and printed whole when the file
+     * ends, in the order of the files (a file that ended early waits for the ones before it), so that the output reads
+     * as a sequential run's.
      *
      * @param api {@value io.npulifecycle.simulator.cluster.ClusterBackend#EMBEDDED} or
      *        {@value io.npulifecycle.simulator.cluster.ClusterBackend#REAL}: the API server of every scenario
      * @param junit where to write the JUnit XML report, or null
+     * @param parallel how many files at a time, 1 to {@value #MAX_PARALLEL}
      * @param interruption told what runs, for the message on SIGTERM
      * @return 0 when every scenario passed, 1 when one failed (or the report could not be written), 2 when a file is
      *         malformed (nothing was run)
+     * @throws IllegalArgumentException when {@code parallel} is outside 1 to {@value #MAX_PARALLEL}
      */
-    static int run(List<Path> files, Path work, Path install, String api, Path junit, Interruption interruption,
-            PrintStream out, PrintStream err) {
+    static int run(List<Path> files, Path work, Path install, String api, Path junit, int parallel,
+            Interruption interruption, PrintStream out, PrintStream err) {
+        if (parallel < 1 || parallel > MAX_PARALLEL) {
+            throw new IllegalArgumentException("parallel " + parallel + " is outside 1.." + MAX_PARALLEL);
+        }
         List<Scenario> scenarios = parseAll(files, err);
         if (scenarios == null) {
             err.println("npu-lifecycle scenario: nothing was run");
             return 2;
         }
-        List<ScenarioResult> results = new java.util.concurrent.CopyOnWriteArrayList<>();
+        int n = scenarios.size();
+        ScenarioResult[] results = new ScenarioResult[n];
+        // what each running file does now, by index: read by the SIGTERM message
+        java.util.Map<Integer, java.util.function.Supplier<String>> running =
+                new java.util.concurrent.ConcurrentSkipListMap<>();
+        interruption.doing(() -> running.isEmpty() ? "between scenarios" : String.join("; ",
+                running.values().stream().map(java.util.function.Supplier::get).toList()));
         if (junit != null) {
             interruption.onInterrupt(() -> {
-                List<ScenarioResult> sofar = new ArrayList<>(results);
-                for (int i = sofar.size(); i < scenarios.size(); i++) {
+                List<ScenarioResult> sofar = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
                     Scenario s = scenarios.get(i);
-                    sofar.add(new ScenarioResult(s.name, s.file, 0, i == results.size() ? "interrupted by a signal "
-                            + "(SIGTERM or Ctrl-C)" : "not run: interrupted by a signal", List.of(), ""));
+                    ScenarioResult r = results[i];
+                    sofar.add(r != null ? r : new ScenarioResult(s.name, s.file, 0, running.containsKey(i)
+                            ? "interrupted by a signal (SIGTERM or Ctrl-C)" : "not run: interrupted by a signal",
+                            List.of(), ""));
                 }
                 writeReport(junit, sofar, err);
             });
         }
-        int i = 0;
-        for (Scenario s : scenarios) {
-            Path dir = work.resolve("scenario-" + i++);
-            String position = i + " of " + scenarios.size();
-            ScenarioResult r = runOne(s, dir, install, api, out,
-                    step -> interruption.doing(() -> "running scenario '" + s.name + "' (" + s.file + ", " + position
-                            + "), " + step.get()));
-            results.add(r);
+        if (parallel == 1) {
+            for (int i = 0; i < n; i++) {
+                results[i] = runTracked(scenarios, i, work, install, api, out, running);
+            }
+        } else {
+            runParallel(scenarios, parallel, results, work, install, api, out, running);
         }
-        long failed = results.stream().filter(r -> !r.passed()).count();
-        out.println((failed == 0 ? "PASS" : "FAIL") + ": " + (scenarios.size() - failed) + " of " + scenarios.size()
-                + " scenarios passed");
-        out.println((scenarios.size() - failed) + " passed, " + failed + " failed");
-        boolean written = junit == null || writeReport(junit, results, err);
+        List<ScenarioResult> all = List.of(results);
+        long failed = all.stream().filter(r -> !r.passed()).count();
+        out.println((failed == 0 ? "PASS" : "FAIL") + ": " + (n - failed) + " of " + n + " scenarios passed");
+        out.println((n - failed) + " passed, " + failed + " failed");
+        boolean written = junit == null || writeReport(junit, all, err);
         if (junit != null && written) {
             out.println("JUnit report: " + junit.toAbsolutePath());
         }
         return failed == 0 && written ? 0 : 1;
+    }
+
+    /** Runs scenario {@code i} in {@code work/scenario-<i>}, telling {@code running} what it does meanwhile. */
+    private static ScenarioResult runTracked(List<Scenario> scenarios, int i, Path work, Path install, String api,
+            PrintStream out, java.util.Map<Integer, java.util.function.Supplier<String>> running) {
+        Scenario s = scenarios.get(i);
+        String position = (i + 1) + " of " + scenarios.size();
+        try {
+            return runOne(s, work.resolve("scenario-" + i), install, api, out, step -> running.put(i,
+                    () -> "running scenario '" + s.name + "' (" + s.file + ", " + position + "), " + step.get()));
+        } finally {
+            running.remove(i);
+        }
+    }
+
+    /**
+     * Runs the files on {@code parallel} threads, each file's output into a buffer, and prints the buffers in the
+     * order of the files as they become complete.
+     */
+    private static void runParallel(List<Scenario> scenarios, int parallel, ScenarioResult[] results, Path work,
+            Path install, String api, PrintStream out,
+            java.util.Map<Integer, java.util.function.Supplier<String>> running) {
+        int n = scenarios.size();
+        java.util.concurrent.atomic.AtomicInteger threads = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(
+                Math.min(parallel, n), task -> {
+                    Thread t = new Thread(task, "scenario-runner-" + threads.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        List<java.util.concurrent.Future<String>> outputs = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                int index = i;
+                outputs.add(pool.submit(() -> {
+                    java.io.ByteArrayOutputStream buffer = new java.io.ByteArrayOutputStream();
+                    try (PrintStream own = new PrintStream(buffer, true, StandardCharsets.UTF_8)) {
+                        out.println("-- started " + scenarios.get(index).file + " (" + (index + 1) + " of " + n
+                                + ")");
+                        results[index] = runTracked(scenarios, index, work, install, api, own, running);
+                    }
+                    return buffer.toString(StandardCharsets.UTF_8);
+                }));
+            }
+            for (int i = 0; i < n; i++) {
+                String text;
+                try {
+                    text = outputs.get(i).get();
+                } catch (java.util.concurrent.ExecutionException e) {
+                    // runOne turns every failure of a scenario into its verdict: this is a defect of the harness
+                    Scenario s = scenarios.get(i);
+                    String why = "the harness failed: " + e.getCause();
+                    results[i] = new ScenarioResult(s.name, s.file, 0, why, List.of(), "");
+                    text = "== scenario " + s.name + " (" + s.file + ")\n   FAIL " + s.name + " (0.0 s): " + why
+                            + "\n";
+                }
+                out.print(text);
+                out.flush();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while running scenarios", e);
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     private static boolean writeReport(Path junit, List<ScenarioResult> results, PrintStream err) {

@@ -72,6 +72,25 @@ class HarnessMainTest {
     }
 
     @Test
+    void parallelTakesOneToEightFilesAtATimeAndIsAScenarioOption() {
+        assertEquals(2, run("scenario", "x.yaml", "--parallel", "0"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("npu-lifecycle scenario: --parallel 0 is outside "
+                + "1..8"), err.toString(StandardCharsets.UTF_8));
+        assertEquals(2, run("scenario", "x.yaml", "--parallel", "two"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("npu-lifecycle scenario: --parallel 'two' is not a "
+                + "whole number"), err.toString(StandardCharsets.UTF_8));
+        assertEquals(2, run("scenario", "x.yaml", "--parallel"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("npu-lifecycle scenario: --parallel needs a number"),
+                err.toString(StandardCharsets.UTF_8));
+        assertEquals(2, run("demo", "--parallel", "2"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("npu-lifecycle demo: unknown option '--parallel' "
+                + "for demo"), err.toString(StandardCharsets.UTF_8));
+        assertEquals(0, run("scenario", "--help"));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("--parallel N   run up to N files at a time"),
+                out.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
     void aJunitFileThatCouldNotBeWrittenIsRefusedBeforeAnyScenarioRuns() throws Exception {
         Path plain = Files.writeString(install.resolve("plain"), "a file, not a folder");
         assertEquals(2, run("scenario", "x.yaml", "--junit", plain.resolve("r.xml").toString()));
