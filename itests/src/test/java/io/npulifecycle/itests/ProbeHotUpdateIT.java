@@ -160,7 +160,9 @@ public class ProbeHotUpdateIT extends NodeRuntimeSupport {
                 return false;
             }
         });
-        await("recovery marker cleared", TIMEOUT, () -> !marker(Markers.REBOOT_REQUIRED).present());
+        // the health-watch removes reboot-required first, then writes driver-ready back (WedgeMarkers.suppress)
+        await("recovery marker cleared, driver-ready restored", TIMEOUT,
+                () -> !marker(Markers.REBOOT_REQUIRED).present() && marker(Markers.DRIVER_READY).present());
         assertTrue("driver-ready restored", marker(Markers.DRIVER_READY).present());
     }
 

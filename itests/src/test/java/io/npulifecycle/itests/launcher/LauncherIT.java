@@ -92,9 +92,13 @@ class LauncherIT {
                     "a node runtime without etc/io.npulifecycle.simulator.cfg has no simulator: " + read.body);
             assertEquals(401, rt.get(RUNTIME, null, null).status);
             assertEquals(401, rt.get(RUNTIME, USER, "wrong-password").status);
-            assertTrue(rt.output().contains("npu-lifecycle node runtime"), rt.output());
-            assertTrue(rt.output().contains("http://127.0.0.1:" + port + "/jolokia"), rt.output());
-            assertTrue(rt.output().contains(home.toString()), rt.output());
+            // the launcher prints its start line once the framework has started its bundles, which can be after
+            // Jolokia first answers (as the credentials' line of the next test)
+            rt.awaitAsserted("the start line naming Jolokia's URL and the home", Duration.ofSeconds(30), () -> {
+                assertTrue(rt.output().contains("npu-lifecycle node runtime"), rt.output());
+                assertTrue(rt.output().contains("http://127.0.0.1:" + port + "/jolokia"), rt.output());
+                assertTrue(rt.output().contains(home.toString()), rt.output());
+            });
             assertFalse(rt.output().contains(PASSWORD), "the password must never be logged");
 
             RuntimeProcess.Answer ready = rt.get("/health/ready", null, null);

@@ -92,10 +92,14 @@ class MetricsProcessIT {
                 String s = scrape(metrics, null);
                 return value(s, wedged) == 1.0 && value(s, "npu_lifecycle_wedges_total") == 1.0;
             });
-            t = scrape(metrics, null);
-            assertEquals(0.0, value(t, healthy), t);
-            assertTrue(value(t, "npu_lifecycle_chip_consecutive_failures{chip=\"0\",npu=\"0\"}") >= 3, t);
-            assertEquals(1.0, value(t, "npu_lifecycle_reboot_required{reason=\"recovery\"}"), t);
+            // the chip's series move when the strike is counted; the reboot-required marker is written right after,
+            // and the rebooter's gauge follows it when the rebooter evaluates it: polled until one scrape shows all
+            rt.awaitAsserted("the wedge's reboot request in /metrics", Duration.ofSeconds(60), () -> {
+                String w = scrape(metrics, null);
+                assertEquals(0.0, value(w, healthy), w);
+                assertTrue(value(w, "npu_lifecycle_chip_consecutive_failures{chip=\"0\",npu=\"0\"}") >= 3, w);
+                assertEquals(1.0, value(w, "npu_lifecycle_reboot_required{reason=\"recovery\"}"), w);
+            });
 
             // hot update of the metrics bundle: FileInstall updates a jar of deploy/ whose file changed
             Path jar = home.resolve("deploy/io.npulifecycle.metrics.jar");
@@ -151,22 +155,28 @@ class MetricsProcessIT {
                     return value(s, "npu_lifecycle_leader") == 1.0
                             && value(s, "npu_lifecycle_rollout_info{target=\"25.5.0\"}") == 1.0;
                 });
-                String t = scrape(metrics, null);
-                double sum = 0;
-                for (String state : new String[] {"upgrade-required", "cordon-required", "drain-required",
-                        "pod-restart-required", "reboot-required", "reboot-deferred", "rebooting",
-                        "validation-required", "upgrade-failed", "done"}) {
-                    double v = value(t, "npu_lifecycle_nodes{state=\"" + state + "\"}");
-                    assertTrue(v >= 0, state + " has a series: " + t);
-                    sum += v;
-                }
-                assertEquals(3.0, sum, "every node in exactly one state: " + t);
-                assertTrue(value(t, "npu_lifecycle_reconcile_duration_seconds_count") >= 1, t);
-                assertTrue(value(t, "npu_lifecycle_kubernetes_requests_total{code=\"200\",verb=\"GET\"}") >= 1, t);
-                assertEquals(1.0, value(t, "npu_lifecycle_kubernetes_connected"), t);
-                assertEquals(0.0, value(t, "npu_lifecycle_rollout_paused"), t);
-                assertTrue(t.contains("npu_lifecycle_upgrades_total{result=\"failed\"} 0.0"), t);
-                assertTrue(!t.contains("npu_lifecycle_chip_health"), "no node-agent series in the control plane");
+                // the leader's view is published in the middle of a reconcile, which is timed when it ends, and the
+                // client's requests are counted by another bundle (kubeclient) as their answers come: the assertions
+                // are polled on fresh scrapes until one scrape passes them all, unchanged
+                rt.awaitAsserted("the control plane's series in /metrics", Duration.ofSeconds(60), () -> {
+                    String t = scrape(metrics, null);
+                    double sum = 0;
+                    for (String state : new String[] {"upgrade-required", "cordon-required", "drain-required",
+                            "pod-restart-required", "reboot-required", "reboot-deferred", "rebooting",
+                            "validation-required", "upgrade-failed", "done"}) {
+                        double v = value(t, "npu_lifecycle_nodes{state=\"" + state + "\"}");
+                        assertTrue(v >= 0, state + " has a series: " + t);
+                        sum += v;
+                    }
+                    assertEquals(3.0, sum, "every node in exactly one state: " + t);
+                    assertTrue(value(t, "npu_lifecycle_reconcile_duration_seconds_count") >= 1, t);
+                    assertTrue(value(t, "npu_lifecycle_kubernetes_requests_total{code=\"200\",verb=\"GET\"}") >= 1,
+                            t);
+                    assertEquals(1.0, value(t, "npu_lifecycle_kubernetes_connected"), t);
+                    assertEquals(0.0, value(t, "npu_lifecycle_rollout_paused"), t);
+                    assertTrue(t.contains("npu_lifecycle_upgrades_total{result=\"failed\"} 0.0"), t);
+                    assertTrue(!t.contains("npu_lifecycle_chip_health"), "no node-agent series in the control plane");
+                });
             }
         }
     }

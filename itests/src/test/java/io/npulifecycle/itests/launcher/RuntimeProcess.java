@@ -16,6 +16,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 
+import org.awaitility.core.ThrowingRunnable;
+
 import io.npulifecycle.simulator.common.ChildProcess;
 import io.npulifecycle.testing.support.Waits;
 
@@ -153,6 +155,40 @@ public final class RuntimeProcess implements AutoCloseable {
             }
             return false;
         }, this::output);
+    }
+
+    /**
+     * Waits until {@code assertion} passes ({@link Waits#untilAsserted}): what is asserted is what is waited for.
+     * Fails at once with the process output when the process exits, and after the deadline with the last assertion's
+     * message and the output.
+     */
+    public void awaitAsserted(String what, Duration deadline, ThrowingRunnable assertion) {
+        try {
+            Waits.untilAsserted(what, deadline, () -> {
+                try {
+                    assertion.run();
+                } catch (AssertionError e) {
+                    if (!process.alive()) {
+                        throw new Exited("runtime exited (" + process.exitValue() + ") while waiting for " + what
+                                + " (" + e.getMessage() + "):\n" + output());
+                    }
+                    throw e;
+                }
+            });
+        } catch (Exited e) {
+            throw new AssertionError(e.getMessage());
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "\n" + output(), e);
+        }
+    }
+
+    /** Ends {@link #awaitAsserted} at once: an exception that is not an AssertionError is not polled again. */
+    private static final class Exited extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Exited(String message) {
+            super(message);
+        }
     }
 
     /** A minimal HTTP answer. */

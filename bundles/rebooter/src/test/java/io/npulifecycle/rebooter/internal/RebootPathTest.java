@@ -268,7 +268,10 @@ class RebootPathTest {
         a.rebooter.evaluate();
         a.rebooter.evaluate();
         assertEquals(List.of("recovery"), executor.reboots);
-        assertEquals("boot-a", cluster.annotation(NODE, NodeKeys.REBOOTING_FROM_BOOT_ID));
+        // without an approval to consume nothing writes the mark synchronously: the node sync writes it, and the
+        // flush before the reboot waits for it only up to its timeout (300 ms here), which a loaded machine exceeds
+        Waits.untilAsserted("rebooting-from-boot-id on the Node", NodeRuntime.WAIT,
+                () -> assertEquals("boot-a", cluster.annotation(NODE, NodeKeys.REBOOTING_FROM_BOOT_ID)));
         for (int i = 0; i < 5; i++) {
             a.sync.requestSync();
             a.rebooter.evaluate();

@@ -210,8 +210,11 @@ class RecoveryDrainTest {
         validate("r1");
         until("r1 uncordoned, untainted, grant removed", () -> !tainted("r1") && !unschedulable("r1")
                 && grant("r1") == null && c.annotation("r1", NodeKeys.CORDONED_BY) == null);
-        assertTrue(events("Uncordoned").contains("r1"), events("Uncordoned"));
-        assertTrue(events("NpuHealthy").contains("r1"), events("NpuHealthy"));
+        // the Events follow the release's patch (RecoveryWork: the patch, then its Events)
+        Waits.untilAsserted("the release's Events", WAIT, () -> {
+            assertTrue(events("Uncordoned").contains("r1"), events("Uncordoned"));
+            assertTrue(events("NpuHealthy").contains("r1"), events("NpuHealthy"));
+        });
     }
 
     @Test
@@ -240,12 +243,17 @@ class RecoveryDrainTest {
         }
         until("all three tainted, s1 granted, two waiting", () -> tainted("s1") && tainted("s2") && tainted("s3")
                 && grant("s1") != null && c.condition(NodeKeys.CONDITION_RECOVERY_STORM).startsWith("True"));
-        assertTrue(c.condition(NodeKeys.CONDITION_RECOVERY_STORM).contains("s2, s3"),
-                c.condition(NodeKeys.CONDITION_RECOVERY_STORM));
+        // the condition turns True as soon as one node waits, and the status is written at most every status
+        // interval: the one naming both waiting nodes may come a write later; the storm's Events follow the status
+        // write of the reconcile that found the node waiting
+        Waits.untilAsserted("RecoveryStorm naming s2 and s3", WAIT, () -> assertTrue(
+                c.condition(NodeKeys.CONDITION_RECOVERY_STORM).contains("s2, s3"),
+                c.condition(NodeKeys.CONDITION_RECOVERY_STORM)));
         assertFalse(unschedulable("s2") || unschedulable("s3"), "the waiting nodes are not cordoned");
         assertNull(grant("s2"));
-        assertTrue(events("RecoveryStorm").contains("s2") && events("RecoveryStorm").contains("s3"),
-                events("RecoveryStorm"));
+        Waits.untilAsserted("the RecoveryStorm Events of s2 and s3", WAIT, () -> assertTrue(
+                events("RecoveryStorm").contains("s2") && events("RecoveryStorm").contains("s3"),
+                events("RecoveryStorm")));
         for (String done : List.of("s1", "s2", "s3")) {
             String node = done;
             until(node + " granted", () -> grant(node) != null);
@@ -315,7 +323,10 @@ class RecoveryDrainTest {
                 + "recovery drain of chips 0 failed, the node is not rebooted: drain timed out")
                 && events("DrainFailed").contains("PodDisruptionBudget ml/traint")
                 && events("Uncordoned").contains("t1: "));
-        assertTrue(recovering().contains("drain failed in boot " + boot + ", not rebooted"), recovering());
+        // the reconcile that fails the drain writes its status before its recovery patch unless the status interval
+        // defers the write (or a 409 refuses it): then the status naming the failure comes after the patch and Events
+        Waits.untilAsserted("recoveringNodes naming the failure", WAIT, () -> assertTrue(
+                recovering().contains("drain failed in boot " + boot + ", not rebooted"), recovering()));
         assertTrue(controller.snapshot().recovering().stream().anyMatch(x -> x.startsWith("t1: drain failed")),
                 controller.snapshot().recovering().toString());
         assertNotNull(c.admin().pods().inNamespace(NS).withName("train-t").get(), "the budget kept the pod");

@@ -146,18 +146,25 @@ class RolloutTest {
         controller(true);
         c.createDriver(driver(NEW, false, 0, "100%", null));
         Random rnd = new Random(42);
+        List<String> approved = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             List<String>[] waiting = new List[1];
+            // a status written before the controller saw the last approval may still list that node
             Waits.until("a node awaiting approval in the status", WAIT, () -> {
                 Object a = c.status().get("awaitingApproval");
-                waiting[0] = a instanceof List<?> l ? (List<String>) l : List.of();
+                waiting[0] = new ArrayList<>(a instanceof List<?> l ? (List<String>) l : List.of());
+                waiting[0].removeAll(approved);
                 return !waiting[0].isEmpty();
             });
             List<String> w = new ArrayList<>(waiting[0]);
             Collections.shuffle(w, rnd);
             String pick = w.get(0);
-            assertEquals("reboot-required", c.label(pick, NodeKeys.DRIVER_UPGRADE_STATE));
+            // the status comes from the plan whose patch sets the label; a patch made stale by the node agent's
+            // newer write is sent again by the next reconcile, while that status is written: the label may follow it
+            Waits.untilAsserted(pick + " reboot-required", WAIT,
+                    () -> assertEquals("reboot-required", c.label(pick, NodeKeys.DRIVER_UPGRADE_STATE)));
             approve(pick);
+            approved.add(pick);
             Waits.until(pick + " done", WAIT, () -> c.label(pick, NodeKeys.DRIVER_UPGRADE_STATE) == null);
         }
         awaitComplete(NEW);
@@ -268,9 +275,14 @@ class RolloutTest {
         assertTrue(f3.contains("validation-required deadline") && f3.contains("wedged"), f3);
         Waits.until("status lists the failed nodes", WAIT, () -> String.valueOf(c.status().get("failedNodes")).contains("n2")
                 && String.valueOf(c.status().get("failedNodes")).contains("n3") && c.condition("Degraded").startsWith("True"));
-        List<String> nodeEvents = c.admin().v1().events().inNamespace("default").list().getItems().stream()
-                .filter(e -> "DriverUpgradeFailed".equals(e.getReason())).map(e -> e.getInvolvedObject().getName()).sorted().toList();
-        assertEquals(List.of("n2", "n3"), nodeEvents, "one Warning Event per failed node");
+        // each Event is created after the patch that fails its node (PlanWriter.patchNode), which the waits above
+        // saw; a status listing a failed node may come from a plan whose patch was made stale and sent again later
+        Waits.untilAsserted("a DriverUpgradeFailed Event per failed node", WAIT, () -> {
+            List<String> nodeEvents = c.admin().v1().events().inNamespace("default").list().getItems().stream()
+                    .filter(e -> "DriverUpgradeFailed".equals(e.getReason())).map(e -> e.getInvolvedObject().getName())
+                    .sorted().toList();
+            assertEquals(List.of("n2", "n3"), nodeEvents, "one Warning Event per failed node");
+        });
         assertEquals(NEW, c.label("n3", NodeKeys.DRIVER_VERSION));
         // never marked done without a validation result: n3 stays failed while it does not validate
         assertEquals("upgrade-failed", c.label("n3", NodeKeys.DRIVER_UPGRADE_STATE));

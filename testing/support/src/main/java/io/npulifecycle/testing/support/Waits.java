@@ -7,6 +7,7 @@ import java.util.function.Supplier;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionFactory;
 import org.awaitility.core.ConditionTimeoutException;
+import org.awaitility.core.ThrowingRunnable;
 
 /**
  * Waiting in tests for a condition with a deadline (Awaitility), the same way everywhere: the condition is polled in
@@ -17,7 +18,12 @@ import org.awaitility.core.ConditionTimeoutException;
  * <pre>
  * Waits.until("label reboot-required", Duration.ofSeconds(20), () -&gt; "true".equals(cluster.label(node, key)));
  * Waits.await("three events").atMost(Duration.ofMinutes(1)).until(() -&gt; events().size() == 3);
+ * Waits.untilAsserted("the Event", Duration.ofSeconds(20), () -&gt; assertEquals(List.of("n1"), eventNodes()));
  * </pre>
+ *
+ * <p>Wait for the very value that is asserted, not for another one that is usually written before it: a value written
+ * later, by another component or another request (an Event after the patch it announces, a status written at most
+ * every few seconds, a counter incremented after the state it counts), is read too early once in a while.
  */
 public final class Waits {
 
@@ -86,6 +92,26 @@ public final class Waits {
         } catch (ConditionTimeoutException e) {
             throw new AssertionError("timed out after " + timeout + " waiting for " + what
                     + (diagnostics == null ? "" : "\n" + diagnostics.get()), e);
+        }
+    }
+
+    /**
+     * Waits until {@code assertion} passes: the assertion is at once what is waited for and what is checked, so a
+     * value that is right only a moment later is waited for, and one that never gets right fails with the assertion's
+     * own message (the last one seen). Only an {@link AssertionError} is retried; any other exception fails at once.
+     *
+     * @param what what is waited for
+     * @param timeout the deadline
+     * @param assertion run in the calling thread until it throws no {@link AssertionError}
+     * @throws AssertionError naming {@code what}, {@code timeout} and the last assertion's message when the deadline
+     *         passes
+     */
+    public static void untilAsserted(String what, Duration timeout, ThrowingRunnable assertion) {
+        try {
+            await(what).atMost(timeout).untilAsserted(assertion);
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("timed out after " + timeout + " waiting for " + what
+                    + (e.getCause() == null ? "" : ": " + e.getCause().getMessage()), e);
         }
     }
 }

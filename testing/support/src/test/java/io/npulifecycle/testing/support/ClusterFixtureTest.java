@@ -67,4 +67,20 @@ class ClusterFixtureTest {
         Waits.untilRunning("three rounds", Duration.ofSeconds(5), () -> rounds[0] == 3, () -> rounds[0]++);
         assertEquals(3, rounds[0]);
     }
+
+    @Test
+    void untilAssertedWaitsForTheAssertedValueAndFailsWithItsMessage() {
+        int[] polls = {0};
+        Waits.untilAsserted("the third poll", Duration.ofSeconds(5), () -> assertEquals(3, ++polls[0]));
+        assertEquals(3, polls[0], "polled until the assertion passed, then no more");
+        AssertionError late = assertThrows(AssertionError.class, () -> Waits.untilAsserted("seven",
+                Duration.ofMillis(100), () -> assertEquals(7, 6, "the count")));
+        assertTrue(late.getMessage().startsWith("timed out after PT0.1S waiting for seven: the count ==> expected: <7> "
+                + "but was: <6>"), late.getMessage());
+        IllegalStateException broken = new IllegalStateException("not an assertion");
+        assertSame(broken, assertThrows(IllegalStateException.class, () -> Waits.untilAsserted("anything",
+                Duration.ofSeconds(5), () -> {
+                    throw broken;
+                })), "any other exception ends the wait at once, unchanged");
+    }
 }
