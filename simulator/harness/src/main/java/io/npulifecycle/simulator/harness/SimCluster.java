@@ -5,7 +5,6 @@ import io.npulifecycle.simulator.cluster.NodeEdits;
 import io.npulifecycle.api.node.NodeKeys;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -22,6 +21,7 @@ import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.cluster.ClusterBackends;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 import io.npulifecycle.simulator.cluster.ImageWhiteLists;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 import io.npulifecycle.simulator.common.TcpProxy;
 
 /**
@@ -153,7 +153,7 @@ public final class SimCluster implements AutoCloseable {
         log.accept("cluster: kubeconfig " + kubeconfig + "  (export KUBECONFIG=" + kubeconfig + ")");
 
         for (String name : List.copyOf(nodes.keySet())) {
-            SimNode node = new SimNode(name, work.resolve(name), install, freePort(), USER, password, runtimeMaster,
+            SimNode node = new SimNode(name, work.resolve(name), install, LoopbackPorts.shared().allocate(), USER, password, runtimeMaster,
                     settings, credentials.enabled());
             if (markersOnTmpfs) {
                 node.mountMarkersTmpfs();
@@ -231,9 +231,9 @@ public final class SimCluster implements AutoCloseable {
         Path home = work.resolve("control-plane-" + i + "/home");
         Path etc = Files.createDirectories(home.resolve("etc"));
         writeKubeConfiguration(home, etc);
-        int metricsPort = freePort();
+        int metricsPort = LoopbackPorts.shared().allocate();
         controlPlaneMetricsPorts.put(controlPlaneEnv(i).get("POD_NAME"), metricsPort);
-        SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + freePort()
+        SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + LoopbackPorts.shared().allocate()
                 + "\nmetrics.port=" + metricsPort + "\nlog.level=" + settings.logLevel() + "\n");
         SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
         SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n");
@@ -385,8 +385,8 @@ public final class SimCluster implements AutoCloseable {
         Path home = work.resolve("control-plane/home");
         Path etc = Files.createDirectories(home.resolve("etc"));
         writeKubeConfiguration(home, etc);
-        controlPlanePort = freePort();
-        controlPlaneMetricsPort = freePort();
+        controlPlanePort = LoopbackPorts.shared().allocate();
+        controlPlaneMetricsPort = LoopbackPorts.shared().allocate();
         controlPlaneMetricsPorts.put(controlPlaneEnv(0).get("POD_NAME"), controlPlaneMetricsPort);
         SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + controlPlanePort
                 + "\nmetrics.port=" + controlPlaneMetricsPort + "\nlog.level=" + settings.logLevel() + "\n");
@@ -419,12 +419,6 @@ public final class SimCluster implements AutoCloseable {
     static String repositoryAndTag(String image) {
         int slash = image.indexOf('/');
         return slash < 0 ? image : image.substring(slash + 1);
-    }
-
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 
     /**
