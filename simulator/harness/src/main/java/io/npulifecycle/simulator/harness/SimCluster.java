@@ -52,7 +52,7 @@ public final class SimCluster implements AutoCloseable {
     private String runtimeMaster;
     private FakeRegistry registry;
     private RuntimeProcess controlPlane;
-    private final List<RuntimeProcess> controlPlanes = new ArrayList<>();
+    private final List<RuntimeProcess> controlPlanes = new java.util.concurrent.CopyOnWriteArrayList<>();
     private int replicas = 1;
     private boolean markersOnTmpfs;
     private boolean watchesFromEtcd;
@@ -237,7 +237,8 @@ public final class SimCluster implements AutoCloseable {
                 + "\nmetrics.port=" + metricsPort + "\nlog.level=" + settings.logLevel() + "\n");
         SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
         SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n");
-        RuntimeProcess rp = new RuntimeProcess(install, "control-plane", home, controlPlaneEnv(i));
+        RuntimeProcess rp = new RuntimeProcess("control-plane-" + i, install, "control-plane", home,
+                controlPlaneEnv(i), CrashLoop.CONTROL_PLANE_EXITS);
         rp.start(Map.of());
         controlPlanes.add(rp);
     }
@@ -392,7 +393,8 @@ public final class SimCluster implements AutoCloseable {
                 + "\nmetrics.port=" + controlPlaneMetricsPort + "\nlog.level=" + settings.logLevel() + "\n");
         SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
         SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n");
-        controlPlane = new RuntimeProcess(install, "control-plane", home, controlPlaneEnv(0));
+        controlPlane = new RuntimeProcess("control-plane", install, "control-plane", home, controlPlaneEnv(0),
+                CrashLoop.CONTROL_PLANE_EXITS);
         controlPlane.start(Map.of());
         controlPlanes.add(controlPlane);
         controlPlaneJolokia = new Jolokia(controlPlanePort, USER, password);
@@ -507,6 +509,39 @@ public final class SimCluster implements AutoCloseable {
     /** @return every core/v1 Event of the cluster */
     public List<io.fabric8.kubernetes.api.model.Event> allEvents() {
         return cluster.client().v1().events().inAnyNamespace().list().getItems();
+    }
+
+    /**
+     * @return the first runtime of the cluster (node agents, then control-plane replicas) that keeps exiting on its
+     *         own without reaching ready ({@link CrashLoop}): what it is, how often it exited and its last error; null
+     *         when none does
+     */
+    CrashLoopException crashLoop() {
+        for (SimNode n : nodes.values()) {
+            CrashLoopException f = n == null ? null : n.runtime().crashLoop();
+            if (f != null) {
+                return f;
+            }
+        }
+        for (RuntimeProcess rp : controlPlanes) {
+            CrashLoopException f = rp.crashLoop();
+            if (f != null) {
+                return f;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Fails fast when a runtime keeps exiting: what every wait of a scenario or the demo checks on each poll.
+     *
+     * @throws CrashLoopException when {@link #crashLoop()} finds one
+     */
+    void checkRuntimes() {
+        CrashLoopException f = crashLoop();
+        if (f != null) {
+            throw f;
+        }
     }
 
     /** @return the emulated nodes by name */

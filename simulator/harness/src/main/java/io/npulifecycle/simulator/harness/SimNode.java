@@ -86,7 +86,7 @@ public final class SimNode {
         env.put("NPU_LIFECYCLE_JOLOKIA_PASSWORD", password);
         env.put("NPU_LIFECYCLE_KUBE_MASTER", masterUrl);
         env.put("NODE_NAME", name);
-        this.runtime = new RuntimeProcess(install, "node", home, env);
+        this.runtime = new RuntimeProcess(name, install, "node", home, env, CrashLoop.NODE_AGENT_EXITS);
         this.jolokia = new Jolokia(port, user, password);
     }
 
