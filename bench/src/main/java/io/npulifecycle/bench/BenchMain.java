@@ -1,6 +1,5 @@
 package io.npulifecycle.bench;
 
-import static io.npulifecycle.bench.BenchSupport.freePort;
 import static io.npulifecycle.bench.BenchSupport.log;
 
 import java.nio.charset.StandardCharsets;
@@ -16,6 +15,7 @@ import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.cluster.ClusterBackends;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 import io.npulifecycle.simulator.common.ChildProcess;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 
 /**
  * Runs the node-agent benchmarks of {@code docs/benchmarks.md} (its sections 1, 2, 3, 5 and "Metrics scrape")
@@ -92,7 +92,7 @@ public final class BenchMain {
             prepare(c);
             if (opt.containsKey("--hold-agent")) {
                 // for investigations (NMT, JFR): one node agent against the embedded API until killed
-                NodeHome h = new NodeHome(work.resolve("hold"), freePort(), 60, 20, "none");
+                NodeHome h = new NodeHome(work.resolve("hold"), LoopbackPorts.shared().allocate(), 60, 20, "none");
                 try (ChildProcess ch = h.process(install, c.masterUrl(), System.getenv("HOLD_JAVA_OPTS"))
                         .recordLines(h.root.resolve("console.log")).stopOnJvmExit(true).start()) {
                     ch.awaitLine(x -> x.contains("health-watch first probe completed"), 0, Duration.ofMillis(120_000), "first probe");
@@ -210,7 +210,7 @@ public final class BenchMain {
      * simulated reboot: the Jolokia latency first, then the reaction latency, which reboots it.
      */
     private static Latencies agentLatencies(Path install, Path work, boolean quick, String masterUrl) throws Exception {
-        NodeHome h = new NodeHome(work.resolve("agent"), freePort(), 2, 1, "framework");
+        NodeHome h = new NodeHome(work.resolve("agent"), LoopbackPorts.shared().allocate(), 2, 1, "framework");
         try (ChildProcess c = h.process(install, masterUrl, null)
                 .recordLines(h.root.resolve("console.log")).stopOnJvmExit(true).start()) {
             c.awaitLine(s -> s.contains("marker driver-ready written by"), 0, Duration.ofMillis(120_000), "driver-ready marker");

@@ -1,7 +1,6 @@
 package io.npulifecycle.bench;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -37,16 +36,6 @@ final class BenchSupport {
     /** @return the {@code java} launcher of the running JDK */
     static String javaBin() {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    }
-
-    /**
-     * @return a TCP port free at the time of the call
-     * @throws IOException when no port can be bound
-     */
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 
     /** Prints a progress line on stdout with the current time. */

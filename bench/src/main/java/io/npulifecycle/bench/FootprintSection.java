@@ -1,6 +1,5 @@
 package io.npulifecycle.bench;
 
-import static io.npulifecycle.bench.BenchSupport.freePort;
 import static io.npulifecycle.bench.BenchSupport.javaBin;
 import static io.npulifecycle.bench.BenchSupport.log;
 import static io.npulifecycle.bench.Fmt.f0;
@@ -20,6 +19,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.npulifecycle.simulator.common.ChildProcess;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 
 /**
  * Section 1 of {@code docs/benchmarks.md}, the node-agent footprint: starts of {@code bin/npu-lifecycle node} against
@@ -192,7 +192,7 @@ final class FootprintSection {
         Map<String, Integer> threads;
         long liveKib;
         Api api = apis.get(0);
-        NodeHome h = new NodeHome(work.resolve("footprint-nmt"), freePort(), 60, 20, "none");
+        NodeHome h = new NodeHome(work.resolve("footprint-nmt"), LoopbackPorts.shared().allocate(), 60, 20, "none");
         try (ChildProcess c = h.process(install, api.masterUrl(), api.kubeconfig(), opts)
                 .recordLines(h.root.resolve("console.log")).stopOnJvmExit(true).start()) {
             c.awaitLine(x -> x.contains("health-watch first probe completed"), 0, Duration.ofMillis(120_000), "first completed probe");
@@ -282,7 +282,7 @@ final class FootprintSection {
     }
 
     private Start agentStart(Api api, int i, String javaOpts) throws Exception {
-        NodeHome h = new NodeHome(work.resolve("footprint-" + api.name() + "-" + i), freePort(), 60, 20, "none");
+        NodeHome h = new NodeHome(work.resolve("footprint-" + api.name() + "-" + i), LoopbackPorts.shared().allocate(), 60, 20, "none");
         try (ChildProcess c = h.process(install, api.masterUrl(), api.kubeconfig(), javaOpts)
                 .recordLines(h.root.resolve("console.log")).stopOnJvmExit(true).start()) {
             ChildProcess.Line first = c.awaitLine(s -> s.contains("health-watch first probe completed"), 0,

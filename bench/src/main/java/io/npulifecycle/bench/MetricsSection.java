@@ -30,6 +30,7 @@ import io.npulifecycle.metrics.internal.MBeans;
 import io.npulifecycle.metrics.internal.RuntimeRegistry;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 import io.npulifecycle.simulator.common.ChildProcess;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
@@ -194,9 +195,9 @@ final class MetricsSection {
 
     private Pair pair(String masterUrl, Path baseline, Path dir) throws Exception {
         ScheduledExecutorService kubeletProbes = null;
-        int metrics = BenchSupport.freePort();
-        NodeHome with = new NodeHome(dir.resolve("with"), BenchSupport.freePort(), 15, 10, "framework", CHIPS, metrics);
-        NodeHome without = new NodeHome(dir.resolve("without"), BenchSupport.freePort(), 15, 10, "framework", CHIPS, 0);
+        int metrics = LoopbackPorts.shared().allocate();
+        NodeHome with = new NodeHome(dir.resolve("with"), LoopbackPorts.shared().allocate(), 15, 10, "framework", CHIPS, metrics);
+        NodeHome without = new NodeHome(dir.resolve("without"), LoopbackPorts.shared().allocate(), 15, 10, "framework", CHIPS, 0);
         try {
             try (ChildProcess a = with.process(install, masterUrl, javaOpts).recordLines(dir.resolve("with.log"))
                     .stopOnJvmExit(true).start();

@@ -15,8 +15,6 @@ import static org.ops4j.pax.exam.CoreOptions.workingDirectory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -349,16 +347,6 @@ public abstract class FelixTestSupport {
     /** slf4j version on the test class path (export it as {@code org.slf4j;version=<this>}). */
     public static String slf4jVersion() {
         return System.getProperty("itests.slf4j.version", "2.0.17");
-    }
-
-    /** A currently free TCP port on 127.0.0.1 (racy by nature: use it at once). */
-    public static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     private static Path requiredDirProperty(String key) {

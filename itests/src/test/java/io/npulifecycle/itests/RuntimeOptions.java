@@ -19,6 +19,7 @@ import io.npulifecycle.launcher.FrameworkConfig;
 import io.npulifecycle.launcher.LaunchException;
 import io.npulifecycle.launcher.RuntimeHome;
 import io.npulifecycle.launcher.RuntimeSettings;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 
 /**
  * Builds the Pax Exam configuration of a real runtime with the launcher's own code. Used only from
@@ -60,7 +61,7 @@ public final class RuntimeOptions {
             for (Map.Entry<String, String> e : files.entrySet()) {
                 Files.writeString(home.etc().resolve(e.getKey()), e.getValue(), StandardCharsets.UTF_8);
             }
-            int port = FelixTestSupport.freePort();
+            int port = LoopbackPorts.shared().allocate();
             RuntimeSettings settings = RuntimeSettings.load(home.etc(), Map.of("NPU_LIFECYCLE_JOLOKIA_USER", NodeRuntimeSupport.USER,
                     "NPU_LIFECYCLE_JOLOKIA_PASSWORD", NodeRuntimeSupport.PASSWORD, "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT", "0"));
             Credentials credentials = Credentials.resolve(settings, home.secrets(), new SecureRandom());

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import io.npulifecycle.itests.launcher.NodeHomes;
 import io.npulifecycle.itests.launcher.RuntimeProcess;
 import io.npulifecycle.security.tool.PasswordHash;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 
 /**
  * Hawtio 4 ({@code io.hawt:hawtio-default} from Maven Central, on an embedded Jetty 12 on loopback) in Debian's
@@ -54,8 +55,8 @@ class HawtioBrowserIT {
         Files.writeString(home.resolve("etc/jolokia-users.properties"), "# Hawtio test viewer\n" + VIEWER + "=viewer:"
                 + PasswordHash.create(VIEWER_PASSWORD.toCharArray(), new SecureRandom()) + "\n");
 
-        int agentPort = RuntimeProcess.freePort();
-        int hawtioPort = RuntimeProcess.freePort();
+        int agentPort = LoopbackPorts.shared().allocate();
+        int hawtioPort = LoopbackPorts.shared().allocate();
         String origin = "http://localhost:" + hawtioPort;
         try (RuntimeProcess rt = RuntimeProcess.start(work.resolve("agent.log"), agentPort,
                 Map.of("NPU_LIFECYCLE_JOLOKIA_USER", OPERATOR, "NPU_LIFECYCLE_JOLOKIA_PASSWORD", OPERATOR_PASSWORD,

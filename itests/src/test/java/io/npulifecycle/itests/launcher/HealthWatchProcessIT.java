@@ -15,6 +15,7 @@ import java.util.Properties;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 
 
 /**
@@ -49,7 +50,7 @@ class HealthWatchProcessIT {
         Files.writeString(markers.resolve("driver-ready"), "bootId=" + BOOT_ID
                 + "\nwrittenAt=2026-11-30T00:00:00Z\nwriter=itest\nversion=25.2.0\n");
 
-        int port = RuntimeProcess.freePort();
+        int port = LoopbackPorts.shared().allocate();
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port,
                 RuntimeProcess.operatorEnv(port, 0),
                 "node", "--no-shell", "--home", home.toString())) {

@@ -16,6 +16,7 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 
 /**
  * The launcher as an operator uses it: {@code bin/npu-lifecycle} of the assembled distribution, run as a process.
@@ -71,7 +72,7 @@ class LauncherIT {
      */
     @Test
     void nodeAgentServesJolokiaOnlyWithAuthenticationFromTheFirstMoment() throws Exception {
-        int port = RuntimeProcess.freePort();
+        int port = LoopbackPorts.shared().allocate();
         Path home = tmp.resolve("home");
         List<String> unauthenticated = new ArrayList<>();
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env(port), "node", "--no-shell",
@@ -113,7 +114,7 @@ class LauncherIT {
 
     @Test
     void generatedCredentialsAreStoredOwnerOnlyAndNeverLogged() throws Exception {
-        int port = RuntimeProcess.freePort();
+        int port = LoopbackPorts.shared().allocate();
         Path home = tmp.resolve("home");
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port,
                 Map.of("NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT", "0"), "node", "--no-shell", "--home",
@@ -138,7 +139,7 @@ class LauncherIT {
 
     @Test
     void brokenPolicyFailsClosed() throws Exception {
-        int port = RuntimeProcess.freePort();
+        int port = LoopbackPorts.shared().allocate();
         Path home = tmp.resolve("home");
         Files.createDirectories(home.resolve("etc"));
         Files.writeString(home.resolve("etc/jolokia-access.xml"), "<restrict><commands>"); // truncated
@@ -162,7 +163,7 @@ class LauncherIT {
 
     @Test
     void missingPolicyFailsClosed() throws Exception {
-        int port = RuntimeProcess.freePort();
+        int port = LoopbackPorts.shared().allocate();
         Path home = tmp.resolve("home");
         Files.createDirectories(home.resolve("etc"));
         Files.writeString(home.resolve("etc/runtime.properties"), "jolokia.policy=" + tmp.resolve("gone.xml") + "\n");
@@ -182,7 +183,7 @@ class LauncherIT {
         Path home = tmp.resolve("home");
         Files.createDirectories(home.resolve("etc"));
         Files.writeString(home.resolve("etc/jolokia-users.properties"), "# users\nalice=viewer:clear-text-password\n");
-        int port = RuntimeProcess.freePort();
+        int port = LoopbackPorts.shared().allocate();
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env(port), "control-plane",
                 "--no-shell", "--home", home.toString())) {
             rt.await("Jolokia up for the runtime's operator", Duration.ofSeconds(90),
@@ -196,7 +197,7 @@ class LauncherIT {
 
     @Test
     void operatorExecIsWrittenToTheAuditLogWithTheUser() throws Exception {
-        int port = RuntimeProcess.freePort();
+        int port = LoopbackPorts.shared().allocate();
         Path home = tmp.resolve("cp");
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env(port), "control-plane",
                 "--no-shell", "--home", home.toString())) {
@@ -224,7 +225,7 @@ class LauncherIT {
 
     @Test
     void controlPlaneRuntimeHasItsRoleAndNoNodeBundles() throws Exception {
-        int port = RuntimeProcess.freePort();
+        int port = LoopbackPorts.shared().allocate();
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env(port), "control-plane",
                 "--no-shell", "--home", tmp.resolve("cp").toString())) {
             rt.await("the Runtime MBean", Duration.ofSeconds(90),
@@ -237,14 +238,14 @@ class LauncherIT {
 
     @Test
     void aSecondRuntimeOnTheSameHomeIsRefused() throws Exception {
-        int port = RuntimeProcess.freePort();
+        int port = LoopbackPorts.shared().allocate();
         Path home = tmp.resolve("home");
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env(port), "control-plane",
                 "--no-shell", "--home", home.toString())) {
             rt.await("the first runtime up", Duration.ofSeconds(90),
                     () -> rt.get(RUNTIME + "/Role", USER, PASSWORD).body.contains("\"status\":200"));
             Path out = tmp.resolve("second.txt");
-            int second = RuntimeProcess.freePort();
+            int second = LoopbackPorts.shared().allocate();
             int rc = RuntimeProcess.runToExit(out, env(second), 60, "control-plane", "--no-shell", "--home",
                     home.toString());
             String text = Files.readString(out);
@@ -272,7 +273,7 @@ class LauncherIT {
 
     @Test
     void oversizedRequestsAreRefusedAndForeignOriginsGetNoCorsHeaders() throws Exception {
-        int port = RuntimeProcess.freePort();
+        int port = LoopbackPorts.shared().allocate();
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env(port), "control-plane",
                 "--no-shell", "--home", tmp.resolve("cp").toString())) {
             rt.await("Jolokia up", Duration.ofSeconds(90),
@@ -300,7 +301,7 @@ class LauncherIT {
 
     @Test
     void debugLoggingNeverWritesTheAuthorizationHeader() throws Exception {
-        int port = RuntimeProcess.freePort();
+        int port = LoopbackPorts.shared().allocate();
         Map<String, String> env = new java.util.HashMap<>(env(port));
         env.put("NPU_LIFECYCLE_LOG_LEVEL", "TRACE");
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, env, "control-plane",

@@ -25,6 +25,7 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 
 
 /**
@@ -68,8 +69,8 @@ class MetricsProcessIT {
     void aWedgeMovesChipHealthAndWedgesTotalAndAHotUpdateKeepsTheCounter() throws Exception {
         NodeHomes.FakeNpuSmiNode node = NodeHomes.withFakeNpuSmi(tmp, BOOT_ID);
         Path home = node.home();
-        int port = RuntimeProcess.freePort();
-        int metrics = RuntimeProcess.freePort();
+        int port = LoopbackPorts.shared().allocate();
+        int metrics = LoopbackPorts.shared().allocate();
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port,
                 RuntimeProcess.operatorEnv(port, metrics),
                 "node", "--no-shell", "--home", home.toString())) {
@@ -143,8 +144,8 @@ class MetricsProcessIT {
             Path home = tmp.resolve("cp-home");
             Files.createDirectories(home.resolve("etc"));
             Files.writeString(home.resolve("etc/io.npulifecycle.upgrade.cfg"), "registryCheck=false\nleaderElection=false\n");
-            int port = RuntimeProcess.freePort();
-            int metrics = RuntimeProcess.freePort();
+            int port = LoopbackPorts.shared().allocate();
+            int metrics = LoopbackPorts.shared().allocate();
             try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("cp-out.txt"), port,
                     Map.of("NPU_LIFECYCLE_JOLOKIA_USER", USER, "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD,
                             "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT",
@@ -188,7 +189,7 @@ class MetricsProcessIT {
         Files.writeString(home.resolve("etc/runtime.properties"), "metrics.port=ninety\n");
         Path out = tmp.resolve("out.txt");
         int rc = RuntimeProcess.runToExit(out, Map.of("NPU_LIFECYCLE_HTTP_PORT",
-                String.valueOf(RuntimeProcess.freePort())), 60, "node", "--no-shell", "--home", home.toString());
+                String.valueOf(LoopbackPorts.shared().allocate())), 60, "node", "--no-shell", "--home", home.toString());
         String text = Files.readString(out);
         assertEquals(2, rc, text);
         assertTrue(text.contains("metrics.port='ninety'"), text);
@@ -197,7 +198,7 @@ class MetricsProcessIT {
             Files.writeString(home.resolve("etc/runtime.properties"), "metrics.port=" + taken.getLocalPort() + "\n");
             Path out2 = tmp.resolve("out2.txt");
             rc = RuntimeProcess.runToExit(out2, Map.of("NPU_LIFECYCLE_HTTP_PORT",
-                    String.valueOf(RuntimeProcess.freePort())), 60, "node", "--no-shell", "--home", home.toString());
+                    String.valueOf(LoopbackPorts.shared().allocate())), 60, "node", "--no-shell", "--home", home.toString());
             text = Files.readString(out2);
             assertEquals(2, rc, text);
             assertTrue(text.contains("metrics.port") && text.contains(String.valueOf(taken.getLocalPort())), text);

@@ -1,7 +1,6 @@
 package io.npulifecycle.itests.launcher;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -53,14 +52,6 @@ public final class RuntimeProcess implements AutoCloseable {
             throw new IllegalStateException("distribution not built at " + p + " (run mvn package first)");
         }
         return p;
-    }
-
-    /** @return a free TCP port on loopback */
-    public static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
-        }
     }
 
     /** How long {@link #close()} waits after SIGTERM (the launcher's shutdown hook stops the framework). */

@@ -35,6 +35,7 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.io.TempDir;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 
 /**
  * Reliability matrix (issue #7), categories {@code Jolokia request}, {@code configuration} and {@code deploy jar}: bad
@@ -61,7 +62,7 @@ class RuntimeReliabilityIT {
 
     @BeforeAll
     static void start() throws Exception {
-        port = RuntimeProcess.freePort();
+        port = LoopbackPorts.shared().allocate();
         home = tmp.resolve("home");
         rt = RuntimeProcess.start(tmp.resolve("out.txt"), port, Map.of("NPU_LIFECYCLE_JOLOKIA_USER", USER,
                 "NPU_LIFECYCLE_JOLOKIA_PASSWORD", PASSWORD, "NPU_LIFECYCLE_HTTP_PORT", String.valueOf(port), "NPU_LIFECYCLE_METRICS_PORT", "0"), "node",

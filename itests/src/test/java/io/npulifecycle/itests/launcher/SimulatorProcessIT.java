@@ -11,6 +11,7 @@ import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 
 /**
  * A node agent with the simulator instead of NPUs, driven through Jolokia as a CI pipeline would: a wedge injected
@@ -30,7 +31,7 @@ class SimulatorProcessIT {
         Path markers = node.markers();
         Path home = node.home();
 
-        int port = RuntimeProcess.freePort();
+        int port = LoopbackPorts.shared().allocate();
         try (RuntimeProcess rt = RuntimeProcess.start(tmp.resolve("out.txt"), port,
                 RuntimeProcess.operatorEnv(port, 0),
                 "node", "--no-shell", "--home", home.toString())) {

@@ -18,6 +18,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.npulifecycle.itests.launcher.RuntimeProcess;
 import io.npulifecycle.simulator.common.ChildProcess;
 import io.npulifecycle.testing.support.Waits;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -73,7 +74,7 @@ final class AlertmanagerServer implements AutoCloseable {
                 "      - url: http://127.0.0.1:" + webhook.getAddress().getPort() + "/alerts",
                 "        send_resolved: true",
                 ""));
-        int port = RuntimeProcess.freePort();
+        int port = LoopbackPorts.shared().allocate();
         ChildProcess p = ChildProcess.builder(List.of(binary.toString(), "--config.file=" + config,
                 "--storage.path=" + dir.resolve("data"), "--web.listen-address=127.0.0.1:" + port,
                 "--cluster.listen-address=", "--log.level=info"))

@@ -16,6 +16,7 @@ import java.util.List;
 import io.npulifecycle.itests.launcher.RuntimeProcess;
 import io.npulifecycle.simulator.common.ChildProcess;
 import io.npulifecycle.testing.support.Waits;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
@@ -50,7 +51,7 @@ final class PrometheusServer implements AutoCloseable {
     static PrometheusServer start(Path binary, Path dir, String config) throws IOException {
         Files.createDirectories(dir);
         Path file = Files.writeString(dir.resolve("prometheus.yml"), config);
-        int port = RuntimeProcess.freePort();
+        int port = LoopbackPorts.shared().allocate();
         ChildProcess p = ChildProcess.builder(List.of(binary.toString(), "--config.file=" + file,
                 "--storage.tsdb.path=" + dir.resolve("data"), "--web.listen-address=127.0.0.1:" + port,
                 "--storage.tsdb.retention.time=1d", "--log.level=info"))

@@ -25,6 +25,7 @@ import org.ops4j.pax.exam.spi.reactors.PerClass;
 import io.npulifecycle.itests.FelixTestSupport;
 import io.npulifecycle.itests.NodeRuntimeSupport;
 import io.npulifecycle.itests.RuntimeOptions;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 
 /**
  * TLS: a keystore made by {@code keytool}, {@code https.port} and {@code https.keystore} in
@@ -53,7 +54,7 @@ public class JolokiaTlsIT extends NodeRuntimeSupport {
                 if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
                     throw new IllegalStateException("keytool failed: " + out);
                 }
-                int httpsPort = FelixTestSupport.freePort();
+                int httpsPort = LoopbackPorts.shared().allocate();
                 return RuntimeOptions.runtime("control-plane", "jolokia-tls",
                         Map.of("runtime.properties", "https.port=" + httpsPort + "\nhttps.keystore=" + ks
                                 + "\nhttps.keystore.password=" + STORE_PASSWORD + "\n"),

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Test;
 
 import io.npulifecycle.api.metrics.Counts;
 import io.npulifecycle.api.metrics.MetricSource;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 /** The {@code /metrics} listener over HTTP: formats by {@code Accept}, gzip, what else it refuses. */
@@ -175,7 +176,12 @@ class MetricsListenerTest {
 
     @Test
     void closingFreesThePort() throws Exception {
-        int port = listener.port();
+        listener.close();
+        // a reserved port outside the ephemeral range: between close and the bind below, no outgoing connection of
+        // this machine can be given it as its local port
+        int port = LoopbackPorts.shared().allocate();
+        listener = MetricsListener.start("127.0.0.1", port, new MetricsServlet(new PrometheusRegistry()));
+        assertEquals(port, listener.port());
         listener.close();
         try (ServerSocket again = new ServerSocket(port, 1, InetAddress.getByName("127.0.0.1"))) {
             assertEquals(port, again.getLocalPort());

@@ -37,6 +37,7 @@ import io.fabric8.kubernetes.client.dsl.MixedOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.npulifecycle.simulator.common.ChildProcess;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 import io.npulifecycle.simulator.cluster.internal.EtcdGateway;
 import io.npulifecycle.simulator.cluster.internal.KubeBinaries;
 import io.npulifecycle.simulator.cluster.internal.KubeCommandLines;
@@ -123,11 +124,12 @@ public final class RealApiServer implements ClusterBackend {
             pki = KubePki.generate(bin.pki(), data.resolve("pki"));
             probe = new ServerProbe(pki.caCert(), nanoClock);
             String etcdUrl = null;
-            // a port free when probed may be taken before the server binds it (another process, an outgoing
-            // connection's local port): such a start is tried again on other ports
+            // ports of LoopbackPorts: never handed out twice, outside the ephemeral range, reserved against the
+            // other JVMs that use it; a process that does not use it may still take one before the server binds
+            // it: such a start is tried again on other ports
             for (int attempt = 1; etcdUrl == null; attempt++) {
-                String clientUrl = "http://127.0.0.1:" + ServerProbe.freePort();
-                String peerUrl = "http://127.0.0.1:" + ServerProbe.freePort();
+                String clientUrl = "http://127.0.0.1:" + LoopbackPorts.shared().allocate();
+                String peerUrl = "http://127.0.0.1:" + LoopbackPorts.shared().allocate();
                 RunRecords.deleteTree(data.resolve("etcd"));
                 etcd = startChild("etcd", KubeCommandLines.etcd(bin, data.resolve("etcd"), clientUrl,
                         peerUrl), data.resolve("etcd.log"));
@@ -138,7 +140,7 @@ public final class RealApiServer implements ClusterBackend {
             }
             etcdGateway = new EtcdGateway(etcdUrl);
             for (int attempt = 1; masterUrl == null; attempt++) {
-                int apiPort = ServerProbe.freePort();
+                int apiPort = LoopbackPorts.shared().allocate();
                 List<String> command = new ArrayList<>(KubeCommandLines.kubeApiserver(bin, pki,
                         data.resolve("apiserver-certs"), etcdUrl, apiPort, SERVICE_ACCOUNT_ISSUER));
                 command.addAll(extraApiServerFlags);
@@ -154,7 +156,7 @@ public final class RealApiServer implements ClusterBackend {
             long tcm = nanoClock.getAsLong();
             boolean ready = false;
             for (int attempt = 1; !ready; attempt++) {
-                int port = ServerProbe.freePort();
+                int port = LoopbackPorts.shared().allocate();
                 controllerManager = startChild("kube-controller-manager",
                         KubeCommandLines.kubeControllerManager(bin, pki, kubeconfig, port),
                         data.resolve("kube-controller-manager.log"));

@@ -81,7 +81,7 @@ public final class TcpProxy implements AutoCloseable {
     private volatile Duration unavailableRetryAfter;
 
     /**
-     * Starts forwarding from a free loopback port to {@code 127.0.0.1:targetPort}.
+     * Starts forwarding from a free loopback port ({@link LoopbackPorts#shared()}) to {@code 127.0.0.1:targetPort}.
      *
      * @param targetPort the server's loopback port
      * @param log receives one line per cut-off and restore (e.g. {@code api: unreachable ...}); {@code s -> { }} for
@@ -93,22 +93,40 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     /**
-     * Starts forwarding from a free loopback port to {@code 127.0.0.1:targetPort}, terminating TLS when {@code tls}
-     * is given.
+     * Starts forwarding from a free loopback port ({@link LoopbackPorts#shared()}) to {@code 127.0.0.1:targetPort},
+     * terminating TLS when {@code tls} is given.
      *
      * @param targetPort the server's loopback port
      * @param tls how to terminate TLS and reach the server over TLS, or null to pass bytes through unchanged
      * @param log receives one line per cut-off, outage, drop and restore; {@code s -> { }} for none
-     * @throws IOException if no port can be bound
+     * @throws IOException if none of three allocated ports can be bound (the last bind's error)
+     * @throws IllegalStateException when {@link LoopbackPorts} has no port left
      */
     public TcpProxy(int targetPort, Tls tls, Consumer<String> log) throws IOException {
         this.targetPort = targetPort;
         this.tls = tls;
         this.log = Objects.requireNonNull(log);
-        ServerSocket s = bind(0);
+        // a port of LoopbackPorts, not one the kernel picks: restore() binds it again after a cut-off, and while cut
+        // off nothing else may take it (a port of the ephemeral range can become an outgoing connection's local port)
+        ServerSocket s = null;
+        IOException failed = null;
+        for (int attempt = 0; s == null && attempt < BIND_ATTEMPTS; attempt++) {
+            int candidate = LoopbackPorts.shared().allocate();
+            try {
+                s = bind(candidate);
+            } catch (IOException e) {
+                failed = e; // taken since it was allocated, by a process that does not use LoopbackPorts
+            }
+        }
+        if (s == null) {
+            throw failed;
+        }
         this.port = s.getLocalPort();
         accept(s);
     }
+
+    /** How many ports of {@link LoopbackPorts} the constructor tries to bind. */
+    private static final int BIND_ATTEMPTS = 3;
 
     /**
      * Starts forwarding without logging.

@@ -94,6 +94,9 @@ class TcpProxyTest {
         try (TcpProxy proxy = new TcpProxy(echo.getLocalPort(), log::add)) {
             assertEquals("hello", roundTrip(proxy.port(), "hello"));
             assertEquals("http://127.0.0.1:" + proxy.port(), proxy.url());
+            // its port is reserved, outside the ephemeral range: nothing else takes it while the proxy is cut off
+            assertTrue(LoopbackPorts.shared().holds(proxy.port()), String.valueOf(proxy.port()));
+            assertFalse(LoopbackPorts.shared().ephemeral().contains(proxy.port()), String.valueOf(proxy.port()));
 
             Socket open = new Socket(InetAddress.getLoopbackAddress(), proxy.port());
             open.setSoTimeout(10_000);

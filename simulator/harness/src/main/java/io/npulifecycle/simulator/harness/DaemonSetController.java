@@ -27,6 +27,10 @@ import io.fabric8.kubernetes.client.KubernetesClient;
  * phase Running gets it through the status subresource (a create does not store a status), and a pod deleted with a
  * grace period (it keeps a {@code deletionTimestamp}) has its container stopped at once and is deleted with grace 0
  * once the grace period has passed in simulated time.
+ *
+ * <p>An agent that exits on its own is started again at once, as the kubelet restarts a container, until it keeps
+ * exiting without ever getting going ({@link CrashLoop}): then, like the kubelet's CrashLoopBackOff, it is left down
+ * (the scenario fails, naming it) until a new driver pod replaces the old one.
  */
 final class DaemonSetController implements Runnable {
 
@@ -41,6 +45,8 @@ final class DaemonSetController implements Runnable {
     private final RuntimeCredentials credentials;
     private final double timeScale;
     private final java.util.function.LongSupplier nanoClock;
+    /** Nodes whose agent is not restarted because it keeps exiting ({@link CrashLoop}), reported once each. */
+    private final java.util.Set<String> backedOff = new java.util.HashSet<>();
     /** Terminating pods by uid: when this emulation first saw their deletionTimestamp ({@link #nanoClock}). */
     private final Map<String, Long> terminatingSince = new HashMap<>();
     private volatile boolean running = true;
@@ -145,9 +151,19 @@ final class DaemonSetController implements Runnable {
             Pod pod = pods.stream().filter(p -> node.name().equals(p.getSpec().getNodeName())
                     && p.getMetadata().getDeletionTimestamp() == null).findFirst().orElse(null);
             String uid = pod == null ? null : pod.getMetadata().getUid();
-            if (Objects.equals(uid, podUidOfNode.get(node.name())) && (pod == null || node.runtime().alive())) {
+            boolean samePod = Objects.equals(uid, podUidOfNode.get(node.name()));
+            if (samePod && (pod == null || node.runtime().alive())) {
                 continue;
             }
+            CrashLoopException loop = samePod ? node.runtime().crashLoop() : null;
+            if (loop != null) {
+                // CrashLoopBackOff: the same pod's agent keeps exiting on its own; a new driver pod starts it again
+                if (backedOff.add(node.name())) {
+                    log.accept("kubelet: " + node.name() + ": CrashLoopBackOff, not restarted: " + loop.getMessage());
+                }
+                continue;
+            }
+            backedOff.remove(node.name());
             podUidOfNode.put(node.name(), uid);
             if (pod == null) {
                 node.stopAgent();

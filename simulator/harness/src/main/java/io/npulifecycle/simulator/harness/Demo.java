@@ -45,7 +45,7 @@ public final class Demo {
     Demo(SimCluster sim, PrintStream out) {
         this.sim = sim;
         this.out = out;
-        this.wait = new Waiter(this::maybePrintTable);
+        this.wait = new Waiter(this::maybePrintTable, sim::checkRuntimes); // a runtime that keeps exiting fails a step now
     }
 
     /**

@@ -3,7 +3,6 @@ package io.npulifecycle.simulator.harness;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -15,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.npulifecycle.simulator.common.ChildProcess;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 
 /**
  * {@code demo --prometheus}: a real Prometheus (the {@code prometheus} executable on {@code PATH}, e.g. Debian's
@@ -87,10 +87,7 @@ final class DemoPrometheus implements AutoCloseable {
         Path rules = install.resolve("conf/monitoring/npu-lifecycle.rules.yaml");
         Path config = Files.writeString(dir.resolve("prometheus.yml"),
                 config(dir, Files.exists(rules) ? rules : null));
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        int port = LoopbackPorts.shared().allocate();
         Path log = dir.resolve("prometheus.log");
         ChildProcess p = ChildProcess.builder(List.of(binary.toString(), "--config.file=" + config,
                 "--storage.tsdb.path=" + dir.resolve("data"), "--web.listen-address=127.0.0.1:" + port))

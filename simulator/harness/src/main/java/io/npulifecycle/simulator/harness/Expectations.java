@@ -35,17 +35,20 @@ final class Expectations {
     }
 
     /**
-     * Checks until it holds or {@code within} passes, then, with {@code holdFor}, that it goes on holding.
+     * Checks until it holds or {@code within} passes, then, with {@code holdFor}, that it goes on holding. Before
+     * each check, {@link SimCluster#checkRuntimes()}: a runtime that keeps exiting ends the wait at once.
      *
      * @param pollMillis wall-clock milliseconds between checks while waiting
      * @return null when it held, else what was seen
      * @throws InterruptedException when interrupted
+     * @throws CrashLoopException when a runtime of the cluster keeps exiting on its own
      */
     String expect(Action.Expect e, long pollMillis) throws InterruptedException {
         Duration within = e.within();
         long end = System.nanoTime() + (within == null ? 0 : (long) (within.toNanos() / scenario.timeScale));
         String failure;
         while (true) {
+            sim.checkRuntimes();
             try {
                 failure = check(e);
             } catch (RuntimeException x) {
@@ -64,6 +67,7 @@ final class Expectations {
         long holdEnd = System.nanoTime() + (long) (hold.toNanos() / scenario.timeScale);
         while (System.nanoTime() < holdEnd) {
             Thread.sleep(500); // poll period while checking 'holdFor'
+            sim.checkRuntimes();
             try {
                 failure = check(e);
             } catch (RuntimeException x) {

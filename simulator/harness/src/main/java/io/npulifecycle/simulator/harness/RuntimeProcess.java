@@ -1,6 +1,7 @@
 package io.npulifecycle.simulator.harness;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -12,7 +13,8 @@ import io.npulifecycle.simulator.common.ChildProcess;
 /**
  * One npu-lifecycle runtime of the simulated cluster: {@code bin/npu-lifecycle <role> --no-shell --home HOME} as a
  * child process ({@link ChildProcess}), its output appended to {@code HOME/console.log}; started again after a stop
- * or a kill as a restarted pod or a rebooted node would be.
+ * or a kill as a restarted pod or a rebooted node would be. Every exit it did not cause through {@link #stop()} or
+ * {@link #kill()} is reported to its {@link CrashLoop}, with what that run wrote to the console log.
  */
 public final class RuntimeProcess {
 
@@ -22,24 +24,55 @@ public final class RuntimeProcess {
     static final String JAVA_OPTS = "-XX:+UseSerialGC -Xms16m -Xmx160m -XX:MaxMetaspaceSize=96m "
             + "-XX:TieredStopAtLevel=1 -Xshare:auto -XX:+ExitOnOutOfMemoryError";
 
+    /** One start of the process, and where its output begins and ends in the console log. */
+    private static final class Run {
+        final ChildProcess process;
+        final long startNanos;
+        final long from;
+        /** Byte offset where the next run's output begins; -1 while there is none. Guarded by this run. */
+        long to = -1;
+        /** Whether {@link #stop()} or {@link #kill()} ended it (set before the signal). */
+        volatile boolean endedByHarness;
+
+        Run(ChildProcess process, long startNanos, long from) {
+            this.process = process;
+            this.startNanos = startNanos;
+            this.from = from;
+        }
+    }
+
+    private final String name;
     private final Path install;
     private final String role;
     private final Path home;
     private final Map<String, String> env;
-    private volatile ChildProcess process;
+    private final CrashLoop crashLoop;
+    private volatile Run current;
     private int starts;
 
     /**
+     * @param name what messages call the runtime, e.g. {@code node-0} or {@code control-plane}
      * @param install the installation (the folder holding bin/npu-lifecycle)
      * @param role {@code node} or {@code control-plane}
      * @param home the runtime home
      * @param env the environment of the process (credentials, port, NODE_NAME, DRIVER_VERSION, ...)
+     * @param crashLoopExits exits in a row without reaching ready that make a crash loop ({@link
+     *        CrashLoop#NODE_AGENT_EXITS} for a runtime the harness restarts, {@link CrashLoop#CONTROL_PLANE_EXITS}
+     *        for one it does not)
      */
-    public RuntimeProcess(Path install, String role, Path home, Map<String, String> env) {
+    public RuntimeProcess(String name, Path install, String role, Path home, Map<String, String> env,
+            int crashLoopExits) {
+        this.name = name;
         this.install = install;
         this.role = role;
         this.home = home;
         this.env = env;
+        this.crashLoop = new CrashLoop(name, crashLoopExits, consoleLog());
+    }
+
+    /** @return {@code HOME/console.log} */
+    Path consoleLog() {
+        return home.resolve("console.log");
     }
 
     /**
@@ -54,38 +87,99 @@ public final class RuntimeProcess {
         all.put("JAVA_OPTS", JAVA_OPTS);
         all.putAll(env);
         all.putAll(extraEnv);
-        process = ChildProcess.builder(List.of(install.resolve("bin/npu-lifecycle").toString(), role, "--no-shell",
-                "--home", home.toString()))
+        Path log = consoleLog();
+        long from = Files.exists(log) ? Files.size(log) : 0;
+        Run previous = current;
+        if (previous != null) {
+            synchronized (previous) {
+                previous.to = from; // what follows is this run's
+            }
+        }
+        long t0 = System.nanoTime();
+        ChildProcess p = ChildProcess.builder(List.of(install.resolve("bin/npu-lifecycle").toString(), role,
+                "--no-shell", "--home", home.toString()))
                 .removeEnv(k -> k.startsWith("NPU_LIFECYCLE_") || k.equals("NODE_NAME") || k.equals("DRIVER_VERSION"))
-                .env(all).output(home.resolve("console.log"), true).stopGrace(STOP_GRACE).start();
+                .env(all).output(log, true).stopGrace(STOP_GRACE).start();
+        Run run = new Run(p, t0, from);
+        current = run;
         starts++;
+        p.process().onExit().thenRun(() -> exited(run));
+    }
+
+    /** Reports an ended run to the crash-loop count (on the thread that saw the process end). */
+    private void exited(Run run) {
+        if (run.endedByHarness) {
+            crashLoop.endedByHarness();
+            return;
+        }
+        long to;
+        synchronized (run) {
+            // the next run has not started yet (then the file ends with this run's output), or its start recorded
+            // where this run's output ends
+            to = run.to >= 0 ? run.to : sizeOf(consoleLog());
+        }
+        ConsoleLog.Run output = ConsoleLog.read(consoleLog(), run.from, to);
+        crashLoop.exitedOnItsOwn(new CrashLoop.Exit(run.startNanos, System.nanoTime(), run.process.exitValue(),
+                output));
+    }
+
+    private static long sizeOf(Path file) {
+        try {
+            return Files.size(file);
+        } catch (IOException e) {
+            return -1; // read to the end
+        }
     }
 
     /** Stops the runtime (SIGTERM, then SIGKILL after 20 s). */
     public synchronized void stop() {
-        ChildProcess p = process;
-        if (p != null) {
-            p.stop(STOP_GRACE);
+        Run r = current;
+        if (r != null) {
+            if (r.process.alive()) {
+                r.endedByHarness = true;
+            }
+            r.process.stop(STOP_GRACE);
         }
     }
 
     /** Kills the runtime at once (SIGKILL), as a crash would. */
     public synchronized void kill() {
-        ChildProcess p = process;
-        if (p != null) {
-            p.kill();
+        Run r = current;
+        if (r != null) {
+            if (r.process.alive()) {
+                r.endedByHarness = true;
+            }
+            r.process.kill();
         }
     }
 
     /** @return whether the process runs */
     public boolean alive() {
-        ChildProcess p = process;
-        return p != null && p.alive();
+        Run r = current;
+        return r != null && r.process.alive();
+    }
+
+    /**
+     * @return the failure when the runtime keeps exiting on its own without reaching ready ({@link CrashLoop}),
+     *         else null
+     */
+    CrashLoopException crashLoop() {
+        return crashLoop.failure();
+    }
+
+    /** @return how many exits in a row, on its own and without reaching ready, count towards a crash loop now */
+    int exitsInARow() {
+        return crashLoop.exitsInARow();
     }
 
     /** @return how many times it was started */
     public synchronized int starts() {
         return starts;
+    }
+
+    /** @return what messages call it, e.g. {@code node-0} */
+    public String name() {
+        return name;
     }
 
     /** @return the runtime home */

@@ -113,6 +113,12 @@ public final class ScenarioRunner {
 
     /** @return {@code null} when every step passed, else the failure */
     String execute() throws Exception {
+        sim.start(extraVersions());
+        return executeStarted();
+    }
+
+    /** @return the driver versions the registry holds beyond the installed one: the scenario's targets and more */
+    List<String> extraVersions() {
         List<String> versions = new ArrayList<>(List.of("25.5.0", "25.2.0", "24.1.0.3"));
         for (Scenario.Step st : scenario.steps) {
             if (st.action() instanceof Action.SetVersion v) {
@@ -120,7 +126,17 @@ public final class ScenarioRunner {
             }
         }
         versions.remove(scenario.driverVersion);
-        sim.start(versions);
+        return versions;
+    }
+
+    /**
+     * The run on a cluster {@link SimCluster#start started} with {@link #extraVersions()}: waits for every node to
+     * be installed and validated, then runs the steps ({@link #execute()}; a test starts the cluster itself to
+     * change something first).
+     *
+     * @return {@code null} when every step passed, else the failure
+     */
+    String executeStarted() throws Exception {
         for (SimNode n : sim.nodes().values()) {
             out.println("   " + n.name() + ": Jolokia " + n.jolokia().url() + ", credentials in "
                     + sim.writeJolokiaCredentials(n));
@@ -129,7 +145,8 @@ public final class ScenarioRunner {
             sim.patchDriver(scenario.policy);
         }
         phase = "waiting for every node to be installed and validated at " + scenario.driverVersion;
-        Waiter w = new Waiter(() -> { });
+        // a runtime that keeps exiting (a refused configuration, a port in use) fails the install now, naming it
+        Waiter w = new Waiter(() -> { }, sim::checkRuntimes);
         try {
             w.until("every node installed and validated at " + scenario.driverVersion, Duration.ofSeconds(150), () -> {
                 for (SimNode n : sim.nodes().values()) {
@@ -140,7 +157,7 @@ public final class ScenarioRunner {
                 }
                 return true;
             }, () -> "driver-validated: " + validated());
-        } catch (Waiter.Timeout e) {
+        } catch (Waiter.Timeout | CrashLoopException e) {
             return "install: " + e.getMessage();
         }
         for (SimNode n : sim.nodes().values()) {
@@ -220,9 +237,14 @@ public final class ScenarioRunner {
                 String label = prefix + "step " + index + " (line " + st.line() + ", at " + seconds(st.at()) + ") "
                         + st.yaml();
                 current.put(key, "waiting for " + label);
-                sleepUntil(st.at());
-                current.put(key, label);
-                String failure = step(st, label);
+                String failure;
+                try {
+                    sleepUntil(st.at());
+                    current.put(key, label);
+                    failure = step(st, label);
+                } catch (CrashLoopException e) {
+                    failure = label + ": " + e.getMessage() + " (before its time came)";
+                }
                 if (failure != null) {
                     timeline.add(where(st.action()), "FAILED " + failure);
                     return failure;
@@ -234,7 +256,10 @@ public final class ScenarioRunner {
         }
     }
 
-    /** @return null when the step passed, else its failure, naming it by {@code label} */
+    /**
+     * @return null when the step passed, else its failure, naming it by {@code label}; a runtime that keeps exiting
+     *         fails it at once, with that runtime's last error ({@link CrashLoopException})
+     */
     private String step(Scenario.Step st, String label) throws Exception {
         try {
             if (st.action() instanceof Action.Expect e) {
@@ -256,8 +281,12 @@ public final class ScenarioRunner {
             timeline.add(where(st.action()), "did " + st.yaml());
             out.println("   did " + label + " at simulated " + simNow() + "s");
             return null;
+        } catch (CrashLoopException e) {
+            return label + ": " + e.getMessage();
         } catch (RuntimeException e) {
-            return label + ": " + e;
+            // e.g. the node agent does not answer a fault injection: because it keeps exiting?
+            CrashLoopException loop = sim.crashLoop();
+            return label + ": " + (loop != null ? loop.getMessage() : e);
         }
     }
 
@@ -280,13 +309,26 @@ public final class ScenarioRunner {
         return (long) ((System.nanoTime() - t0) / 1e9 * scenario.timeScale);
     }
 
+    /**
+     * Waits for a step's simulated time, checking on the way that no runtime keeps exiting.
+     *
+     * @throws CrashLoopException when one does
+     */
     private void sleepUntil(Duration at) throws InterruptedException {
         long wallNanos = (long) (at.toNanos() / scenario.timeScale);
-        long wait = t0 + wallNanos - System.nanoTime();
-        if (wait > 0) {
-            Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000)); // the scenario's own schedule
+        while (true) {
+            sim.checkRuntimes();
+            long wait = t0 + wallNanos - System.nanoTime();
+            if (wait <= 0) {
+                return;
+            }
+            long slice = Math.min(wait, GUARD_NANOS);
+            Thread.sleep(slice / 1_000_000, (int) (slice % 1_000_000)); // the scenario's own schedule
         }
     }
+
+    /** How often a wait for a step's time checks the runtimes, in wall-clock nanoseconds. */
+    private static final long GUARD_NANOS = 500_000_000L;
 
     // ---- actions ----
 

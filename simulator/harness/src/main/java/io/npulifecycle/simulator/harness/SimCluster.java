@@ -5,7 +5,6 @@ import io.npulifecycle.simulator.cluster.NodeEdits;
 import io.npulifecycle.api.node.NodeKeys;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -22,6 +21,7 @@ import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.cluster.ClusterBackends;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 import io.npulifecycle.simulator.cluster.ImageWhiteLists;
+import io.npulifecycle.simulator.common.LoopbackPorts;
 import io.npulifecycle.simulator.common.TcpProxy;
 
 /**
@@ -52,7 +52,7 @@ public final class SimCluster implements AutoCloseable {
     private String runtimeMaster;
     private FakeRegistry registry;
     private RuntimeProcess controlPlane;
-    private final List<RuntimeProcess> controlPlanes = new ArrayList<>();
+    private final List<RuntimeProcess> controlPlanes = new java.util.concurrent.CopyOnWriteArrayList<>();
     private int replicas = 1;
     private boolean markersOnTmpfs;
     private boolean watchesFromEtcd;
@@ -153,7 +153,7 @@ public final class SimCluster implements AutoCloseable {
         log.accept("cluster: kubeconfig " + kubeconfig + "  (export KUBECONFIG=" + kubeconfig + ")");
 
         for (String name : List.copyOf(nodes.keySet())) {
-            SimNode node = new SimNode(name, work.resolve(name), install, freePort(), USER, password, runtimeMaster,
+            SimNode node = new SimNode(name, work.resolve(name), install, LoopbackPorts.shared().allocate(), USER, password, runtimeMaster,
                     settings, credentials.enabled());
             if (markersOnTmpfs) {
                 node.mountMarkersTmpfs();
@@ -231,13 +231,14 @@ public final class SimCluster implements AutoCloseable {
         Path home = work.resolve("control-plane-" + i + "/home");
         Path etc = Files.createDirectories(home.resolve("etc"));
         writeKubeConfiguration(home, etc);
-        int metricsPort = freePort();
+        int metricsPort = LoopbackPorts.shared().allocate();
         controlPlaneMetricsPorts.put(controlPlaneEnv(i).get("POD_NAME"), metricsPort);
-        SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + freePort()
+        SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + LoopbackPorts.shared().allocate()
                 + "\nmetrics.port=" + metricsPort + "\nlog.level=" + settings.logLevel() + "\n");
         SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
         SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n");
-        RuntimeProcess rp = new RuntimeProcess(install, "control-plane", home, controlPlaneEnv(i));
+        RuntimeProcess rp = new RuntimeProcess("control-plane-" + i, install, "control-plane", home,
+                controlPlaneEnv(i), CrashLoop.CONTROL_PLANE_EXITS);
         rp.start(Map.of());
         controlPlanes.add(rp);
     }
@@ -385,14 +386,15 @@ public final class SimCluster implements AutoCloseable {
         Path home = work.resolve("control-plane/home");
         Path etc = Files.createDirectories(home.resolve("etc"));
         writeKubeConfiguration(home, etc);
-        controlPlanePort = freePort();
-        controlPlaneMetricsPort = freePort();
+        controlPlanePort = LoopbackPorts.shared().allocate();
+        controlPlaneMetricsPort = LoopbackPorts.shared().allocate();
         controlPlaneMetricsPorts.put(controlPlaneEnv(0).get("POD_NAME"), controlPlaneMetricsPort);
         SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + controlPlanePort
                 + "\nmetrics.port=" + controlPlaneMetricsPort + "\nlog.level=" + settings.logLevel() + "\n");
         SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
         SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n");
-        controlPlane = new RuntimeProcess(install, "control-plane", home, controlPlaneEnv(0));
+        controlPlane = new RuntimeProcess("control-plane", install, "control-plane", home, controlPlaneEnv(0),
+                CrashLoop.CONTROL_PLANE_EXITS);
         controlPlane.start(Map.of());
         controlPlanes.add(controlPlane);
         controlPlaneJolokia = new Jolokia(controlPlanePort, USER, password);
@@ -419,12 +421,6 @@ public final class SimCluster implements AutoCloseable {
     static String repositoryAndTag(String image) {
         int slash = image.indexOf('/');
         return slash < 0 ? image : image.substring(slash + 1);
-    }
-
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 
     /**
@@ -513,6 +509,39 @@ public final class SimCluster implements AutoCloseable {
     /** @return every core/v1 Event of the cluster */
     public List<io.fabric8.kubernetes.api.model.Event> allEvents() {
         return cluster.client().v1().events().inAnyNamespace().list().getItems();
+    }
+
+    /**
+     * @return the first runtime of the cluster (node agents, then control-plane replicas) that keeps exiting on its
+     *         own without reaching ready ({@link CrashLoop}): what it is, how often it exited and its last error; null
+     *         when none does
+     */
+    CrashLoopException crashLoop() {
+        for (SimNode n : nodes.values()) {
+            CrashLoopException f = n == null ? null : n.runtime().crashLoop();
+            if (f != null) {
+                return f;
+            }
+        }
+        for (RuntimeProcess rp : controlPlanes) {
+            CrashLoopException f = rp.crashLoop();
+            if (f != null) {
+                return f;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Fails fast when a runtime keeps exiting: what every wait of a scenario or the demo checks on each poll.
+     *
+     * @throws CrashLoopException when {@link #crashLoop()} finds one
+     */
+    void checkRuntimes() {
+        CrashLoopException f = crashLoop();
+        if (f != null) {
+            throw f;
+        }
     }
 
     /** @return the emulated nodes by name */

@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 
+import io.npulifecycle.simulator.common.LoopbackPorts;
+
 import org.jolokia.json.JSONArray;
 import org.jolokia.json.JSONObject;
 
@@ -51,7 +53,7 @@ public final class SimNode {
         if (!Files.exists(sim.resolve("boot_id"))) {
             write(sim.resolve("boot_id"), java.util.UUID.randomUUID() + "\n");
         }
-        this.metricsPort = SimCluster.freePort();
+        this.metricsPort = LoopbackPorts.shared().allocate();
         write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + port + "\nmetrics.port="
                 + metricsPort + "\nlog.level=" + settings.logLevel() + "\n");
         write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
@@ -84,7 +86,7 @@ public final class SimNode {
         env.put("NPU_LIFECYCLE_JOLOKIA_PASSWORD", password);
         env.put("NPU_LIFECYCLE_KUBE_MASTER", masterUrl);
         env.put("NODE_NAME", name);
-        this.runtime = new RuntimeProcess(install, "node", home, env);
+        this.runtime = new RuntimeProcess(name, install, "node", home, env, CrashLoop.NODE_AGENT_EXITS);
         this.jolokia = new Jolokia(port, user, password);
     }
 

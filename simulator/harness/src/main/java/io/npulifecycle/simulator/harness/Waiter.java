@@ -17,10 +17,22 @@ final class Waiter {
     }
 
     private final Runnable tick;
+    private final Runnable guard;
 
     /** @param tick called on every poll (e.g. to refresh a progress table) */
     Waiter(Runnable tick) {
+        this(tick, () -> { });
+    }
+
+    /**
+     * @param tick called on every poll (e.g. to refresh a progress table)
+     * @param guard called on every poll before the condition; what it throws ends the wait at once and reaches the
+     *        caller (e.g. {@link SimCluster#checkRuntimes()}: a runtime that keeps exiting fails the wait now, not
+     *        at its deadline)
+     */
+    Waiter(Runnable tick, Runnable guard) {
         this.tick = tick;
+        this.guard = guard;
     }
 
     /**
@@ -29,10 +41,12 @@ final class Waiter {
      * @param condition the condition; an exception counts as false
      * @param seen what is seen instead, for the message
      * @throws Timeout when the deadline passes first
+     * @throws RuntimeException what the guard throws (e.g. {@link CrashLoopException})
      */
     void until(String what, Duration deadline, BooleanSupplier condition, Supplier<String> seen) throws Timeout {
         long end = System.nanoTime() + deadline.toNanos();
         while (true) {
+            guard.run();
             try {
                 if (condition.getAsBoolean()) {
                     return;

@@ -4,9 +4,6 @@ import io.npulifecycle.simulator.common.ChildProcess;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -72,19 +69,6 @@ public final class ServerProbe {
             return ctx;
         } catch (IOException | GeneralSecurityException e) {
             throw new IllegalStateException("cannot read the CA certificate " + caCert, e);
-        }
-    }
-
-    /**
-     * @return a TCP port free on 127.0.0.1 right now (another process may take it before it is used)
-     * @throws UncheckedIOException when no port can be had
-     */
-    public static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("no free loopback port", e);
         }
     }
 
