@@ -262,10 +262,12 @@ class NodeReliabilityTest {
         }));
         l.add(test(a, "label reboot-required=maybe set by hand, no marker", "the agent puts the label back to the marker's truth (absent), no reboot", () -> {
             boot(true);
-            cluster.admin().nodes().withName(NODE).edit(nd -> {
-                nd.getMetadata().getLabels().put(NodeKeys.REBOOT_REQUIRED, "maybe");
-                return nd;
-            });
+            // a person's kubectl edit, retried on a 409: the agent that just booted may be writing the node
+            io.npulifecycle.simulator.cluster.NodeEdits.retryOnConflict(() -> cluster.admin().nodes().withName(NODE)
+                    .edit(nd -> {
+                        nd.getMetadata().getLabels().put(NodeKeys.REBOOT_REQUIRED, "maybe");
+                        return nd;
+                    }));
             rounds();
             awaitTicking("label corrected", () -> {
                 rt.sync.requestSync();
