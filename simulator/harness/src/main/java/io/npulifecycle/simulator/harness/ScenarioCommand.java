@@ -265,6 +265,7 @@ final class ScenarioCommand {
         ScenarioRunner r = null;
         String failure;
         List<ScenarioResult.CaseResult> cases = new ArrayList<>();
+        long closing = 0;
         try (SimCluster sim = new SimCluster(settings, dir, install, api, line -> { })) {
             sim.controlPlaneReplicas(s.controlPlanes);
             sim.markersOnTmpfs(s.uses(Action.MarkersReadOnly.class) || s.uses(Action.MarkersFull.class));
@@ -292,16 +293,25 @@ final class ScenarioCommand {
             if (failure == null && failedCases > 0) {
                 failure = failedCases + " of " + s.cases.size() + " case(s) failed";
             }
+            closing = System.nanoTime();
         } catch (Exception e) {
             failure = "the harness failed: " + e;
         }
-        double secs = (System.nanoTime() - wall) / 1e9;
+        long stopped = System.nanoTime();
+        double secs = (stopped - wall) / 1e9;
         String timeline = r == null ? "" : r.timeline();
         if (failure == null) {
             out.printf("   PASS %s (%d steps, %d cases, %.1f s)%n", s.name, s.steps.size(), s.cases.size(), secs);
         } else {
             out.printf("   FAIL %s (%.1f s): %s%n", s.name, secs, failure);
             out.println("   runtime logs: " + dir + "/*/home/console.log");
+        }
+        String phases = r == null ? "" : r.phases();
+        if (closing != 0) {
+            phases += String.format(java.util.Locale.ROOT, ", stop %.1f s", (stopped - closing) / 1e9);
+        }
+        if (!phases.isEmpty()) {
+            out.println("   wall time: " + phases);
         }
         out.print(timeline);
         return new ScenarioResult(s.name, s.file, secs, failure, cases, timeline);

@@ -24,6 +24,11 @@ public final class ScenarioRunner {
     private final SimCluster sim;
     private final PrintStream out;
     private volatile long t0;
+    /** {@link System#nanoTime()} when the run began, the cluster was up, every node was installed, the steps ended */
+    private volatile long begunAt;
+    private volatile long clusterUpAt;
+    private volatile long installedAt;
+    private volatile long stepsEndedAt;
     private final Map<String, Integer> rebootsAtStart = new java.util.concurrent.ConcurrentHashMap<>();
     private final Expectations expectations;
     /** Verdict per case id: {@code null} = passed, else the failure; and its wall-clock seconds. */
@@ -100,6 +105,26 @@ public final class ScenarioRunner {
         return String.join("; ", now) + " (at simulated " + simNow() + "s)";
     }
 
+    /**
+     * Where the run's wall time went, for the suite's measurements (docs/benchmarks.md): {@code cluster start X s,
+     * install Y s, steps Z s} (seconds, one decimal), as far as the run got.
+     *
+     * @return the phases reached, or "" before the cluster was started
+     */
+    String phases() {
+        StringBuilder b = new StringBuilder();
+        if (begunAt != 0 && clusterUpAt != 0) {
+            b.append(String.format(java.util.Locale.ROOT, "cluster start %.1f s", (clusterUpAt - begunAt) / 1e9));
+        }
+        if (clusterUpAt != 0 && installedAt != 0) {
+            b.append(String.format(java.util.Locale.ROOT, ", install %.1f s", (installedAt - clusterUpAt) / 1e9));
+        }
+        if (installedAt != 0 && stepsEndedAt != 0) {
+            b.append(String.format(java.util.Locale.ROOT, ", steps %.1f s", (stepsEndedAt - installedAt) / 1e9));
+        }
+        return b.toString();
+    }
+
     /** @return the timeline of the run ({@link Timeline#render}), or "" before the first step */
     String timeline() {
         return t0 == 0 ? "" : timeline.render(wallStart);
@@ -113,6 +138,7 @@ public final class ScenarioRunner {
 
     /** @return {@code null} when every step passed, else the failure */
     String execute() throws Exception {
+        begunAt = System.nanoTime();
         sim.start(extraVersions());
         return executeStarted();
     }
@@ -137,6 +163,7 @@ public final class ScenarioRunner {
      * @return {@code null} when every step passed, else the failure
      */
     String executeStarted() throws Exception {
+        clusterUpAt = System.nanoTime();
         for (SimNode n : sim.nodes().values()) {
             out.println("   " + n.name() + ": Jolokia " + n.jolokia().url() + ", credentials in "
                     + sim.writeJolokiaCredentials(n));
@@ -167,6 +194,7 @@ public final class ScenarioRunner {
                 java.time.ZoneOffset.UTC).truncatedTo(java.time.temporal.ChronoUnit.SECONDS)) + "Z";
         timeline.poll(); // the state at the start, before the scenario's clock starts
         t0 = System.nanoTime();
+        installedAt = t0;
         phase = "between steps";
         java.util.concurrent.ScheduledExecutorService poller = java.util.concurrent.Executors
                 .newSingleThreadScheduledExecutor(task -> {
@@ -179,6 +207,7 @@ public final class ScenarioRunner {
         try {
             return runAll();
         } finally {
+            stepsEndedAt = System.nanoTime();
             poller.shutdownNow();
             poller.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
             timeline.poll();
