@@ -824,11 +824,13 @@ class RebootPathTest {
         wedge(a);
         await("label", () -> "true".equals(cluster.label(NODE, NodeKeys.REBOOT_REQUIRED)));
         proxy.cutOff(TcpProxy.Disconnect.CLOSE);
-        // meanwhile someone removes our label directly on the API server
-        cluster.admin().nodes().withName(NODE).edit(n -> {
-            n.getMetadata().getLabels().remove(NodeKeys.REBOOT_REQUIRED);
-            return n;
-        });
+        // meanwhile someone removes our label directly on the API server, retrying on a 409 as kubectl edit's user
+        // would: the node sync may still be writing the node (its annotations) when the proxy is cut
+        io.npulifecycle.simulator.cluster.NodeEdits.retryOnConflict(() -> cluster.admin().nodes().withName(NODE)
+                .edit(n -> {
+                    n.getMetadata().getLabels().remove(NodeKeys.REBOOT_REQUIRED);
+                    return n;
+                }));
         for (int i = 0; i < 3; i++) {
             time.advance(Duration.ofSeconds(30));
         }
