@@ -13,8 +13,13 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The README's main job and the CI scenario suite, run exactly as a user runs them: {@code bin/npu-lifecycle demo}
@@ -23,7 +28,14 @@ import org.junit.jupiter.api.io.TempDir;
  * ServiceAccount) unless system property {@value #API_PROPERTY} says {@code embedded}. Every scenario runs on the
  * chosen server, the API faults included: on the real one the runtimes' front proxy answers 503 for
  * {@code apiOutage} and etcd is compacted for {@code apiGone}.
+ *
+ * <p>Its tests run at the same time as each other and as the other JUnit 5 test classes ({@code CONCURRENT}, with
+ * the parallelism failsafe's configuration gives, itests/pom.xml): each one is a command on simulated clusters of its
+ * own (its own work folder, API server and ports), and most of their wall time is waiting on a scaled clock. The
+ * scenario suite, the longest, is submitted first.
  */
+@Execution(ExecutionMode.CONCURRENT)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SimulatedClusterIT {
 
     /** System property: the API server of the demo and the suite, {@code real} (default) or {@code embedded}. */
@@ -75,6 +87,7 @@ class SimulatedClusterIT {
     }
 
     @Test
+    @Order(2)
     void theDemoWalksTheRunbookToPass() throws Exception {
         // the upgrade drain step needs PodDisruptionBudgets and the Eviction API: a real API server
         runDemo(api(), "demo-" + api(), text -> assertTrue(text.contains(api().equals("real") ? "PASS 9 upgrade drain"
@@ -87,6 +100,7 @@ class SimulatedClusterIT {
      * real one, so it is a run of its own).
      */
     @Test
+    @Order(3)
     void theReadmeMainCommandPassesOnTheEmbeddedServer() throws Exception {
         Assumptions.assumeTrue(api().equals("real"), "with " + API_PROPERTY + "=embedded the demo test runs it");
         runDemo("embedded", "readme-demo-embedded", text -> {
@@ -130,6 +144,7 @@ class SimulatedClusterIT {
     }
 
     @Test
+    @Order(1)
     void theScenarioSuitePasses() throws Exception {
         List<Path> files;
         try (Stream<Path> s = Files.list(scenarios())) {
