@@ -13,7 +13,7 @@ import java.util.Map;
  * npu-lifecycle check-npu-smi FILE [--exit-code N] [--expected-chips 0:0,1:0,...] [--alarm-is-failure] [--help]
  * npu-lifecycle hash-password [--role viewer|operator] USER
  * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR] [--prometheus] [--keep]
- * npu-lifecycle scenario FILE... [--api embedded|real] [--work DIR] [--junit FILE] [--keep]
+ * npu-lifecycle scenario FILE... [--api embedded|real] [--parallel N] [--work DIR] [--junit FILE] [--keep]
  * npu-lifecycle scenario --list FILE...
  * npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]
  * npu-lifecycle help
@@ -31,8 +31,9 @@ public final class LaunchOptions {
             "  demo            [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR] [--prometheus]",
             "                  [--keep]",
             "                  the runbook end to end on a simulated cluster (upgrade, self-healing); no cluster needed",
-            "  scenario        FILE... [--api embedded|real] [--work DIR] [--junit FILE] [--keep]",
+            "  scenario        FILE... [--api embedded|real] [--parallel N] [--work DIR] [--junit FILE] [--keep]",
             "                  run scenario files (YAML) on a simulated cluster; non-zero exit when an expectation fails;",
+            "                  --parallel N runs N files at a time, each on its own cluster;",
             "                  --junit writes a JUnit XML report; --list FILE... validates and prints the steps only",
             "                  (demo --help, scenario --help: every option)",
             "  cluster         [--api real|embedded] [--nodes N] [--kubeconfig FILE]",

@@ -68,8 +68,8 @@ class LaunchOptionsTest {
     void theUsageNamesEveryOptionOfDemoAndScenario() {
         assertTrue(LaunchOptions.USAGE.contains("demo            [--api embedded|real] [--nodes N] [--chips N] "
                 + "[--scale X] [--work DIR]"), LaunchOptions.USAGE);
-        assertTrue(LaunchOptions.USAGE.contains("scenario        FILE... [--api embedded|real] [--work DIR] "
-                + "[--junit FILE]"), LaunchOptions.USAGE);
+        assertTrue(LaunchOptions.USAGE.contains("scenario        FILE... [--api embedded|real] [--parallel N] "
+                + "[--work DIR] [--junit FILE]"), LaunchOptions.USAGE);
         assertTrue(LaunchOptions.USAGE.contains("--list FILE..."), LaunchOptions.USAGE);
     }
 
