@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
 import io.fabric8.mockwebserver.ServerRequest;
@@ -18,6 +20,7 @@ import io.fabric8.mockwebserver.dsl.HttpMethod;
 import io.fabric8.mockwebserver.http.Buffer;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.fabric8.zjsonpatch.JsonPatchException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
@@ -35,6 +38,7 @@ import tools.jackson.databind.node.ObjectNode;
 final class KubectlDispatcher extends KubernetesMixedDispatcher {
 
     static final ObjectMapper JSON = JsonMapper.builder().build();
+    private static final Logger LOG = Logger.getLogger(KubectlDispatcher.class.getName());
 
     private final EmbeddedCluster cluster;
     /** held by every write, so a merge patch reads and writes its object in one step ({@link #mergePatch}) */
@@ -46,8 +50,30 @@ final class KubectlDispatcher extends KubernetesMixedDispatcher {
         this.cluster = cluster;
     }
 
+    /**
+     * Answers every request. fabric8's MockWebServer calls the dispatcher from a Vert.x callback that has no
+     * exception handler: an exception thrown here is logged by Vert.x as "Unhandled exception" and the request is
+     * never answered, so its client waits out its request timeout and retries (issue #29: the mock's PatchHandler
+     * throws a {@link JsonPatchException} for a JSON patch that does not apply, and NodeReliabilityTest's admin
+     * client waited 4 x 30 s). A JSON patch that does not apply is answered as kube-apiserver answers it
+     * ({@code handlers/patch.go}: {@code 422}, reason {@code Invalid}, the patch library's message); anything else
+     * thrown is an error of the mock, answered {@code 500 InternalError} naming it.
+     */
     @Override
     public MockResponse dispatch(RecordedRequest request) {
+        try {
+            return answer(request);
+        } catch (JsonPatchException notApplicable) {
+            return status(422, "Invalid", "the JSON patch does not apply: " + notApplicable);
+        } catch (RuntimeException bug) {
+            LOG.log(Level.WARNING, "the embedded API server failed on " + request.getMethod() + " " + request.getPath()
+                    + ": answered 500", bug);
+            return status(500, "InternalError", "the embedded API server failed on " + request.getMethod() + " "
+                    + request.getPath() + ": " + bug);
+        }
+    }
+
+    private MockResponse answer(RecordedRequest request) {
         String full = request.getPath();
         int q = full.indexOf('?');
         String path = q < 0 ? full : full.substring(0, q);

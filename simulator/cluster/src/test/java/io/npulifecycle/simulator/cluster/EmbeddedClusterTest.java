@@ -280,6 +280,41 @@ class EmbeddedClusterTest {
         assertEquals(409, e.getCode());
     }
 
+    /**
+     * A JSON patch that does not apply is answered {@code 422 Invalid}, as kube-apiserver answers it
+     * ({@code patch.go}: a JSON patch whose application fails is a {@code StatusUnprocessableEntity}), not left
+     * without an answer. fabric8's {@code edit} sends the difference between its read and the edited object as a
+     * JSON patch; when another writer removed a label between the read and the write, the patch's
+     * {@code replace} of that label does not apply: the mock's PatchHandler throws a JsonPatchException that nobody
+     * caught, Vert.x logged "Unhandled exception" and the client waited out its request timeout and retries (issue
+     * #29: NodeReliabilityTest's hand-set reboot-required label, 4 x 30 s).
+     */
+    @Test
+    void aJsonPatchThatNoLongerAppliesIsAnswered422AndChangesNothing() {
+        cluster.addNode(EmbeddedCluster.npuNode("node-0"));
+        cluster.client().nodes().withName("node-0").patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"metadata\":{\"labels\":{\"x\":\"true\"}}}");
+        try (KubernetesClient client = cluster.newClient(c -> {
+            c.setRequestTimeout(5_000);
+            c.setRequestRetryBackoffLimit(0);
+        })) {
+            long t0 = System.nanoTime();
+            KubernetesClientException e = assertThrows(KubernetesClientException.class,
+                    () -> client.nodes().withName("node-0").edit(n -> {
+                        // another writer (the node agent) removes the label after this edit's read
+                        cluster.client().nodes().withName("node-0").patch(PatchContext.of(PatchType.JSON_MERGE),
+                                "{\"metadata\":{\"labels\":{\"x\":null}}}");
+                        n.getMetadata().getLabels().put("x", "maybe");
+                        return n;
+                    }));
+            assertEquals(422, e.getCode(), () -> "not answered as kube-apiserver answers: " + e + " caused by "
+                    + e.getCause() + " after " + Duration.ofNanos(System.nanoTime() - t0).toMillis() + " ms");
+            assertTrue(e.getMessage().contains("Missing field \"x\" at /metadata/labels"), e.getMessage());
+            // refused: nothing changed
+            assertFalse(client.nodes().withName("node-0").get().getMetadata().getLabels().containsKey("x"));
+        }
+    }
+
     @Test
     void anOutageAnswers503AndDropsWatchesAndInformersRecoverAfterIt() {
         cluster.addNode(EmbeddedCluster.npuNode("node-0"));
