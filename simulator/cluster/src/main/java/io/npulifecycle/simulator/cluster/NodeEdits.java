@@ -6,9 +6,11 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 
 /**
- * Node edits as a person makes them with {@code kubectl annotate}: read, change, write, and on a {@code 409
- * Conflict} (someone else wrote the Node in between, e.g. the node agent) read again and retry. Shared by the
- * simulator harness and the test support so both edit Nodes the same way.
+ * Node edits as a person makes them with kubectl. {@link #annotate} is {@code kubectl annotate --overwrite}: a JSON
+ * merge patch of the one annotation, without a resource version, so it applies whatever the node agent writes to the
+ * Node meanwhile (a read-modify-write would be refused, 409 or 422, when the agent changed the same annotations in
+ * between). {@link #retryOnConflict} is a {@code kubectl edit} retried on {@code 409 Conflict}. Shared by the simulator
+ * harness and the test support so both edit Nodes the same way.
  */
 public final class NodeEdits {
 
@@ -19,27 +21,23 @@ public final class NodeEdits {
     }
 
     /**
-     * Sets (value non-null) or removes (null) an annotation of a node.
+     * Sets (value non-null) or removes (null) an annotation of a node, as {@code kubectl annotate --overwrite node
+     * NODE KEY=VALUE} (or {@code KEY-}) does: {@code {"metadata":{"annotations":{KEY:VALUE|null}}}} as a JSON merge
+     * patch (RFC 7386).
      *
      * @param client a client allowed to patch the node
      * @param node node name
      * @param key annotation key
      * @param value the value, or null to remove the annotation
-     * @throws KubernetesClientException when the API server refuses the write, or after {@value #CONFLICT_ATTEMPTS}
-     *         conflicts in a row
+     * @throws KubernetesClientException when the API server refuses the write (404 for a node that does not exist)
      */
     public static void annotate(KubernetesClient client, String node, String key, String value) {
-        retryOnConflict(() -> client.nodes().withName(node).edit(n -> {
-            if (n.getMetadata().getAnnotations() == null) {
-                n.getMetadata().setAnnotations(new HashMap<>());
-            }
-            if (value == null) {
-                n.getMetadata().getAnnotations().remove(key);
-            } else {
-                n.getMetadata().getAnnotations().put(key, value);
-            }
-            return n;
-        }));
+        java.util.Map<String, Object> annotations = new HashMap<>();
+        annotations.put(key, value);
+        String patch = client.getKubernetesSerialization().asJson(
+                java.util.Map.of("metadata", java.util.Map.of("annotations", annotations)));
+        client.nodes().withName(node).patch(io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE), patch);
     }
 
     /**

@@ -235,6 +235,29 @@ class EmbeddedClusterTest {
         assertEquals("true", n.getMetadata().getLabels().get("openfuyao.com/npu.present"));
     }
 
+    /**
+     * NodeEdits.annotate is kubectl annotate --overwrite: set, overwrite and remove one annotation, leaving the others,
+     * without a resource version (a concurrent write of the Node in between does not make it fail).
+     */
+    @Test
+    void nodeEditsAnnotateSetsOverwritesAndRemovesOneAnnotationAsKubectlAnnotateDoes() {
+        cluster.addNode(EmbeddedCluster.npuNode("node-0"));
+        NodeEdits.annotate(cluster.client(), "node-0", "example.com/other", "kept");
+        NodeEdits.annotate(cluster.client(), "node-0", "npu.openfuyao.com/approve-reboot", "false");
+        NodeEdits.annotate(cluster.client(), "node-0", "npu.openfuyao.com/approve-reboot", "true");
+        assertEquals("true", cluster.client().nodes().withName("node-0").get().getMetadata().getAnnotations()
+                .get("npu.openfuyao.com/approve-reboot"));
+        NodeEdits.annotate(cluster.client(), "node-0", "npu.openfuyao.com/approve-reboot", null);
+        Node n = cluster.client().nodes().withName("node-0").get();
+        assertFalse(n.getMetadata().getAnnotations().containsKey("npu.openfuyao.com/approve-reboot"),
+                "annotations " + n.getMetadata().getAnnotations());
+        assertEquals("kept", n.getMetadata().getAnnotations().get("example.com/other"));
+        assertEquals("true", n.getMetadata().getLabels().get("openfuyao.com/npu.present"));
+        KubernetesClientException missing = org.junit.jupiter.api.Assertions.assertThrows(
+                KubernetesClientException.class, () -> NodeEdits.annotate(cluster.client(), "node-9", "a", "b"));
+        assertEquals(404, missing.getCode());
+    }
+
     @Test
     void aNullInAMergePatchRemovesTheMemberAsRfc7386Says() {
         cluster.addNode(EmbeddedCluster.npuNode("node-0"));
