@@ -12,14 +12,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
 
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.MethodOrderer;
-import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The README's main job and the CI scenario suite, run exactly as a user runs them: {@code bin/npu-lifecycle demo}
@@ -29,13 +26,11 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
  * chosen server, the API faults included: on the real one the runtimes' front proxy answers 503 for
  * {@code apiOutage} and etcd is compacted for {@code apiGone}.
  *
- * <p>Its tests run at the same time as each other and as the other JUnit 5 test classes ({@code CONCURRENT}, with
- * the parallelism failsafe's configuration gives, itests/pom.xml): each one is a command on simulated clusters of its
- * own (its own work folder, API server and ports), and most of their wall time is waiting on a scaled clock. The
- * scenario suite, the longest, is submitted first.
+ * <p>The three long runs (the scenario suite, the demo, the README's demo) start together when the class starts
+ * ({@link #startTheLongRuns}), each a command on simulated clusters of its own (its own work folder, API server and
+ * ports) that mostly waits on a scaled clock; each test then waits for its own run and reports its own verdict, so
+ * JUnit and failsafe see the tests one after the other, as they report them correctly.
  */
-@Execution(ExecutionMode.CONCURRENT)
-@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SimulatedClusterIT {
 
     /** System property: the API server of the demo and the suite, {@code real} (default) or {@code embedded}. */
@@ -82,16 +77,78 @@ class SimulatedClusterIT {
     @TempDir
     Path tmp;
 
+    /** The work folders and outputs of the runs {@link #startTheLongRuns} starts. */
+    @TempDir
+    static Path longRuns;
+
+    /** How long a test waits for its run, in seconds: past the longest run's own timeout (the suite's 1500 s). */
+    static final long RUN_WAIT_SECONDS = 1800;
+
+    private static java.util.concurrent.ExecutorService runner;
+    private static final Map<String, java.util.concurrent.Future<?>> RUNS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Starts the suite, the demo and (on a real server) the README's demo at once, each on a thread of its own. */
+    @BeforeAll
+    static void startTheLongRuns() {
+        runner = java.util.concurrent.Executors.newFixedThreadPool(3, task -> {
+            Thread t = new Thread(task, "simulated-cluster-it-run");
+            t.setDaemon(true);
+            return t;
+        });
+        RUNS.put("suite", runner.submit(() -> {
+            runTheScenarioSuite(longRuns);
+            return null;
+        }));
+        RUNS.put("demo", runner.submit(() -> {
+            // the upgrade drain step needs PodDisruptionBudgets and the Eviction API: a real API server
+            runDemo(longRuns, api(), "demo-" + api(), text -> assertTrue(text.contains(api().equals("real")
+                    ? "PASS 9 upgrade drain" : "SKIP: runs only with --api real"), text), "demo", "--api", api());
+            return null;
+        }));
+        if (api().equals("real")) {
+            RUNS.put("readme-demo", runner.submit(() -> {
+                runDemo(longRuns, "embedded", "readme-demo-embedded", text -> {
+                    assertTrue(text.contains("embedded API server"), text);
+                    assertTrue(text.contains("PASS 6 autoRecover=false: approve the recovery"), text);
+                }, "demo");
+                return null;
+            }));
+        }
+    }
+
+    @AfterAll
+    static void stopTheLongRuns() {
+        runner.shutdownNow();
+        RUNS.clear();
+    }
+
+    /**
+     * Waits for a run {@link #startTheLongRuns} started and rethrows its failure (the assertion or exception the run
+     * threw, with its kept work folder named).
+     */
+    private static void awaitRun(String run) throws Exception {
+        java.util.concurrent.Future<?> f = RUNS.get(run);
+        assertTrue(f != null, "run " + run + " was not started");
+        try {
+            f.get(RUN_WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof Error err) {
+                throw err;
+            }
+            if (e.getCause() instanceof Exception ex) {
+                throw ex;
+            }
+            throw e;
+        }
+    }
+
     static Path scenarios() {
         return Path.of(System.getProperty("npu.scenarios.dir", "scenarios")).toAbsolutePath();
     }
 
     @Test
-    @Order(2)
     void theDemoWalksTheRunbookToPass() throws Exception {
-        // the upgrade drain step needs PodDisruptionBudgets and the Eviction API: a real API server
-        runDemo(api(), "demo-" + api(), text -> assertTrue(text.contains(api().equals("real") ? "PASS 9 upgrade drain"
-                : "SKIP: runs only with --api real"), text), "demo", "--api", api());
+        awaitRun("demo");
     }
 
     /**
@@ -100,13 +157,9 @@ class SimulatedClusterIT {
      * real one, so it is a run of its own).
      */
     @Test
-    @Order(3)
     void theReadmeMainCommandPassesOnTheEmbeddedServer() throws Exception {
         Assumptions.assumeTrue(api().equals("real"), "with " + API_PROPERTY + "=embedded the demo test runs it");
-        runDemo("embedded", "readme-demo-embedded", text -> {
-            assertTrue(text.contains("embedded API server"), text);
-            assertTrue(text.contains("PASS 6 autoRecover=false: approve the recovery"), text);
-        }, "demo");
+        awaitRun("readme-demo");
     }
 
     /** What a test asserts on the output of a demo or {@code scenario} command that exited 0. */
@@ -116,13 +169,13 @@ class SimulatedClusterIT {
     }
 
     /**
-     * Runs {@code bin/npu-lifecycle ARGS... --work <tmp>/work-<run>} to its exit and asserts the demo passed and
+     * Runs {@code bin/npu-lifecycle ARGS... --work <dir>/work-<run>} to its exit and asserts the demo passed and
      * {@code check}; when it did not, its work folder is kept ({@link FailedRuns#failed}) as
      * {@code SimulatedClusterIT-<run>} and the failure names it.
      */
-    private void runDemo(String api, String run, OutputCheck check, String... args) {
-        Path work = tmp.resolve("work-" + run);
-        Path out = tmp.resolve(run + ".txt");
+    private static void runDemo(Path dir, String api, String run, OutputCheck check, String... args) {
+        Path work = dir.resolve("work-" + run);
+        Path out = dir.resolve(run + ".txt");
         List<String> all = new ArrayList<>(List.of(args));
         all.addAll(List.of("--work", work.toString()));
         try {
@@ -144,22 +197,26 @@ class SimulatedClusterIT {
     }
 
     @Test
-    @Order(1)
     void theScenarioSuitePasses() throws Exception {
+        awaitRun("suite");
+    }
+
+    private static void runTheScenarioSuite(Path dir) throws Exception {
         List<Path> files;
         try (Stream<Path> s = Files.list(scenarios())) {
             files = s.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
         }
         assertTrue(files.size() > 8, "scenario files in " + scenarios());
         if (api().equals("embedded")) {
-            runSuite("embedded", files.stream().filter(p -> !REAL_ONLY.contains(p.getFileName().toString())).toList());
+            runSuite(dir, "embedded", files.stream().filter(p -> !REAL_ONLY.contains(p.getFileName().toString()))
+                    .toList());
         } else {
-            runSuite(api(), files);
+            runSuite(dir, api(), files);
         }
     }
 
-    private void runSuite(String api, List<Path> files) throws Exception {
-        runScenarios(FailedRuns.root(), "SimulatedClusterIT-" + api, api, files, parallel(), 1500, output -> {
+    private static void runSuite(Path dir, String api, List<Path> files) throws Exception {
+        runScenarios(dir, FailedRuns.root(), "SimulatedClusterIT-" + api, api, files, parallel(), 1500, output -> {
             assertFalse(output.contains("   FAIL "), output);
             assertEquals(files.size(), output.lines().filter(l -> l.startsWith("   PASS ")).count(), output);
         });
@@ -176,13 +233,13 @@ class SimulatedClusterIT {
      * @param test the kept folders' prefix
      * @return the command's output
      */
-    private String runScenarios(Path root, String test, String api, List<Path> files, int parallel,
+    private static String runScenarios(Path dir, Path root, String test, String api, List<Path> files, int parallel,
             long timeoutSeconds, OutputCheck check) throws Exception {
         List<String> args = new ArrayList<>(List.of("scenario"));
         files.forEach(p -> args.add(p.toString()));
-        Path work = tmp.resolve("work-" + test);
+        Path work = dir.resolve("work-" + test);
         args.addAll(List.of("--api", api, "--parallel", String.valueOf(parallel), "--work", work.toString()));
-        Path out = tmp.resolve(test + ".txt");
+        Path out = dir.resolve(test + ".txt");
         long start = System.nanoTime();
         try {
             int rc = RuntimeProcess.runToExit(out, Map.of(), timeoutSeconds, args.toArray(new String[0]));
@@ -229,7 +286,7 @@ class SimulatedClusterIT {
                 ""));
         Path root = tmp.resolve("failed-runs");
         AssertionError e = org.junit.jupiter.api.Assertions.assertThrows(AssertionError.class,
-                () -> runScenarios(root, "purpose", "embedded", List.of(fails, passes), 2, 600, output -> { }));
+                () -> runScenarios(tmp, root, "purpose", "embedded", List.of(fails, passes), 2, 600, output -> { }));
         Path kept = root.resolve("purpose-fails-on-purpose");
         assertTrue(e.getMessage().startsWith("fails-on-purpose.yaml: work folder of the failed run kept in " + kept
                 + " (runtime logs: " + kept + "/*/home/console.log)"), e.getMessage());
