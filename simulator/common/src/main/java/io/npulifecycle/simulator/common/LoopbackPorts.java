@@ -319,6 +319,7 @@ public final class LoopbackPorts {
             // never through a link: the folder is writable by everyone
             ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                     LinkOption.NOFOLLOW_LINKS);
+            shareWithEveryUser(file);
             FileLock lock = ch.tryLock();
             if (lock != null) {
                 return lock;
@@ -332,6 +333,20 @@ public final class LoopbackPorts {
             closeQuietly(ch);
         }
         return null;
+    }
+
+    /**
+     * Makes a lock file this user created writable by every user (the umask took the bits away), so that another
+     * user's JVM can lock that port once nobody holds it; a file of another user is left as it is.
+     */
+    private static void shareWithEveryUser(Path file) {
+        try {
+            if (Files.getOwner(file, LinkOption.NOFOLLOW_LINKS).getName().equals(System.getProperty("user.name"))) {
+                Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-rw-rw-"));
+            }
+        } catch (IOException | UnsupportedOperationException | SecurityException e) {
+            // not POSIX, or not ours after all: the port stays usable by this user
+        }
     }
 
     /** @return whether a server socket can be bound to 127.0.0.1:port now (SO_REUSEADDR, as servers bind) */

@@ -55,6 +55,20 @@ class LoopbackPortsTest {
         return got;
     }
 
+    /**
+     * A lock file is writable by every user, whatever the umask: another user's JVM can lock that port once nobody
+     * holds it (a file only its creator could open kept the port from every other user for good).
+     */
+    @Test
+    void theLockFileOfAPortIsWritableByEveryUser() throws Exception {
+        int port = allocator().allocate();
+        Path file = dir.resolve("locks").resolve(port + ".lock");
+        assertEquals(java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-rw-"),
+                Files.getPosixFilePermissions(file));
+        assertEquals(java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"),
+                Files.getPosixFilePermissions(dir.resolve("locks")));
+    }
+
     @Test
     void tenThousandAllocationsAreDistinctAndNoneIsEphemeralOrExcluded() {
         LoopbackPorts p = allocator();

@@ -256,6 +256,10 @@ public final class HarnessMain {
             }
             return v;
         } catch (NumberFormatException e) {
+            if (args[i].trim().matches("[+-]?[0-9]+")) {
+                // a whole number too large for an int: say what the bounds are
+                throw new IllegalArgumentException(option + " " + args[i].trim() + " is outside " + min + ".." + max);
+            }
             throw new IllegalArgumentException(option + " '" + args[i] + "' is not a whole number");
         }
     }

@@ -136,6 +136,12 @@ final class ScenarioCommand {
         }
         int n = scenarios.size();
         ScenarioResult[] results = new ScenarioResult[n];
+        // --parallel: each file's output until it is printed, in file order (null: printed, or not started)
+        java.io.ByteArrayOutputStream[] held = new java.io.ByteArrayOutputStream[n];
+        if (parallel > 1) {
+            // stopped by a signal: print what the files printed so far, finished or not, so nothing is lost
+            interruption.onInterrupt(() -> printHeld(held, out));
+        }
         // what each running file does now, by index: read by the SIGTERM message
         java.util.Map<Integer, java.util.function.Supplier<String>> running =
                 new java.util.concurrent.ConcurrentSkipListMap<>();
@@ -159,7 +165,7 @@ final class ScenarioCommand {
                 results[i] = runTracked(scenarios, i, work, install, api, out, running);
             }
         } else {
-            runParallel(scenarios, parallel, results, work, install, api, out, running);
+            runParallel(scenarios, parallel, results, held, work, install, api, out, running);
         }
         List<ScenarioResult> all = List.of(results);
         long failed = all.stream().filter(r -> !r.passed()).count();
@@ -189,8 +195,8 @@ final class ScenarioCommand {
      * Runs the files on {@code parallel} threads, each file's output into a buffer, and prints the buffers in the
      * order of the files as they become complete.
      */
-    private static void runParallel(List<Scenario> scenarios, int parallel, ScenarioResult[] results, Path work,
-            Path install, String api, PrintStream out,
+    private static void runParallel(List<Scenario> scenarios, int parallel, ScenarioResult[] results,
+            java.io.ByteArrayOutputStream[] held, Path work, Path install, String api, PrintStream out,
             java.util.Map<Integer, java.util.function.Supplier<String>> running) {
         int n = scenarios.size();
         java.util.concurrent.atomic.AtomicInteger threads = new java.util.concurrent.atomic.AtomicInteger();
@@ -206,6 +212,9 @@ final class ScenarioCommand {
                 int index = i;
                 outputs.add(pool.submit(() -> {
                     java.io.ByteArrayOutputStream buffer = new java.io.ByteArrayOutputStream();
+                    synchronized (held) {
+                        held[index] = buffer;
+                    }
                     try (PrintStream own = new PrintStream(buffer, true, StandardCharsets.UTF_8)) {
                         out.println("-- started " + scenarios.get(index).file + " (" + (index + 1) + " of " + n
                                 + ")");
@@ -226,14 +235,35 @@ final class ScenarioCommand {
                     text = "== scenario " + s.name + " (" + s.file + ")\n   FAIL " + s.name + " (0.0 s): " + why
                             + "\n";
                 }
-                out.print(text);
-                out.flush();
+                synchronized (held) {
+                    held[i] = null;
+                    out.print(text);
+                    out.flush();
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while running scenarios", e);
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    /**
+     * Prints, in file order, the output each started file has not had printed yet (what it printed so far, when it
+     * still runs, marked so), for a run stopped by a signal.
+     */
+    static void printHeld(java.io.ByteArrayOutputStream[] held, PrintStream out) {
+        synchronized (held) {
+            for (int i = 0; i < held.length; i++) {
+                java.io.ByteArrayOutputStream b = held[i];
+                if (b != null) {
+                    out.print(b.toString(StandardCharsets.UTF_8));
+                    out.println("   (output of file " + (i + 1) + " until the signal)");
+                    held[i] = null;
+                }
+            }
+            out.flush();
         }
     }
 

@@ -28,6 +28,8 @@ public final class ScenarioRunner {
     private volatile long begunAt;
     private volatile long clusterUpAt;
     private volatile long installedAt;
+    /** when the wait for the install ended, passed or not */
+    private volatile long installEndedAt;
     private volatile long stepsEndedAt;
     private final Map<String, Integer> rebootsAtStart = new java.util.concurrent.ConcurrentHashMap<>();
     private final Expectations expectations;
@@ -116,8 +118,9 @@ public final class ScenarioRunner {
         if (begunAt != 0 && clusterUpAt != 0) {
             b.append(String.format(java.util.Locale.ROOT, "cluster start %.1f s", (clusterUpAt - begunAt) / 1e9));
         }
-        if (clusterUpAt != 0 && installedAt != 0) {
-            b.append(String.format(java.util.Locale.ROOT, ", install %.1f s", (installedAt - clusterUpAt) / 1e9));
+        if (clusterUpAt != 0 && installEndedAt != 0) {
+            b.append(String.format(java.util.Locale.ROOT, ", install %.1f s%s", (installEndedAt - clusterUpAt) / 1e9,
+                    installedAt == 0 ? " (failed)" : ""));
         }
         if (installedAt != 0 && stepsEndedAt != 0) {
             b.append(String.format(java.util.Locale.ROOT, ", steps %.1f s", (stepsEndedAt - installedAt) / 1e9));
@@ -185,8 +188,10 @@ public final class ScenarioRunner {
                 return true;
             }, () -> "driver-validated: " + validated());
         } catch (Waiter.Timeout | CrashLoopException e) {
+            installEndedAt = System.nanoTime();
             return "install: " + e.getMessage();
         }
+        installEndedAt = System.nanoTime();
         for (SimNode n : sim.nodes().values()) {
             rebootsAtStart.put(n.name(), n.reboots());
         }

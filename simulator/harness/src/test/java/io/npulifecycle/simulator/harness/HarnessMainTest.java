@@ -79,6 +79,9 @@ class HarnessMainTest {
         assertEquals(2, run("scenario", "x.yaml", "--parallel", "two"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("npu-lifecycle scenario: --parallel 'two' is not a "
                 + "whole number"), err.toString(StandardCharsets.UTF_8));
+        assertEquals(2, run("scenario", "x.yaml", "--parallel", "99999999999"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("npu-lifecycle scenario: --parallel 99999999999 is "
+                + "outside 1..8"), err.toString(StandardCharsets.UTF_8));
         assertEquals(2, run("scenario", "x.yaml", "--parallel"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("npu-lifecycle scenario: --parallel needs a number"),
                 err.toString(StandardCharsets.UTF_8));

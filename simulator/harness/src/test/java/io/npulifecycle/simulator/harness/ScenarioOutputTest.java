@@ -120,6 +120,24 @@ class ScenarioOutputTest {
         assertTrue(text.contains(f + ": 5 errors\nnpu-lifecycle scenario: nothing was run"), text);
     }
 
+    /**
+     * A --parallel run stopped by a signal prints what every started file printed and had not had printed yet, in
+     * file order (files already printed, or never started, are null), each marked as cut short.
+     */
+    @Test
+    void aSignalPrintsTheHeldOutputOfEveryStartedFileInFileOrder() {
+        java.io.ByteArrayOutputStream[] held = new java.io.ByteArrayOutputStream[4];
+        held[1] = new java.io.ByteArrayOutputStream();
+        held[1].writeBytes("== scenario b\n   FAIL b (1.0 s): why\n".getBytes(StandardCharsets.UTF_8));
+        held[3] = new java.io.ByteArrayOutputStream();
+        held[3].writeBytes("== scenario d\n".getBytes(StandardCharsets.UTF_8));
+        java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
+        ScenarioCommand.printHeld(held, new java.io.PrintStream(printed, true, StandardCharsets.UTF_8));
+        assertEquals("== scenario b\n   FAIL b (1.0 s): why\n   (output of file 2 until the signal)\n"
+                + "== scenario d\n   (output of file 4 until the signal)\n", printed.toString(StandardCharsets.UTF_8));
+        assertTrue(java.util.Arrays.stream(held).allMatch(java.util.Objects::isNull), "printed once");
+    }
+
     @Test
     void listPrintsTheStepsOfAStepsOnlyFileAndOfEachCase() throws Exception {
         Path f = Files.writeString(tmp.resolve("01-a.yaml"), ScenarioTest.EXAMPLE);
