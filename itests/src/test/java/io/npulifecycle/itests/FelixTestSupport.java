@@ -269,7 +269,11 @@ public abstract class FelixTestSupport {
         options.add(mavenBundle("org.hamcrest", "hamcrest", System.getProperty("itests.hamcrest.version", "2.1")));
         options.add(mavenBundle("org.awaitility", "awaitility", System.getProperty("itests.awaitility.version",
                 "4.3.0")));
-        Path paxWork = workDir().resolve("pax-exam");
+        // one folder per test JVM: Pax Exam keeps the framework's bundle cache there (org.osgi.framework.storage) and
+        // cleans it at each start, and failsafe runs two test JVMs at once (itests/pom.xml, forkCount): in one folder
+        // the second framework found the first one's bundles and refused the probe ("Bundle symbolic name and
+        // version are not unique: org.ops4j.pax.exam:4.14.0")
+        Path paxWork = workDir().resolve("pax-exam-" + ProcessHandle.current().pid());
         try {
             Files.createDirectories(paxWork);
         } catch (IOException e) {
