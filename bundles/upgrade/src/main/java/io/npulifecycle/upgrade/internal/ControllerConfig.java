@@ -26,11 +26,49 @@ import java.time.Duration;
  * @param imageWhiteListCheck check the platform's ImageWhiteList when the cluster serves the kind
  * @param imageWhiteListNamespace namespace of the ImageWhiteList (default {@code cpaas-system})
  * @param imageWhiteListName name of the ImageWhiteList (default {@code ascend-driver})
+ * @param registry how the registry preflight reaches the registries: CA file, mirror, insecure (default
+ *        {@link RegistrySettings#DEFAULT})
  */
 public record ControllerConfig(String namespace, String resourceName, boolean registryCheck, String registryScheme,
         String pullSecret, Duration reconcileDelay, Duration resync, Duration statusInterval, boolean leaderElection,
         String leaseName, Duration leaseDuration, Duration renewDeadline, Duration retryPeriod, String identity,
-        boolean imageWhiteListCheck, String imageWhiteListNamespace, String imageWhiteListName) {
+        boolean imageWhiteListCheck, String imageWhiteListNamespace, String imageWhiteListName,
+        RegistrySettings registry) {
+
+    /** A null {@code registry} reads as {@link RegistrySettings#DEFAULT}. */
+    public ControllerConfig {
+        registry = registry == null ? RegistrySettings.DEFAULT : registry;
+    }
+
+    /**
+     * The settings with {@link RegistrySettings#DEFAULT}.
+     *
+     * @param namespace see the record
+     * @param resourceName see the record
+     * @param registryCheck see the record
+     * @param registryScheme see the record
+     * @param pullSecret see the record
+     * @param reconcileDelay see the record
+     * @param resync see the record
+     * @param statusInterval see the record
+     * @param leaderElection see the record
+     * @param leaseName see the record
+     * @param leaseDuration see the record
+     * @param renewDeadline see the record
+     * @param retryPeriod see the record
+     * @param identity see the record
+     * @param imageWhiteListCheck see the record
+     * @param imageWhiteListNamespace see the record
+     * @param imageWhiteListName see the record
+     */
+    public ControllerConfig(String namespace, String resourceName, boolean registryCheck, String registryScheme,
+            String pullSecret, Duration reconcileDelay, Duration resync, Duration statusInterval, boolean leaderElection,
+            String leaseName, Duration leaseDuration, Duration renewDeadline, Duration retryPeriod, String identity,
+            boolean imageWhiteListCheck, String imageWhiteListNamespace, String imageWhiteListName) {
+        this(namespace, resourceName, registryCheck, registryScheme, pullSecret, reconcileDelay, resync, statusInterval,
+                leaderElection, leaseName, leaseDuration, renewDeadline, retryPeriod, identity, imageWhiteListCheck,
+                imageWhiteListNamespace, imageWhiteListName, RegistrySettings.DEFAULT);
+    }
 
     /**
      * The settings with the ImageWhiteList check on, at its default namespace and name.
@@ -74,6 +112,16 @@ public record ControllerConfig(String namespace, String resourceName, boolean re
     public ControllerConfig withImageWhiteList(boolean check, String whiteListNamespace, String whiteListName) {
         return new ControllerConfig(namespace, resourceName, registryCheck, registryScheme, pullSecret, reconcileDelay,
                 resync, statusInterval, leaderElection, leaseName, leaseDuration, renewDeadline, retryPeriod, identity,
-                check, whiteListNamespace, whiteListName);
+                check, whiteListNamespace, whiteListName, registry);
+    }
+
+    /**
+     * @param settings the registry preflight's CA file, mirror and insecure switch
+     * @return these settings with another registry access
+     */
+    public ControllerConfig withRegistry(RegistrySettings settings) {
+        return new ControllerConfig(namespace, resourceName, registryCheck, registryScheme, pullSecret, reconcileDelay,
+                resync, statusInterval, leaderElection, leaseName, leaseDuration, renewDeadline, retryPeriod, identity,
+                imageWhiteListCheck, imageWhiteListNamespace, imageWhiteListName, settings);
     }
 }

@@ -57,6 +57,25 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
         @AttributeDefinition(name = "Pull secret", description = "dockerconfigjson pull secret (in namespace) with the registry credentials; empty = anonymous.")
         String pullSecret() default "";
 
+        @AttributeDefinition(name = "Registry CA file", description = "Absolute path of a PEM file of CA certificates"
+                + " that the registry preflight trusts beside the JVM's own (a registry whose certificate a private CA"
+                + " signs; chart value preflight.caBundle, mounted as a file); read at each check; empty = the JVM's"
+                + " CAs only. Without it such a registry fails the preflight (closed), naming the registry and this"
+                + " key.")
+        String registryCaFile() default "";
+
+        @AttributeDefinition(name = "Registry mirror", description = "host[:port][/path] that the registry preflight"
+                + " checks instead of each driver image's own registry (where the nodes pull from when the container"
+                + " runtime mirrors it, e.g. mirror.local:5000/ascend; the pull secret's entry for the mirror's host"
+                + " is used); chart value preflight.mirror; empty = each image's own registry.")
+        String registryMirror() default "";
+
+        @AttributeDefinition(name = "Registry insecure", description = "Check over HTTPS without verifying the"
+                + " registry's certificate (neither its CA nor its name), for a test registry only; logged as a"
+                + " warning at each check; chart value preflight.insecure. For a plain-HTTP registry set"
+                + " registryScheme=http instead.")
+        boolean registryInsecure() default false;
+
         @AttributeDefinition(name = "ImageWhiteList check", description = "When the cluster serves an ImageWhiteList "
                 + "kind (API discovery), check that every driver image tag the rollout needs is listed under "
                 + "spec.repoList before touching a node.")
@@ -243,6 +262,12 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
         if (!"https".equals(c.registryScheme()) && !"http".equals(c.registryScheme())) {
             bad.add(new Refusal("registryScheme", null, "'" + c.registryScheme() + "' (expected https or http)"));
         }
+        RegistrySettings registry = new RegistrySettings(c.registryCaFile(), c.registryMirror(), c.registryInsecure());
+        String registryProblem = registry.problem();
+        if (registryProblem != null) {
+            int colon = registryProblem.indexOf(": ");
+            bad.add(new Refusal(registryProblem.substring(0, colon), null, registryProblem.substring(colon + 2)));
+        }
         if (c.reconcileDelayMillis() < 0 || c.resyncSeconds() < 1 || c.statusIntervalSeconds() < 0) {
             bad.add(new Refusal("reconcileDelayMillis/resyncSeconds/statusIntervalSeconds", null,
                     "negative or zero resync"));
@@ -262,7 +287,7 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
                 Duration.ofSeconds(c.resyncSeconds()), Duration.ofSeconds(c.statusIntervalSeconds()), c.leaderElection(),
                 c.leaseName(), Duration.ofSeconds(c.leaseDurationSeconds()), Duration.ofSeconds(c.renewDeadlineSeconds()),
                 Duration.ofSeconds(c.retryPeriodSeconds()), c.identity() == null ? "" : c.identity(),
-                c.imageWhiteListCheck(), c.imageWhiteListNamespace(), c.imageWhiteListName());
+                c.imageWhiteListCheck(), c.imageWhiteListNamespace(), c.imageWhiteListName(), registry);
     }
 
     private UpgradeController.Snapshot snap() {
