@@ -27,7 +27,7 @@ import io.npulifecycle.api.time.TimeSource;
  * of its manifest. A present image is checked again after {@link #OK_TTL}, a missing one or an error after
  * {@link #BAD_TTL}. With {@code registryCheck=false} every image counts as present and nothing is checked.
  * Credentials come from the pull secret {@code pullSecret} (a dockerconfigjson in the control plane's namespace),
- * read at each check. TLS and where: {@link RegistrySettings} ({@code registryCaFile}, read at each check;
+ * read at each check. TLS and where: {@link RegistrySettings} ({@code registryCaBundle}, read at each check;
  * {@code registryMirror}; {@code registryInsecure}); a registry whose certificate is not trusted fails closed (the
  * image counts as unconfirmed) and the message says what to configure.</li>
  * <li>ImageWhiteList ({@link WhiteListState}, {@link ImageWhiteListReader}): while the plan needs images, the
@@ -217,7 +217,7 @@ final class ImagePreflight implements AutoCloseable {
      * @return a registry client with the credentials of the pull secret, anonymous when none is configured, and the
      *         TLS context of {@link RegistrySettings#sslContext()}
      * @throws IllegalArgumentException when the secret is missing or has no {@code .dockerconfigjson}, or
-     *         {@code registryCaFile} cannot be read or holds no certificate
+     *         {@code registryCaBundle} cannot be read or holds no certificate
      */
     private RegistryClient registryFromSecret() {
         Map<String, String> auth = Map.of();
@@ -233,7 +233,7 @@ final class ImagePreflight implements AutoCloseable {
         RegistrySettings settings = cfg.registry();
         HttpClient.Builder http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
         if ("https".equals(cfg.registryScheme())) {
-            javax.net.ssl.SSLContext tls = settings.sslContext(); // throws naming registryCaFile when unusable
+            javax.net.ssl.SSLContext tls = settings.sslContext(); // throws naming registryCaBundle when unusable
             if (tls != null) {
                 http.sslContext(tls);
             }

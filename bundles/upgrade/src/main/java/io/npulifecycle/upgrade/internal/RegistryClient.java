@@ -23,7 +23,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
  * realm=...,service=...,scope=...} a token from the realm (GET, with the credentials if any), then the HEAD again.
  * With a mirror ({@link RegistrySettings#mirror()}) the image is checked there instead of at its own registry. Every
  * answer that is not "present" says what failed and, where the configuration can fix it, which key to set: a
- * certificate that no trusted CA signs names {@code registryCaFile} (chart value {@code preflight.caBundle}) and
+ * certificate that no trusted CA signs names {@code registryCaBundle} (chart value {@code preflight.registryCABundle}) and
  * {@code registryInsecure}; refused credentials name the pull secret; a missing tag names the exact image reference.
  */
 public final class RegistryClient {
@@ -103,6 +103,24 @@ public final class RegistryClient {
      *         for) or an error with the detail (HTTP status, unreachable, TLS: what to configure)
      */
     public Reconciler.ImageStatus check(String image) {
+        Reconciler.ImageStatus s = check(image, scheme);
+        if (s.detail() != null && s.detail().startsWith(NOT_TLS) && settings.insecure() && "https".equals(scheme)) {
+            // registryInsecure as Docker's insecure-registries: HTTPS without verification, else plain HTTP
+            return check(image, "http");
+        }
+        return s;
+    }
+
+    /** Marks the answer of a registry that does not speak TLS (for the plain-HTTP retry of {@code insecure}). */
+    private static final String NOT_TLS = "\u0000not-tls:";
+
+    private Reconciler.ImageStatus check(String image, String scheme) {
+        Reconciler.ImageStatus s = checkOnce(image, scheme);
+        return s.detail() != null && s.detail().startsWith(NOT_TLS) && !(settings.insecure() && "https".equals(scheme))
+                ? new Reconciler.ImageStatus(false, false, s.detail().substring(NOT_TLS.length())) : s;
+    }
+
+    private Reconciler.ImageStatus checkOnce(String image, String scheme) {
         int slash = image.indexOf('/');
         int colon = image.lastIndexOf(':');
         if (slash <= 0 || colon < slash) {
@@ -174,9 +192,9 @@ public final class RegistryClient {
         String c = chain.toString();
         if (c.contains("PKIX path") || c.contains("CertPathBuilderException") || c.contains("unable to find valid certification path")) {
             return where + " presents a TLS certificate that no trusted CA signs (" + e.getMessage() + "): "
-                    + (settings.caFile().isEmpty() ? "set registryCaFile (chart value preflight.caBundle) to the"
+                    + (settings.caBundle().isEmpty() ? "set registryCaBundle (chart value preflight.registryCABundle) to the"
                             + " registry's CA certificate"
-                            : "registryCaFile " + settings.caFile() + " does not hold the CA that signs it: add the"
+                            : "registryCaBundle " + settings.caBundle() + " does not hold the CA that signs it: add the"
                                     + " registry's CA certificate to it")
                     + ", or registryInsecure=true (preflight.insecure) to skip verification (test registries only)";
         }
@@ -186,8 +204,8 @@ public final class RegistryClient {
                     + " (preflight.insecure) to skip verification (test registries only)";
         }
         if (c.contains("Unsupported or unrecognized SSL message") || c.contains("plaintext connection")) {
-            return where + " does not speak TLS (" + e.getMessage() + "): set registryScheme=http for a plain-HTTP"
-                    + " registry";
+            return NOT_TLS + where + " does not speak TLS (" + e.getMessage() + "): set registryScheme=http, or"
+                    + " registryInsecure=true (chart value preflight.insecure), for a plain-HTTP registry";
         }
         return where + ": TLS handshake failed: " + c.substring(0, c.length() - 3);
     }

@@ -23,20 +23,22 @@ import javax.net.ssl.X509TrustManager;
 
 /**
  * How the registry preflight reaches the registries over TLS, and where (PID {@code io.npulifecycle.upgrade} keys
- * {@code registryCaFile}, {@code registryMirror}, {@code registryInsecure}; chart values {@code preflight.caBundle},
+ * {@code registryCaBundle}, {@code registryMirror}, {@code registryInsecure}; chart values
+ * {@code preflight.registryCABundle},
  * {@code preflight.mirror}, {@code preflight.insecure}).
  *
- * @param caFile a PEM file of CA certificates trusted beside the JVM's own (a registry whose certificate a private CA
+ * @param caBundle a PEM file of CA certificates trusted beside the JVM's own (a registry whose certificate a private CA
  *        signs, as containerd's {@code certs.d/<host>/ca.crt}); read at each check, so a rotated file applies
  *        without a restart; {@code ""} = the JVM's CAs only
  * @param mirror {@code host[:port][/path]} checked instead of each image's own registry: where the nodes really pull
  *        from when the container runtime mirrors the images' registry (an air-gapped cluster); image
  *        {@code registry.example/ascend/driver:tag} is checked as {@code <mirror>/ascend/driver:tag}, with the pull
  *        secret's credentials for the mirror's host; {@code ""} = each image's own registry
- * @param insecure HTTPS without verifying the registry's certificate (neither its CA nor its name), as containerd's
- *        {@code insecure_skip_verify}: for a test registry only; logged as a warning at each check
+ * @param insecure as Docker's {@code insecure-registries}: HTTPS without verifying the registry's certificate
+ *        (neither its CA nor its name), and plain HTTP when the registry does not speak TLS; for a test registry
+ *        only; logged as a warning at each check
  */
-public record RegistrySettings(String caFile, String mirror, boolean insecure) {
+public record RegistrySettings(String caBundle, String mirror, boolean insecure) {
 
     /** The JVM's CAs, each image's own registry, certificates verified. */
     public static final RegistrySettings DEFAULT = new RegistrySettings("", "", false);
@@ -47,17 +49,17 @@ public record RegistrySettings(String caFile, String mirror, boolean insecure) {
 
     /** Nulls read as {@code ""}. */
     public RegistrySettings {
-        caFile = caFile == null ? "" : caFile.strip();
+        caBundle = caBundle == null ? "" : caBundle.strip();
         mirror = mirror == null ? "" : mirror.strip();
     }
 
     /**
-     * @return why these settings cannot be used ({@code "key: reason"}), or null when they can: {@code caFile} must
+     * @return why these settings cannot be used ({@code "key: reason"}), or null when they can: {@code caBundle} must
      *         be an absolute path, {@code mirror} {@code host[:port][/path]}
      */
     public String problem() {
-        if (!caFile.isEmpty() && !Path.of(caFile).isAbsolute()) {
-            return "registryCaFile: '" + caFile + "' is not an absolute path";
+        if (!caBundle.isEmpty() && !Path.of(caBundle).isAbsolute()) {
+            return "registryCaBundle: '" + caBundle + "' is not an absolute path";
         }
         if (!mirror.isEmpty() && !MIRROR.matcher(mirror).matches()) {
             return "registryMirror: '" + mirror + "' (expected host[:port][/path], e.g. mirror.local:5000/ascend)";
@@ -85,8 +87,8 @@ public record RegistrySettings(String caFile, String mirror, boolean insecure) {
 
     /**
      * @return the TLS context of the checks: trust-all with {@code insecure}, the JVM's CAs plus those of
-     *         {@code caFile} when set, else null (the HTTP client's default)
-     * @throws IllegalArgumentException naming {@code registryCaFile} and the file when it cannot be read or holds no
+     *         {@code caBundle} when set, else null (the HTTP client's default)
+     * @throws IllegalArgumentException naming {@code registryCaBundle} and the file when it cannot be read or holds no
      *         PEM certificate
      */
     SSLContext sslContext() {
@@ -96,7 +98,7 @@ public record RegistrySettings(String caFile, String mirror, boolean insecure) {
                 c.init(null, new TrustManager[] {new TrustAll()}, null);
                 return c;
             }
-            if (caFile.isEmpty()) {
+            if (caBundle.isEmpty()) {
                 return null;
             }
             KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
@@ -112,16 +114,16 @@ public record RegistrySettings(String caFile, String mirror, boolean insecure) {
                 }
             }
             Collection<? extends Certificate> mine;
-            try (InputStream in = Files.newInputStream(Path.of(caFile))) {
+            try (InputStream in = Files.newInputStream(Path.of(caBundle))) {
                 mine = CertificateFactory.getInstance("X.509").generateCertificates(in);
             } catch (IOException e) {
-                throw new IllegalArgumentException("registryCaFile " + caFile + " cannot be read: " + e, e);
+                throw new IllegalArgumentException("registryCaBundle " + caBundle + " cannot be read: " + e, e);
             } catch (CertificateException e) {
-                throw new IllegalArgumentException("registryCaFile " + caFile + " is not a PEM certificate bundle: "
+                throw new IllegalArgumentException("registryCaBundle " + caBundle + " is not a PEM certificate bundle: "
                         + e.getMessage(), e);
             }
             if (mine.isEmpty()) {
-                throw new IllegalArgumentException("registryCaFile " + caFile + " holds no PEM certificate");
+                throw new IllegalArgumentException("registryCaBundle " + caBundle + " holds no PEM certificate");
             }
             int i = 0;
             for (Certificate c : mine) {

@@ -59,10 +59,10 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
 
         @AttributeDefinition(name = "Registry CA file", description = "Absolute path of a PEM file of CA certificates"
                 + " that the registry preflight trusts beside the JVM's own (a registry whose certificate a private CA"
-                + " signs; chart value preflight.caBundle, mounted as a file); read at each check; empty = the JVM's"
+                + " signs; chart value preflight.registryCABundle, mounted as a file); read at each check; empty = the JVM's"
                 + " CAs only. Without it such a registry fails the preflight (closed), naming the registry and this"
                 + " key.")
-        String registryCaFile() default "";
+        String registryCaBundle() default "";
 
         @AttributeDefinition(name = "Registry mirror", description = "host[:port][/path] that the registry preflight"
                 + " checks instead of each driver image's own registry (where the nodes pull from when the container"
@@ -70,10 +70,10 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
                 + " is used); chart value preflight.mirror; empty = each image's own registry.")
         String registryMirror() default "";
 
-        @AttributeDefinition(name = "Registry insecure", description = "Check over HTTPS without verifying the"
-                + " registry's certificate (neither its CA nor its name), for a test registry only; logged as a"
-                + " warning at each check; chart value preflight.insecure. For a plain-HTTP registry set"
-                + " registryScheme=http instead.")
+        @AttributeDefinition(name = "Registry insecure", description = "As Docker's insecure-registries: check over"
+                + " HTTPS without verifying the registry's certificate (neither its CA nor its name), and over plain"
+                + " HTTP when the registry does not speak TLS; for a test registry only; logged as a warning at each"
+                + " check; chart value preflight.insecure.")
         boolean registryInsecure() default false;
 
         @AttributeDefinition(name = "ImageWhiteList check", description = "When the cluster serves an ImageWhiteList "
@@ -262,7 +262,7 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
         if (!"https".equals(c.registryScheme()) && !"http".equals(c.registryScheme())) {
             bad.add(new Refusal("registryScheme", null, "'" + c.registryScheme() + "' (expected https or http)"));
         }
-        RegistrySettings registry = new RegistrySettings(c.registryCaFile(), c.registryMirror(), c.registryInsecure());
+        RegistrySettings registry = new RegistrySettings(c.registryCaBundle(), c.registryMirror(), c.registryInsecure());
         String registryProblem = registry.problem();
         if (registryProblem != null) {
             int colon = registryProblem.indexOf(": ");

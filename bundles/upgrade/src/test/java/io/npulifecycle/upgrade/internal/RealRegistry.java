@@ -56,11 +56,13 @@ final class RealRegistry implements AutoCloseable {
 
     private final Path dir;
     private final int port;
+    private final boolean tls;
     private final ChildProcess process;
     private Path layout;
 
-    private RealRegistry(Path dir, int port, ChildProcess process) {
+    private RealRegistry(Path dir, int port, boolean tls, ChildProcess process) {
         this.dir = dir;
+        this.tls = tls;
         this.port = port;
         this.process = process;
     }
@@ -109,6 +111,14 @@ final class RealRegistry implements AutoCloseable {
      * @throws AssertionError when a tool fails or the registry does not get ready (with its output)
      */
     static RealRegistry start(Path dir) throws IOException, InterruptedException {
+        return start(dir, true);
+    }
+
+    /**
+     * As {@link #start(Path)}; without TLS when {@code tls} is false (a plain-HTTP registry, as an insecure one in a
+     * lab).
+     */
+    static RealRegistry start(Path dir, boolean tls) throws IOException, InterruptedException {
         requireTools();
         Path pki = Files.createDirectories(dir.resolve("pki"));
         run(dir, "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
@@ -140,9 +150,9 @@ final class RealRegistry implements AutoCloseable {
                 "    enabled: true",
                 "http:",
                 "  addr: 127.0.0.1:" + port,
-                "  tls:",
-                "    certificate: " + pki.resolve("server.crt"),
-                "    key: " + pki.resolve("server.key"),
+                tls ? "  tls:" : "",
+                tls ? "    certificate: " + pki.resolve("server.crt") : "",
+                tls ? "    key: " + pki.resolve("server.key") : "",
                 "auth:",
                 "  htpasswd:",
                 "    realm: npu-lifecycle-test",
@@ -150,7 +160,7 @@ final class RealRegistry implements AutoCloseable {
                 ""));
         ChildProcess p = ChildProcess.builder(List.of(onPath("docker-registry").toString(), "serve",
                 config.toString())).name("docker-registry").output(dir.resolve("registry.log"), false).start();
-        RealRegistry r = new RealRegistry(dir, port, p);
+        RealRegistry r = new RealRegistry(dir, port, tls, p);
         try {
             r.awaitReady();
         } catch (RuntimeException | Error e) {
@@ -169,7 +179,7 @@ final class RealRegistry implements AutoCloseable {
                         + process.outputTail(20));
             }
             try {
-                return http.send(HttpRequest.newBuilder(URI.create("https://" + host() + "/v2/"))
+                return http.send(HttpRequest.newBuilder(URI.create((tls ? "https://" : "http://") + host() + "/v2/"))
                         .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding())
                         .statusCode() == 401;
             } catch (IOException e) {
@@ -211,7 +221,7 @@ final class RealRegistry implements AutoCloseable {
         }
         String ref = host() + "/" + repository + ":" + tag;
         run(dir, "skopeo", "--insecure-policy", "copy", "--quiet", "--dest-cert-dir", certs.toString(),
-                "--dest-creds", USER + ":" + PASSWORD, "oci:" + layout + ":latest", "docker://" + ref);
+                "--dest-tls-verify=" + tls, "--dest-creds", USER + ":" + PASSWORD, "oci:" + layout + ":latest", "docker://" + ref);
         return ref;
     }
 
@@ -294,6 +304,6 @@ final class RealRegistry implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "docker-registry https://" + host() + " (" + dir + ")";
+        return "docker-registry " + (tls ? "https://" : "http://") + host() + " (" + dir + ")";
     }
 }

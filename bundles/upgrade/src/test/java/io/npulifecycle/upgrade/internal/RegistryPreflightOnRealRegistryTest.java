@@ -28,7 +28,7 @@ import io.npulifecycle.testing.support.Waits;
  * The registry preflight ({@link ImagePreflight} with the {@link RegistryClient} it builds from the configuration and
  * the pull secret) against a real registry: Debian's {@code docker-registry} on loopback with TLS from a test CA and
  * htpasswd basic authentication, driver images pushed with {@code skopeo copy} ({@link RealRegistry}). It passes with
- * the CA ({@code registryCaFile}) and the credentials; without the CA it fails closed naming the registry and what to
+ * the CA ({@code registryCaBundle}) and the credentials; without the CA it fails closed naming the registry and what to
  * configure; refused credentials, a missing tag (with the exact image reference), a mirror, the insecure switch and
  * an unusable CA file each give their own answer.
  */
@@ -122,7 +122,7 @@ class RegistryPreflightOnRealRegistryTest {
         assertFalse(s.missing(), "not confirmed, not missing: " + s);
         assertTrue(s.detail().contains("registry " + registry.host()), s.detail());
         assertTrue(s.detail().contains("no trusted CA signs"), s.detail());
-        assertTrue(s.detail().contains("set registryCaFile (chart value preflight.caBundle)"), s.detail());
+        assertTrue(s.detail().contains("set registryCaBundle (chart value preflight.registryCABundle)"), s.detail());
         assertTrue(s.detail().contains("registryInsecure=true (preflight.insecure)"), s.detail());
     }
 
@@ -175,16 +175,33 @@ class RegistryPreflightOnRealRegistryTest {
     }
 
     @Test
+    void aPlainHttpRegistrySaysSoOverHttpsAndInsecureFallsBackToHttp() throws Exception {
+        try (RealRegistry plain = RealRegistry.start(dir.resolve("plain-registry"), false)) {
+            String img = plain.push(REPOSITORY, TAG);
+            Reconciler.ImageStatus s = check(img, RegistrySettings.DEFAULT, plain.host(), RealRegistry.USER,
+                    RealRegistry.PASSWORD);
+            assertFalse(s.present() || s.missing(), s.toString());
+            assertTrue(s.detail().startsWith("registry " + plain.host() + " does not speak TLS"), s.detail());
+            assertTrue(s.detail().contains("set registryScheme=http, or registryInsecure=true"), s.detail());
+
+            close();
+            s = check(img, new RegistrySettings("", "", true), plain.host(), RealRegistry.USER, RealRegistry.PASSWORD);
+            assertTrue(s.present(), "registryInsecure: plain HTTP when the registry does not speak TLS (Docker's"
+                    + " insecure-registries): " + s);
+        }
+    }
+
+    @Test
     void aCaFileThatIsNotACertificateIsNamed() throws Exception {
         Path notPem = Files.writeString(dir.resolve("not-a-ca.pem"), "this is not a certificate\n");
         Reconciler.ImageStatus s = check(image, new RegistrySettings(notPem.toString(), "", false));
         assertFalse(s.present(), s.toString());
-        assertTrue(s.detail().contains("registryCaFile " + notPem), s.detail());
+        assertTrue(s.detail().contains("registryCaBundle " + notPem), s.detail());
 
         close();
         s = check(image, new RegistrySettings(dir.resolve("absent.pem").toString(), "", false));
         assertFalse(s.present(), s.toString());
-        assertTrue(s.detail().contains("registryCaFile " + dir.resolve("absent.pem") + " cannot be read"),
+        assertTrue(s.detail().contains("registryCaBundle " + dir.resolve("absent.pem") + " cannot be read"),
                 s.detail());
     }
 
@@ -196,7 +213,7 @@ class RegistryPreflightOnRealRegistryTest {
                 "-subj", "/CN=another CA");
         Reconciler.ImageStatus s = check(image, new RegistrySettings(other.resolve("ca.crt").toString(), "", false));
         assertFalse(s.present(), s.toString());
-        assertTrue(s.detail().contains("registryCaFile " + other.resolve("ca.crt")
+        assertTrue(s.detail().contains("registryCaBundle " + other.resolve("ca.crt")
                 + " does not hold the CA that signs it"), s.detail());
     }
 
@@ -205,14 +222,14 @@ class RegistryPreflightOnRealRegistryTest {
         assertEquals(RegistrySettings.DEFAULT, UpgradeOrchestratorComponent.validate(
                 ImageWhiteListConfigTest.config(Map.of())).registry());
         ControllerConfig c = UpgradeOrchestratorComponent.validate(ImageWhiteListConfigTest.config(Map.of(
-                "registryCaFile", "/etc/npu-lifecycle/registry-ca/ca.crt", "registryMirror", "mirror.local:5000/ascend",
+                "registryCaBundle", "/etc/npu-lifecycle/registry-ca/ca.crt", "registryMirror", "mirror.local:5000/ascend",
                 "registryInsecure", true)));
         assertEquals(new RegistrySettings("/etc/npu-lifecycle/registry-ca/ca.crt", "mirror.local:5000/ascend", true),
                 c.registry());
         List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> why = new java.util.ArrayList<>();
         assertEquals(null, UpgradeOrchestratorComponent.validate(ImageWhiteListConfigTest.config(Map.of(
-                "registryCaFile", "ca.crt")), why));
-        assertEquals("registryCaFile", why.get(0).key());
+                "registryCaBundle", "ca.crt")), why));
+        assertEquals("registryCaBundle", why.get(0).key());
         assertTrue(why.get(0).reason().contains("not an absolute path"), why.get(0).reason());
         why.clear();
         assertEquals(null, UpgradeOrchestratorComponent.validate(ImageWhiteListConfigTest.config(Map.of(
