@@ -230,11 +230,13 @@ class HelmInstallIT {
         InstallTools.Run wrongType = helm("upgrade", RELEASE, chart.toString(), "-n", NS, "--reuse-values",
                 "--set-string", "controlPlane.replicas=two");
         assertNotEquals(0, wrongType.exit(), wrongType.toString());
-        assertTrue(wrongType.err().contains("replicas"), wrongType.toString());
+        assertTrue(wrongType.err().contains("at '/controlPlane/replicas': got string, want integer"),
+                wrongType.toString());
         InstallTools.Run unknown = helm("upgrade", RELEASE, chart.toString(), "-n", NS, "--reuse-values",
                 "--set", "controlPlane.replicaz=2");
         assertNotEquals(0, unknown.exit(), unknown.toString());
-        assertTrue(unknown.err().contains("replicaz"), unknown.toString());
+        assertTrue(unknown.err().contains("at '/controlPlane': additional properties 'replicaz' not allowed"),
+                unknown.toString());
         assertEquals(revision, helm("history", RELEASE, "-n", NS, "--max", "1", "-o", "json").ok().out(),
                 "no new revision");
     }
