@@ -80,6 +80,11 @@ class HelmInstallIT {
     static final String UNINSTALL_JOB = "npu-lifecycle-uninstall";
     static final Duration TIMEOUT = Duration.ofSeconds(120);
     static final List<String> NPU_NODES = List.of("npu-0", "npu-1", "npu-2");
+    /**
+     * The {@code npu.openfuyao.com/} keys that are not ours to remove (DESIGN.md; {@code npu-lifecycle uninstall
+     * --help}): the installer's chip label and the administrators' approvals.
+     */
+    static final java.util.Set<String> NOT_OURS = java.util.Set.of(NodeKeys.CHIP, NodeKeys.APPROVE_REBOOT);
     /** A node without NPUs: no node pod of ours goes there. */
     static final String CPU_NODE = "cpu-0";
 
@@ -290,7 +295,7 @@ class HelmInstallIT {
                     .withValue("true").withEffect("NoSchedule").build());
             if (cordonedByUs) {
                 n.getSpec().setUnschedulable(true);
-                n.getMetadata().getAnnotations().put(NodeKeys.CORDONED_BY, "recovery");
+                n.getMetadata().getAnnotations().put(NodeKeys.CORDONED_BY, NodeKeys.CORDONED_BY_VALUE);
             }
             return n;
         });
@@ -319,15 +324,25 @@ class HelmInstallIT {
                 .endTemplate().endSpec().build()).create();
         rolloutAndWedgeTraces("npu-0", true);
         rolloutAndWedgeTraces("npu-1", false);
-        client().nodes().withName("npu-2").edit(n -> { // an administrator's cordon: not ours to lift
+        client().nodes().withName("npu-2").edit(n -> { // an administrator's cordon and approval: not ours to lift
             n.getSpec().setUnschedulable(true);
+            if (n.getMetadata().getAnnotations() == null) {
+                n.getMetadata().setAnnotations(new java.util.HashMap<>());
+            }
+            n.getMetadata().getAnnotations().put(NodeKeys.APPROVE_REBOOT, "true");
             return n;
         });
         List<HasMetadata> objects = manifest();
 
         InstallTools.Started uninstall = InstallTools.start(work, Map.of(), helm.toString(), "--kubeconfig",
                 kubeconfig.toString(), "uninstall", RELEASE, "-n", NS, "--timeout", "3m");
-        playTheKubeletForTheUninstallJob(launcher, uninstall);
+        try {
+            playTheKubeletForTheUninstallJob(launcher, uninstall);
+        } finally {
+            if (uninstall.alive() && !uninstall.process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                uninstall.process.destroyForcibly(); // the hook failed: helm would wait for the Job's retries
+            }
+        }
         InstallTools.Run done = uninstall.await().ok();
         System.out.println("helm uninstall: " + done.out());
 
@@ -341,10 +356,11 @@ class HelmInstallIT {
         for (Node n : client().nodes().list().getItems()) {
             String name = n.getMetadata().getName();
             List<String> ours = new ArrayList<>();
-            n.getMetadata().getLabels().keySet().stream().filter(k -> k.startsWith(NodeKeys.PREFIX))
-                    .forEach(k -> ours.add("label " + k));
+            n.getMetadata().getLabels().keySet().stream().filter(k -> k.startsWith(NodeKeys.PREFIX)
+                    && !NOT_OURS.contains(k)).forEach(k -> ours.add("label " + k));
             if (n.getMetadata().getAnnotations() != null) {
-                n.getMetadata().getAnnotations().keySet().stream().filter(k -> k.startsWith(NodeKeys.PREFIX))
+                n.getMetadata().getAnnotations().keySet().stream().filter(k -> k.startsWith(NodeKeys.PREFIX)
+                        && !NOT_OURS.contains(k))
                         .forEach(k -> ours.add("annotation " + k));
             }
             if (n.getSpec().getTaints() != null) {
@@ -357,8 +373,12 @@ class HelmInstallIT {
         }
         assertFalse(Boolean.TRUE.equals(client().nodes().withName("npu-0").get().getSpec().getUnschedulable()),
                 "our cordon is lifted");
-        assertTrue(client().nodes().withName("npu-2").get().getSpec().getUnschedulable(),
-                "the administrator's cordon is kept");
+        Node admins = client().nodes().withName("npu-2").get();
+        assertTrue(admins.getSpec().getUnschedulable(), "the administrator's cordon is kept");
+        assertEquals("true", admins.getMetadata().getAnnotations().get(NodeKeys.APPROVE_REBOOT),
+                "the administrator's approval is kept");
+        assertNotNull(client().nodes().withName("npu-0").get().getMetadata().getLabels().get(NodeKeys.CHIP),
+                "the installer's chip label is kept");
         assertNotNull(client().apiextensions().v1().customResourceDefinitions()
                 .withName("npuoperatorctls.npu.openfuyao.com").get(), "helm uninstall keeps the CRD");
         Namespace ns = client().namespaces().withName(NS).get();
