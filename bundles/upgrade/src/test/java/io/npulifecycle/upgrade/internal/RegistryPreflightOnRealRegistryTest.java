@@ -1,6 +1,5 @@
 package io.npulifecycle.upgrade.internal;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,7 +9,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Executors;
 
 import org.junit.jupiter.api.AfterAll;
@@ -215,26 +213,5 @@ class RegistryPreflightOnRealRegistryTest {
         assertFalse(s.present(), s.toString());
         assertTrue(s.detail().contains("registryCaBundle " + other.resolve("ca.crt")
                 + " does not hold the CA that signs it"), s.detail());
-    }
-
-    @Test
-    void theConfigurationKeysAreValidated() {
-        assertEquals(RegistrySettings.DEFAULT, UpgradeOrchestratorComponent.validate(
-                ImageWhiteListConfigTest.config(Map.of())).registry());
-        ControllerConfig c = UpgradeOrchestratorComponent.validate(ImageWhiteListConfigTest.config(Map.of(
-                "registryCaBundle", "/etc/npu-lifecycle/registry-ca/ca.crt", "registryMirror", "mirror.local:5000/ascend",
-                "registryInsecure", true)));
-        assertEquals(new RegistrySettings("/etc/npu-lifecycle/registry-ca/ca.crt", "mirror.local:5000/ascend", true),
-                c.registry());
-        List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> why = new java.util.ArrayList<>();
-        assertEquals(null, UpgradeOrchestratorComponent.validate(ImageWhiteListConfigTest.config(Map.of(
-                "registryCaBundle", "ca.crt")), why));
-        assertEquals("registryCaBundle", why.get(0).key());
-        assertTrue(why.get(0).reason().contains("not an absolute path"), why.get(0).reason());
-        why.clear();
-        assertEquals(null, UpgradeOrchestratorComponent.validate(ImageWhiteListConfigTest.config(Map.of(
-                "registryMirror", "https://mirror.local")), why));
-        assertEquals("registryMirror", why.get(0).key());
-        assertTrue(why.get(0).reason().contains("expected host[:port][/path]"), why.get(0).reason());
     }
 }
