@@ -21,7 +21,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 
 /**
  * The driver DaemonSets the control plane writes, one per (chip, kernel, OS) combination, all rendered from one
- * template: the manifest {@code config/kubernetes/templates/driver-daemonset.yaml}, embedded in this bundle as the
+ * template: the manifest {@code charts/npu-lifecycle/files/driver-daemonset.yaml}, embedded in this bundle as the
  * resource {@value #RESOURCE} (copied at build time, so the two cannot differ). Rendering replaces only
  * {@code metadata.name}, the {@code app} and {@value io.npulifecycle.api.node.NodeKeys#DRIVER_COMBINATION} labels of the DaemonSet, its selector and its
  * pod template, the pod's {@code nodeSelector} entry for the combination, {@code containers[0].image} and the

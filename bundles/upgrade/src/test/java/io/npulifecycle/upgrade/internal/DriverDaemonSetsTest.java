@@ -29,7 +29,7 @@ class DriverDaemonSetsTest {
 
     @Test
     void theEmbeddedTemplateIsTheManifest() throws Exception {
-        Path manifest = Path.of("../../config/kubernetes/templates/driver-daemonset.yaml");
+        Path manifest = Path.of("../../charts/target/driver-template/driver-daemonset.yaml");
         try (var in = DriverDaemonSets.class.getResourceAsStream(DriverDaemonSets.RESOURCE)) {
             assertEquals(Files.readString(manifest), new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
         }

@@ -36,7 +36,7 @@ import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
 /**
  * Rollouts with node agents emulated at the Kubernetes level, against each {@link ClusterBackend}: the embedded
  * mock (CRUD) and a real kube-apiserver with etcd, where the controller authenticates with a token of its
- * ServiceAccount {@value #CONTROL_PLANE_SA} (config/kubernetes RBAC applied) and the emulator, which plays the
+ * ServiceAccount {@value #CONTROL_PLANE_SA} (the chart's RBAC applied) and the emulator, which plays the
  * DaemonSet controller, the kubelet and the node agents, as admin. Clock: 200 simulated seconds per wall second (a
  * 60 s reboot takes 0.3 s).
  */

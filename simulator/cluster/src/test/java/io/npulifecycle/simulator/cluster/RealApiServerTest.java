@@ -53,7 +53,7 @@ import io.npulifecycle.simulator.cluster.internal.RunRecords;
 import io.npulifecycle.simulator.cluster.internal.ServerProbe;
 
 /**
- * {@link RealApiServer} against the real kubectl and the product's manifests (config/kubernetes): the install of
+ * {@link RealApiServer} against the real kubectl and the product's manifests (the chart charts/npu-lifecycle, rendered): the install of
  * the README on a clean server, the CRD's printer columns and schema, RBAC and the node agent's
  * ValidatingAdmissionPolicy with a pod-bound token, and that nothing is left behind, also after a SIGKILL.
  * Without the binaries (no Go) or kubectl these tests fail, saying what to install.
@@ -445,10 +445,10 @@ class RealApiServerTest {
     static Path findManifests() {
         for (Path d = Paths.get("").toAbsolutePath(); d != null; d = d.getParent()) {
             if (Files.isRegularFile(d.resolve(EmbeddedCluster.CRD_FILE))) {
-                return d.resolve("config/kubernetes");
+                return d.resolve(EmbeddedCluster.CRD_FILE).getParent();
             }
         }
-        throw new IllegalStateException("config/kubernetes not found above " + Paths.get("").toAbsolutePath());
+        throw new IllegalStateException(EmbeddedCluster.CRD_FILE + " (build module charts) not found above " + Paths.get("").toAbsolutePath());
     }
 
     static String read(Path p) {

@@ -50,7 +50,7 @@ public final class ClusterFixture implements AutoCloseable {
 
     /** User-Agent of {@link #admin()}. */
     public static final String ADMIN_USER_AGENT = "npu-test";
-    /** The manifests of {@code config/kubernetes/} that {@link #start(String)} applies to a real server. */
+    /** The manifests of {@code charts/target/kubectl/} (the chart rendered by module charts) that {@link #start(String)} applies to a real server. */
     public static final String INSTALLED_MANIFESTS =
             "00-namespace.yaml, 10-rbac-node-agent.yaml, 11-rbac-control-plane.yaml, 20-admission-node-agent.yaml";
     /** How often a write that meets {@code 409 Conflict} is tried. */
@@ -111,7 +111,7 @@ public final class ClusterFixture implements AutoCloseable {
     /**
      * Starts the backend of that kind with the product installed as far as the tests need: the NPUOperatorCtl type,
      * and on a real server also the namespace, both ServiceAccounts with their RBAC and the node agent's
-     * ValidatingAdmissionPolicy ({@value #INSTALLED_MANIFESTS} of {@code config/kubernetes/}, found beside the CRD
+     * ValidatingAdmissionPolicy ({@value #INSTALLED_MANIFESTS} of {@code charts/target/kubectl/} (the chart rendered by module charts), found beside the CRD
      * file). The workloads (30-, 40-) are not applied: the tests run the product in their own JVM.
      *
      * @param kind {@value ClusterBackend#EMBEDDED} or {@value ClusterBackend#REAL} ({@link ClusterBackends#start})
