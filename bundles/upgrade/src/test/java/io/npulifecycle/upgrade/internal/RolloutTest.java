@@ -446,9 +446,10 @@ class RolloutTest {
         assertTrue(pod.getContainers().get(0).getImage().contains(":24.0.0-"), pod.getContainers().get(0).getImage());
         assertTrue(pod.getContainers().get(0).getEnv().stream()
                 .anyMatch(e -> "DRIVER_VERSION".equals(e.getName()) && "24.0.0".equals(e.getValue())), "DRIVER_VERSION follows the image");
-        assertTrue(Boolean.TRUE.equals(pod.getHostPID()) && Boolean.TRUE.equals(pod.getContainers().get(0).getSecurityContext().getPrivileged()));
+        // containers[1] is the node agent beside the vendor's driver container (the chart's template)
+        assertTrue(Boolean.TRUE.equals(pod.getHostPID()) && Boolean.TRUE.equals(pod.getContainers().get(1).getSecurityContext().getPrivileged()));
         assertEquals("npu-lifecycle-node-agent", pod.getServiceAccountName());
-        assertEquals(8, pod.getVolumes().size(), "the template's volumes");
+        assertEquals(9, pod.getVolumes().size(), "the template's volumes");
     }
 
     @Test
