@@ -8,7 +8,7 @@
 #   build-helm.sh [properties file]
 #
 # With a properties file, also writes npu.helm=<path> into it (read by the charts module and by HelmBinary in tests).
-# Needs Go >= 1.25 (helm v4's go.mod; /usr/local/go/bin is searched when no go is on PATH) and, for a first build, the
+XX; /usr/local/go/bin is searched when no go is on PATH) and, for a first build, the
 # Go module proxy (or a filled GOMODCACHE / GOFLAGS=-mod=mod with GOPROXY=off). Errors: no usable Go, or a failing
 # `go build`, exit non-zero with a message naming what to install.
 set -euo pipefail
@@ -41,7 +41,7 @@ if [ -x "$bin" ]; then
 fi
 
 PATH="$PATH:/usr/local/go/bin"
-command -v go >/dev/null 2>&1 || { echo "[ERROR] building helm $HELM_VERSION needs Go >= 1.25 and there is no 'go' on PATH \
+command -v go >/dev/null 2>&1 || { echo "[ERROR] building helm $HELM_VERSION needs Go >= 1.26 and there is no 'go' on PATH \
 nor in /usr/local/go/bin: install the upstream Go release tarball into /usr/local/go, then build again" >&2; exit 1; }
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 
