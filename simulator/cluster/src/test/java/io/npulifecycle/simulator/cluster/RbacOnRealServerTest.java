@@ -85,7 +85,7 @@ class RbacOnRealServerTest {
     void everyServiceAccountHasExactlyThePermissionsOfSecurityMd() throws Exception {
         assertEquals(List.of("npu-lifecycle-control-plane", "npu-lifecycle-node-agent"), serviceAccounts,
                 "the ServiceAccounts of the chart");
-        RbacTable table = RbacTable.read(RealApiServerTest.findManifests().resolve("../../docs/security.md")
+        RbacTable table = RbacTable.read(RealApiServerTest.findManifests().resolve("../../../docs/security.md")
                 .normalize());
         Set<String> namespaces = new TreeSet<>(List.of(OTHER_NAMESPACE));
         List<String> problems = new ArrayList<>();
