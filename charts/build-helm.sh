@@ -7,7 +7,7 @@
 #
 #   build-helm.sh [properties file]
 #
-# With a properties file, also writes npu.helm=<path> into it (read by the charts module and by HelmBinary in tests).
+# With a properties file, also writes npu.helm=<path> into it (the manifests tests read it: Manifests#helm).
 # Needs Go >= 1.26 (helm v4.3.2's go.mod says go 1.26.0; /usr/local/go/bin is searched when no go is on PATH) and, for a first build, the
 # Go module proxy (or a filled GOMODCACHE / GOFLAGS=-mod=mod with GOPROXY=off). Errors: no usable Go, or a failing
 # `go build`, exit non-zero with a message naming what to install.
