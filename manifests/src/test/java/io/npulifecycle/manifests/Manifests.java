@@ -14,6 +14,7 @@ import java.util.stream.Stream;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.npulifecycle.simulator.cluster.internal.HelmBinary;
 
 /**
  * Reads the chart's manifests as the build renders them (module charts: {@code charts/target/rendered/}, the chart's
@@ -97,24 +98,12 @@ final class Manifests {
         return all().stream().filter(type::isInstance).map(type::cast).toList();
     }
 
-    /** @return the helm binary: system property {@code npu.helm} (charts/target/helm.properties), else built */
-    static Path helm() throws IOException {
-        String p = System.getProperty("npu.helm");
-        if (p == null || p.isBlank()) {
-            java.util.Properties props = new java.util.Properties();
-            Path file = TARGET.resolve("helm.properties");
-            if (Files.isRegularFile(file)) {
-                try (var r = Files.newBufferedReader(file)) {
-                    props.load(r);
-                }
-                p = props.getProperty("npu.helm");
-            }
-        }
-        if (p == null || !Files.isExecutable(Path.of(p))) {
-            throw new IllegalStateException("no helm binary (system property npu.helm, " + TARGET.resolve("helm.properties")
-                    + "): build module charts first (charts/build-helm.sh)");
-        }
-        return Path.of(p);
+    /**
+     * @return the helm binary: system property {@code npu.helm} (charts/target/helm.properties, set by the pom), else
+     *         {@link HelmBinary#locate()} (the properties file, else charts/build-helm.sh)
+     */
+    static Path helm() {
+        return HelmBinary.locate();
     }
 
     /** The result of one helm run: exit code, standard output and error. */
