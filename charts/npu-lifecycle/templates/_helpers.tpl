@@ -157,7 +157,8 @@ prometheus.io/path: "/metrics"
 # markers (driver-ready, reboot-required): a tmpfs on the host, cleared by a reboot
 - name: run-npu-operator
   mountPath: /run/npu-operator
-# state that outlives a reboot: rebooter.state, driver-staged / driver-current
+# state that outlives a reboot: rebooter.state, driver-staged / driver-current, and the driver packages the driver
+# container copies (driver-packages/<version>/), which the loader reads at the next boot
 - name: var-lib-npu-operator
   mountPath: /var/lib/npu-operator
 # npu-smi, the driver's libraries (LD_LIBRARY_PATH of DESIGN.md), where the loader installs a driver

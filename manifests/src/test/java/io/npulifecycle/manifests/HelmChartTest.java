@@ -239,12 +239,16 @@ class HelmChartTest {
                 "node.healthWatch.probeMethod", "dcmi", "node.reboot.executor", "none", "preflight.mirror", "mirror.local:5000",
                 "preflight.insecure", "true", "preflight.registryCABundle", "PEM", "preflight.pullSecret", "regcred"),
                 Map.of("driver.loader.command", "[\"/opt/load\",\"{version}\"]")).objects();
-        assertFalse(named(render(set()), ConfigMap.class, "npu-lifecycle-node-config").getData().get("io.npulifecycle.driver.cfg")
-                .contains("loaderCommand"), "no loader by default");
+        assertTrue(named(render(set()), ConfigMap.class, "npu-lifecycle-node-config").getData().get("io.npulifecycle.driver.cfg")
+                .contains("loaderCommand=nsenter -t 1 -m -- /var/lib/npu-operator/driver-packages/{version}/load {version}\n"),
+                "the default loader: the package's load script in the host's mount namespace");
+        assertFalse(Manifests.template(Map.of(), Map.of("driver.loader.command", "[]")).objects().stream()
+                .filter(x -> "npu-lifecycle-node-config".equals(x.getMetadata().getName())).map(ConfigMap.class::cast)
+                .findFirst().orElseThrow().getData().get("io.npulifecycle.driver.cfg").contains("loaderCommand"), "no loader: none");
         Map<String, String> node = named(o, ConfigMap.class, "npu-lifecycle-node-config").getData();
         assertEquals("interval=30\nfailureThreshold=5\nmethod=dcmi\n", node.get("io.npulifecycle.probe.cfg"));
         assertTrue(node.get("io.npulifecycle.rebooter.executor.cfg").startsWith("type=none\n"));
-        assertTrue(node.get("io.npulifecycle.driver.cfg").contains("loaderCommand=[\"/opt/load\",\"{version}\"]"));
+        assertTrue(node.get("io.npulifecycle.driver.cfg").contains("loaderCommand=/opt/load {version}\n"), node.toString());
         Map<String, String> cp = named(o, ConfigMap.class, "npu-lifecycle-control-plane-config").getData();
         String cfg = cp.get("io.npulifecycle.upgrade.cfg");
         assertTrue(cfg.contains("registryMirror=mirror.local:5000\n") && cfg.contains("registryInsecure=true\n")
@@ -328,6 +332,9 @@ class HelmChartTest {
         assertRefused(set("node.reboot.executor", "kexec"), "/node/reboot/executor");
         assertRefused(set("podSecurity.labels.enforce", "open"), "/podSecurity/labels/enforce");
         assertRefused(set("node.healthWatch.failureThreshold", "0"), "/node/healthWatch/failureThreshold");
+        Manifests.Helm space = Manifests.template(Map.of(), Map.of("driver.loader.command", "[\"/opt/my load\"]"));
+        assertNotEquals(0, space.exit(), "a loader argument with a space (the .cfg line is split on whitespace)");
+        assertTrue(space.err().contains("/driver/loader/command/0"), space.err());
         Manifests.Helm json = Manifests.template(Map.of(), Map.of("imagePullSecrets", "\"regcred\""));
         assertNotEquals(0, json.exit(), "a string for a list");
         assertTrue(json.err().contains("/imagePullSecrets"), json.err());

@@ -449,7 +449,7 @@ class RolloutTest {
         // containers[1] is the node agent beside the vendor's driver container (the chart's template)
         assertTrue(Boolean.TRUE.equals(pod.getHostPID()) && Boolean.TRUE.equals(pod.getContainers().get(1).getSecurityContext().getPrivileged()));
         assertEquals("npu-lifecycle-node-agent", pod.getServiceAccountName());
-        assertEquals(9, pod.getVolumes().size(), "the template's volumes");
+        assertEquals(8, pod.getVolumes().size(), "the template's volumes");
     }
 
     @Test
