@@ -123,10 +123,6 @@ prometheus.io/path: "/metrics"
 {{- list "io.npulifecycle.probe.cfg" "io.npulifecycle.rebooter.executor.cfg" "io.npulifecycle.markers.cfg" "io.npulifecycle.driver.cfg" | toJson -}}
 {{- end -}}
 
-{{/* a Felix .cfg string array: ["a","b"] */}}
-{{- define "npu-lifecycle.cfgArray" -}}
-[{{ range $i, $e := . }}{{ if $i }},{{ end }}{{ $e | toJson }}{{ end }}]
-{{- end -}}
 
 {{/* The node agent's environment (node-agent DaemonSet and the node-agent container of the driver DaemonSets) */}}
 {{- define "npu-lifecycle.nodeAgentEnv" -}}
