@@ -65,6 +65,10 @@ public final class UpgradeController implements AutoCloseable {
     private SharedIndexInformer<Node> nodeInf;
     private SharedIndexInformer<Pod> podInf;
     private SharedIndexInformer<DaemonSet> dsInf;
+    /** The driver DaemonSet template's ConfigMap (managed mode only; else null). */
+    private SharedIndexInformer<io.fabric8.kubernetes.api.model.ConfigMap> templateInf;
+    private final DriverModes.Templates templates;
+    private final PodSecurityLabels podSecurity;
     /** Ages of the in-flight states measured with the monotonic clock (reconcile thread only). */
     private final DeadlineClock deadlineClock = new DeadlineClock();
     private long unhealthySince = Long.MIN_VALUE;
@@ -118,6 +122,9 @@ public final class UpgradeController implements AutoCloseable {
         this.drainWork = new DrainWork(client, time, writer, leader::get);
         this.recoveryWork = new RecoveryWork(client, time, writer, leader::get);
         this.worker = singleThread("npu-upgrade-reconcile");
+        this.templates = new DriverModes.Templates(client.getKubernetesSerialization(), cfg.namespace(),
+                cfg.driverDaemonSetConfigMap());
+        this.podSecurity = new PodSecurityLabels(client, cfg.namespace(), cfg.podSecurityLabels(), leader::get);
     }
 
     private static ExecutorService singleThread(String name) {
@@ -141,7 +148,15 @@ public final class UpgradeController implements AutoCloseable {
     /** Starts the informers and the periodic resync. Writes happen only after {@link #setLeader(boolean)} true. */
     public synchronized void start() {
         startInformers();
+        podSecurity.start(this::applyPodSecurity);
         resync();
+    }
+
+    /** Has the worker write the namespace's Pod Security labels when missing (while leader). */
+    private void applyPodSecurity() {
+        if (!closed) {
+            worker.execute(podSecurity::apply);
+        }
     }
 
     private synchronized void startInformers() {
@@ -166,11 +181,17 @@ public final class UpgradeController implements AutoCloseable {
         podInf = client.pods().inAnyNamespace().runnableInformer(0);
         dsInf = client.apps().daemonSets().inNamespace(NodeKeys.DRIVER_NAMESPACE)
                 .withLabel(NodeKeys.DRIVER_APP_LABEL, NodeKeys.DRIVER_APP).runnableInformer(0);
+        // managed drivers: the template's ConfigMap, one object by name (list/watch with a metadata.name selector)
+        templateInf = cfg.hostDrivers() ? null : client.configMaps().inNamespace(cfg.namespace())
+                .withName(cfg.driverDaemonSetConfigMap()).runnableInformer(0);
         informers.clear();
         informers.add(crInf);
         informers.add(nodeInf);
         informers.add(podInf);
         informers.add(dsInf);
+        if (templateInf != null) {
+            informers.add(templateInf);
+        }
         for (SharedIndexInformer<?> i : informers) {
             i.addEventHandler(cast(h));
             i.start(); // asynchronous: a reconcile before the first list sees empty caches and writes nothing
@@ -214,6 +235,7 @@ public final class UpgradeController implements AutoCloseable {
                     writer.forgetStatus(); // re-read the CR's status: another leader may have written since
                 }
                 trigger();
+                applyPodSecurity();
             }
         }
     }
@@ -360,12 +382,32 @@ public final class UpgradeController implements AutoCloseable {
         for (DaemonSet ds : dsInf.getStore().list()) {
             dsImages.put(ds.getMetadata().getName(), ds.getSpec().getTemplate().getSpec().getContainers().get(0).getImage());
         }
-        Reconciler.Inputs in = new Reconciler.Inputs(cr.getMetadata().getGeneration(), spec, paused, previous, nodes,
-                PodFacts.driverPods(pods), PodFacts.workloads(pods), preflight.results(), dsImages, recentlyDeleted, now,
-                stateAges(nodes, now, mono), preflight.whiteList(),
-                spec.valid() ? drainWork.left(nodes, pods, spec.policy().drain()) : Map.of(),
-                spec.valid() ? PodFacts.blocking(pods, spec.policy().gates().blockingPods()) : Map.of());
-        Reconciler.Plan plan = Reconciler.plan(in);
+        boolean host = cfg.hostDrivers();
+        DriverModes.Current template = host ? null : templates.current(templateInf.getStore()
+                .getByKey(cfg.namespace() + "/" + cfg.driverDaemonSetConfigMap()));
+        boolean templateProblem = template != null && template.problem() != null;
+        if (!host) {
+            writer.template(template.renderer());
+        }
+        Map<String, Pod> driverPods = PodFacts.driverPods(pods);
+        // an unusable template blocks new slots as a pause does (DriverModes.withTemplate says why in the status)
+        Reconciler.Inputs in = new Reconciler.Inputs(cr.getMetadata().getGeneration(), spec, paused || templateProblem,
+                previous, nodes, driverPods, PodFacts.workloads(pods), preflight.results(), dsImages, recentlyDeleted,
+                now, stateAges(nodes, now, mono), preflight.whiteList(),
+                spec.valid() && !host ? drainWork.left(nodes, pods, spec.policy().drain()) : Map.of(),
+                spec.valid() && !host ? PodFacts.blocking(pods, spec.policy().gates().blockingPods()) : Map.of());
+        Reconciler.Plan plan;
+        if (host && spec.valid()) {
+            plan = DriverModes.hostPlan(cr.getMetadata().getGeneration(), spec.policy().version(), paused, nodes,
+                    previous, now);
+        } else if (host) {
+            plan = Reconciler.plan(in); // InvalidSpec: a status only, no write to any node
+        } else {
+            plan = DriverModes.withTemplate(Reconciler.plan(in), template.problem(), paused, driverPods, previous, now);
+            if (template.renderer() != null && spec.valid()) {
+                plan = withTemplateRefresh(plan, template.renderer(), nodes);
+            }
+        }
         RecoveryWork.Round recovery = spec.valid() ? recoveryWork.plan(nodes, pods, spec.recovery(), now) : null;
         if (recovery != null) {
             RecoveryWork.status(recovery, plan.status(), previous, now);
@@ -384,8 +426,8 @@ public final class UpgradeController implements AutoCloseable {
         boolean applied = writer.apply(plan, cr, mono);
         startDeadlines(plan, now, mono);
         RecoveryWork.Acted recovered = recovery == null ? null : recoveryWork.act(recovery, nodes);
-        Duration retry = spec.valid() ? drainWork.act(plan, nodes, pods, spec.policy(), recovered.skipUncordon())
-                : null;
+        Duration retry = spec.valid() && !host
+                ? drainWork.act(plan, nodes, pods, spec.policy(), recovered.skipUncordon()) : null;
         if (recovered != null && recovered.retry() != null) {
             retry = retry == null || recovered.retry().compareTo(retry) < 0 ? recovered.retry() : retry;
         }
@@ -399,6 +441,50 @@ public final class UpgradeController implements AutoCloseable {
             Duration d = Duration.between(now, plan.nextWakeup());
             time.schedule(this::trigger, d.isNegative() ? Duration.ZERO : d.plusMillis(1));
         }
+    }
+
+    /**
+     * Adds to the plan the driver DaemonSets written from another template than the current one (annotation
+     * {@value DriverDaemonSets#TEMPLATE_HASH}), with the image and version they run now: a changed template reaches
+     * the existing DaemonSets too, and with updateStrategy OnDelete no driver pod restarts for it; each pod takes it
+     * when it is next replaced (its node's next upgrade, or a person deleting it). Only DaemonSets of combinations of
+     * the current NPU nodes, and not those the plan writes already.
+     */
+    private Reconciler.Plan withTemplateRefresh(Reconciler.Plan plan, DriverDaemonSets renderer, Collection<Node> nodes) {
+        Map<String, Combination> combos = new HashMap<>();
+        for (Node n : nodes) {
+            Combination c = PlannedNode.observe(n).combo;
+            if (c != null) {
+                combos.putIfAbsent(c.daemonSetName(), c);
+            }
+        }
+        Set<String> planned = new java.util.HashSet<>();
+        plan.daemonSets().forEach(d -> planned.add(d.name()));
+        List<Reconciler.DaemonSetApply> more = new ArrayList<>();
+        for (DaemonSet ds : dsInf.getStore().list()) {
+            String name = ds.getMetadata().getName();
+            Combination c = combos.get(name);
+            Map<String, String> ann = ds.getMetadata().getAnnotations();
+            if (c == null || planned.contains(name) || ann != null
+                    && renderer.hash().equals(ann.get(DriverDaemonSets.TEMPLATE_HASH))) {
+                continue;
+            }
+            var containers = ds.getSpec().getTemplate().getSpec().getContainers();
+            String version = containers.stream().flatMap(k -> k.getEnv() == null ? java.util.stream.Stream.empty()
+                    : k.getEnv().stream()).filter(e -> DriverDaemonSets.DRIVER_VERSION_ENV.equals(e.getName())
+                            && e.getValue() != null).map(io.fabric8.kubernetes.api.model.EnvVar::getValue)
+                    .findFirst().orElse(null);
+            if (version != null) {
+                more.add(new Reconciler.DaemonSetApply(c, name, containers.get(0).getImage(), version));
+            }
+        }
+        if (more.isEmpty()) {
+            return plan;
+        }
+        List<Reconciler.DaemonSetApply> all = new ArrayList<>(plan.daemonSets());
+        all.addAll(more);
+        return new Reconciler.Plan(plan.nodePatches(), plan.podDeletes(), all, plan.crEvents(), plan.imagesToCheck(),
+                plan.status(), plan.nodeStates(), plan.nextWakeup());
     }
 
     /**
@@ -461,6 +547,7 @@ public final class UpgradeController implements AutoCloseable {
             }
             stopInformers();
         }
+        podSecurity.close();
         worker.shutdownNow();
         preflight.close();
     }
