@@ -83,8 +83,16 @@ public class DriverComponent implements EventHandler {
         int checkIntervalSeconds() default 30;
 
         /** @return loader */
-        @AttributeDefinition(name = "Loader command", description = "Command that loads the modules of a version; {version} is replaced. Empty = no loader from this bundle (the simulator or another bundle may register one).")
+        @AttributeDefinition(name = "Loader command", description = "Command that loads the modules of a version, run by the node agent once per fresh boot without NPU modules (managed mode only); {version} is replaced. Chart value driver.loader.command. Empty = no loader from this bundle (the simulator or another bundle may register one). docs/driver-images.md says what it runs.")
         String[] loaderCommand() default {};
+
+        /**
+         * @return {@code managed} or {@code host}; anything else is refused (the previous configuration is kept)
+         */
+        @AttributeDefinition(name = "Mode", description = "managed (default; the driver DaemonSet pod, chart driver.enabled=true): stage the pod's DRIVER_VERSION for the next boot, load it only from a fresh boot, validate. host (the node-agent DaemonSet, driver.enabled=false; drivers installed on the hosts by their administrator): never stage nor load, validate and report the loaded version.",
+                options = {@org.osgi.service.metatype.annotations.Option(label = "managed", value = "managed"),
+                    @org.osgi.service.metatype.annotations.Option(label = "host", value = "host")})
+        String mode() default "managed";
     }
 
     private final MarkerStore markers;
@@ -219,6 +227,9 @@ public class DriverComponent implements EventHandler {
             loaderReg = null;
         }
         String[] cmd = c.loaderCommand();
+        if ("host".equals(c.mode() == null ? "" : c.mode().trim())) {
+            return; // mode=host: nothing is ever loaded by this agent
+        }
         if (cmd == null || cmd.length == 0 || cmd[0].isBlank()) {
             return;
         }
@@ -303,11 +314,15 @@ public class DriverComponent implements EventHandler {
         if (c.checkIntervalSeconds() < 1) {
             refused.add(refusal("checkIntervalSeconds", c.checkIntervalSeconds(), "must be at least 1"));
         }
+        String mode = c.mode() == null ? "" : c.mode().trim();
+        if (!"managed".equals(mode) && !"host".equals(mode)) {
+            refused.add(refusal("mode", c.mode(), "'" + c.mode() + "' (expected managed or host)"));
+        }
         if (!refused.isEmpty()) {
             return null;
         }
         return new DriverEngine.Settings(v == null ? null : v.trim(), proc, Set.of(c.moduleNames()), state,
-                Duration.ofSeconds(c.validationTimeoutSeconds()));
+                Duration.ofSeconds(c.validationTimeoutSeconds()), "host".equals(mode));
     }
 
     private static io.npulifecycle.api.management.ConfigurationRefusals.Refusal refusal(String key, Object value,

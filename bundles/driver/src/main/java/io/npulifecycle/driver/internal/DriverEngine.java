@@ -38,6 +38,10 @@ import io.npulifecycle.api.time.TimeSource;
  * annotation and one {@value NodeKeys#EVENT_DRIVER_VALIDATED} Event; past {@code validationTimeout} without
  * success: one {@value NodeKeys#EVENT_DRIVER_VALIDATION_FAILED} Event, no marker, no reboot request.</li>
  * </ol>
+ * With {@link Settings#hostDrivers()} (PID {@value DriverComponent#PID} key {@code mode=host}: the drivers are
+ * installed on the host by its administrator) nothing is ever staged nor loaded and {@code DRIVER_VERSION} is not
+ * used: the loaded version (the health-watch's) is validated and reported as above; no NPU module loaded is the state
+ * {@code NO_DRIVER_LOADED}, without any write.
  */
 public final class DriverEngine implements DriverMXBean {
 
@@ -55,9 +59,24 @@ public final class DriverEngine implements DriverMXBean {
      * @param stateDir the persistent host folder of {@value DriverStaging#STAGED} and {@value DriverStaging#CURRENT}
      * @param validationTimeout how long after the first round of a boot (TimeSource time) a validation that has not
      *        passed is declared failed
+     * @param hostDrivers {@code mode=host}: never stage nor load; validate and report the loaded version
      */
     public record Settings(String podVersion, Path procModules, Set<String> moduleNames, Path stateDir,
-            Duration validationTimeout) {
+            Duration validationTimeout, boolean hostDrivers) {
+
+        /**
+         * Managed mode ({@code mode=managed}).
+         *
+         * @param podVersion see the record
+         * @param procModules see the record
+         * @param moduleNames see the record
+         * @param stateDir see the record
+         * @param validationTimeout see the record
+         */
+        public Settings(String podVersion, Path procModules, Set<String> moduleNames, Path stateDir,
+                Duration validationTimeout) {
+            this(podVersion, procModules, moduleNames, stateDir, validationTimeout, false);
+        }
     }
 
     private final MarkerStore markers;
@@ -119,6 +138,10 @@ public final class DriverEngine implements DriverMXBean {
         String pod = s.podVersion();
         HealthView h = health == null ? null : health.get();
         reportHealth(h);
+        if (s.hostDrivers()) {
+            evaluateHost(s, boot, h);
+            return;
+        }
         if (pod == null || !VERSION.matcher(pod).matches()) {
             set("NO_DRIVER_VERSION", "DRIVER_VERSION is '" + pod + "', expected a driver version like 25.5.0: nothing is loaded or validated");
             return;
@@ -140,6 +163,29 @@ public final class DriverEngine implements DriverMXBean {
             return;
         }
         validate(s, boot, pod, h);
+    }
+
+    /**
+     * A round of {@code mode=host}: no staging, no loading, whatever {@code DRIVER_VERSION} says; the loaded version
+     * is validated and reported.
+     */
+    private void evaluateHost(Settings s, String boot, HealthView h) throws IOException {
+        modulesLoaded = npuModuleLoaded(s);
+        if (!modulesLoaded) {
+            loadedVersion = null;
+            set("NO_DRIVER_LOADED", "mode=host: no NPU module is loaded; the host's driver is installed and loaded by "
+                    + "its administrator, this agent never loads one");
+            return;
+        }
+        String loaded = h == null ? null : h.driverVersion();
+        loadedVersion = loaded;
+        if (loaded == null || loaded.isBlank() || !VERSION.matcher(loaded).matches()) {
+            set("WAITING_FOR_VERSION", "mode=host: NPU modules are loaded; waiting for the health-watch to report the "
+                    + "loaded version (now '" + loaded + "')");
+            return;
+        }
+        report(w -> w.setLabel(NodeKeys.DRIVER_VERSION, labelValue(loaded)));
+        validate(s, boot, loaded, h);
     }
 
     private void loadFromFreshBoot(Settings s, String boot, String pod) throws IOException {

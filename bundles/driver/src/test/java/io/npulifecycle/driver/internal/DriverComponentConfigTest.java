@@ -61,4 +61,18 @@ class DriverComponentConfigTest {
         assertNotNull(c.reported(config(Map.of("stateDir", "/var/lib/npu-operator/"))));
         assertEquals(List.of("io.npulifecycle.driver accepted"), reported);
     }
+
+    @Test
+    void theModeIsManagedOrHostAndAnythingElseIsRefusedNamingTheKey() {
+        List<ConfigurationRefusals.Refusal> refused = new java.util.ArrayList<>();
+        assertNull(DriverComponent.settings(config(Map.of("mode", "hosted")), refused));
+        assertEquals("mode", refused.get(0).key());
+        assertEquals("'hosted' (expected managed or host)", refused.get(0).reason());
+        refused.clear();
+        org.junit.jupiter.api.Assertions.assertTrue(DriverComponent.settings(config(Map.of("mode", "host")), refused)
+                .hostDrivers());
+        org.junit.jupiter.api.Assertions.assertFalse(DriverComponent.settings(config(Map.of()), refused).hostDrivers(),
+                "managed by default");
+        assertEquals(List.of(), refused);
+    }
 }
