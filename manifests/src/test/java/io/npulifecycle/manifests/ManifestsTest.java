@@ -332,7 +332,7 @@ class ManifestsTest {
         Deployment d = Manifests.ofType(Deployment.class).get(0);
         for (io.fabric8.kubernetes.api.model.PodTemplateSpec t : List.of(template().getSpec().getTemplate(),
                 d.getSpec().getTemplate())) {
-            Container c = t.getSpec().getContainers().get(0);
+            Container c = agent(t.getSpec());
             String port = env(c, "NPU_LIFECYCLE_METRICS_PORT") != null ? env(c, "NPU_LIFECYCLE_METRICS_PORT")
                     : runtimeDefault("metrics.port") != null ? runtimeDefault("metrics.port") : "9464";
             io.fabric8.kubernetes.api.model.ContainerPort cp = c.getPorts().stream()
@@ -397,6 +397,12 @@ class ManifestsTest {
 
     // ---- the driver DaemonSet template (node agent) ----
 
+    /** @return the node agent's container of the driver DaemonSet template ({@code node-agent}), else the only one */
+    static Container agent(PodSpec pod) {
+        return pod.getContainers().stream().filter(k -> "node-agent".equals(k.getName())).findFirst()
+                .orElse(pod.getContainers().get(0));
+    }
+
     static DaemonSet template() throws IOException {
         List<HasMetadata> l = Manifests.load(Manifests.TEMPLATE);
         assertEquals(1, l.size());
@@ -456,10 +462,13 @@ class ManifestsTest {
         assertEquals(Boolean.TRUE, pod.getHostPID(), "hostPID");
         assertFalse(Boolean.TRUE.equals(pod.getHostNetwork()), "no host network: Jolokia stays on the pod's loopback");
         assertEquals("system-node-critical", pod.getPriorityClassName());
-        Container c = pod.getContainers().get(0);
+        Container driver = pod.getContainers().get(0);
+        assertTrue(driver.getImage().matches("[^ ]+/mlops/ascend-driver:[0-9.]+-[a-z0-9]+-.+"), "containers[0] is the driver image (DESIGN.md): " + driver.getImage());
+        assertFalse(Boolean.TRUE.equals(driver.getSecurityContext().getPrivileged()), "the driver container only copies its package");
+        Container c = agent(pod);
+        assertEquals("node-agent", c.getName(), "containers[1] is the node agent (docs/driver-images.md)");
         assertEquals(Boolean.TRUE, c.getSecurityContext().getPrivileged(), "privileged");
-        assertTrue(c.getImage().matches("[^ ]+/mlops/ascend-driver:[0-9.]+-[a-z0-9]+-.+"), "containers[0] is the driver image (DESIGN.md): " + c.getImage());
-        assertEquals(c.getImage().replaceAll(".*:([0-9.]+)-.*", "$1"), env(c, "DRIVER_VERSION"), "DRIVER_VERSION = the image tag's version");
+        assertEquals(driver.getImage().replaceAll(".*:([0-9.]+)-.*", "$1"), env(c, "DRIVER_VERSION"), "DRIVER_VERSION = the image tag's version");
         // the small-footprint JVM options (issue #8): the same as the launcher script's default for the node role
         String script = Files.readString(Manifests.ROOT.resolve("distribution/src/main/dist/bin/npu-lifecycle"));
         java.util.regex.Matcher opts = java.util.regex.Pattern.compile("\\n\\s*node\\) default_opts=\"([^\"]*)\"")
@@ -664,7 +673,7 @@ class ManifestsTest {
         assertTrue(cmd.find());
         assertEquals(cells(cmd.group(1).replace('"', '`')), d.getSpec().getTemplate().getSpec().getContainers().get(0).getArgs(),
                 "the Deployment's args are the image's CMD");
-        List<String> dsCommand = template().getSpec().getTemplate().getSpec().getContainers().get(0).getCommand();
+        List<String> dsCommand = agent(template().getSpec().getTemplate().getSpec()).getCommand();
         String na = Files.readString(Manifests.ROOT.resolve("config/images/node-agent/Containerfile"));
         Matcher ncmd = Pattern.compile("(?m)^CMD \\[(.+)]$").matcher(na);
         assertTrue(ncmd.find());

@@ -66,7 +66,11 @@ public final class UpgradeController implements AutoCloseable {
     private SharedIndexInformer<Pod> podInf;
     private SharedIndexInformer<DaemonSet> dsInf;
     /** The driver DaemonSet template's ConfigMap (managed mode only; else null). */
-    private SharedIndexInformer<io.fabric8.kubernetes.api.model.ConfigMap> templateInf;
+    private volatile SharedIndexInformer<io.fabric8.kubernetes.api.model.ConfigMap> templateInf;
+    /** When the template informer was started (monotonic nanoseconds). */
+    private volatile long templateSince;
+    /** How long (wall time) a reconcile waits for the template informer's first list before it reports a problem. */
+    static final Duration TEMPLATE_LIST_GRACE = Duration.ofSeconds(30);
     private final DriverModes.Templates templates;
     private final PodSecurityLabels podSecurity;
     /** Ages of the in-flight states measured with the monotonic clock (reconcile thread only). */
@@ -181,21 +185,64 @@ public final class UpgradeController implements AutoCloseable {
         podInf = client.pods().inAnyNamespace().runnableInformer(0);
         dsInf = client.apps().daemonSets().inNamespace(NodeKeys.DRIVER_NAMESPACE)
                 .withLabel(NodeKeys.DRIVER_APP_LABEL, NodeKeys.DRIVER_APP).runnableInformer(0);
-        // managed drivers: the template's ConfigMap, one object by name (list/watch with a metadata.name selector)
-        templateInf = cfg.hostDrivers() ? null : client.configMaps().inNamespace(cfg.namespace())
-                .withName(cfg.driverDaemonSetConfigMap()).runnableInformer(0);
         informers.clear();
         informers.add(crInf);
         informers.add(nodeInf);
         informers.add(podInf);
         informers.add(dsInf);
-        if (templateInf != null) {
-            informers.add(templateInf);
-        }
         for (SharedIndexInformer<?> i : informers) {
             i.addEventHandler(cast(h));
             i.start(); // asynchronous: a reconcile before the first list sees empty caches and writes nothing
         }
+        startTemplateInformer();
+    }
+
+    /**
+     * Managed drivers: the informer on the template's ConfigMap, one object by name (list/watch with a
+     * {@code metadata.name} field selector). Kept out of {@link #informers}: a ConfigMap it cannot read (RBAC, an
+     * outage) holds the driver DaemonSets back ({@link DriverModes}), never the reconcile of the rest (recovery).
+     */
+    private synchronized void startTemplateInformer() {
+        if (cfg.hostDrivers()) {
+            return;
+        }
+        templateInf = client.configMaps().inNamespace(cfg.namespace()).withName(cfg.driverDaemonSetConfigMap())
+                .runnableInformer(0);
+        templateInf.addEventHandler(cast(new ResourceEventHandler<Object>() {
+            @Override
+            public void onAdd(Object obj) {
+                trigger();
+            }
+
+            @Override
+            public void onUpdate(Object o, Object n) {
+                trigger();
+            }
+
+            @Override
+            public void onDelete(Object obj, boolean unknown) {
+                trigger();
+            }
+        }));
+        templateSince = time.monotonicNanos();
+        templateInf.start();
+    }
+
+    /**
+     * @return the template's ConfigMap as the informer holds it; a problem while the informer has not listed it
+     *         after {@link #TEMPLATE_LIST_GRACE}; null while it may still come
+     */
+    private DriverModes.Current template() {
+        SharedIndexInformer<io.fabric8.kubernetes.api.model.ConfigMap> inf = templateInf;
+        if (inf != null && inf.hasSynced()) {
+            return templates.current(inf.getStore().getByKey(cfg.namespace() + "/" + cfg.driverDaemonSetConfigMap()));
+        }
+        if ((time.monotonicNanos() - templateSince) / time.scale() < TEMPLATE_LIST_GRACE.toNanos()) {
+            return null;
+        }
+        return new DriverModes.Current(null, "ConfigMap " + cfg.namespace() + "/" + cfg.driverDaemonSetConfigMap()
+                + " cannot be read (its informer has not listed it: RBAC list/watch on configmaps of that name, or the "
+                + "API server): no driver DaemonSet is written");
     }
 
     @SuppressWarnings("unchecked")
@@ -204,6 +251,14 @@ public final class UpgradeController implements AutoCloseable {
     }
 
     private synchronized void stopInformers() {
+        if (templateInf != null) {
+            try {
+                templateInf.stop();
+            } catch (RuntimeException e) {
+                LOG.log(Level.DEBUG, "informer stop: " + e);
+            }
+            templateInf = null;
+        }
         for (SharedIndexInformer<?> i : informers) {
             try {
                 i.stop();
@@ -287,6 +342,11 @@ public final class UpgradeController implements AutoCloseable {
         // time (simulated nanos / scale)
         boolean longUnhealthy = unhealthySince != Long.MIN_VALUE
                 && (mono - unhealthySince) / time.scale() > Duration.ofSeconds(30).toNanos();
+        if (!longUnhealthy && informers.stream().allMatch(SharedIndexInformer::isRunning) && templateInf != null
+                && !templateInf.isRunning()) {
+            templateInf.stop(); // a failed first list (RBAC, outage): tried again each resync
+            startTemplateInformer();
+        }
         if (longUnhealthy || informers.stream().anyMatch(i -> !i.isRunning())) {
             unhealthySince = Long.MIN_VALUE;
             LOG.log(Level.WARNING, "informers not watching (API server restart, 410 Gone?): rebuilding them and all "
@@ -383,8 +443,11 @@ public final class UpgradeController implements AutoCloseable {
             dsImages.put(ds.getMetadata().getName(), ds.getSpec().getTemplate().getSpec().getContainers().get(0).getImage());
         }
         boolean host = cfg.hostDrivers();
-        DriverModes.Current template = host ? null : templates.current(templateInf.getStore()
-                .getByKey(cfg.namespace() + "/" + cfg.driverDaemonSetConfigMap()));
+        DriverModes.Current template = host ? null : template();
+        if (!host && template == null) {
+            trigger(); // the template's first list is still in progress: decide with it
+            return;
+        }
         boolean templateProblem = template != null && template.problem() != null;
         if (!host) {
             writer.template(template.renderer());
