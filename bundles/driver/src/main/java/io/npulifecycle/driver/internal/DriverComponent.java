@@ -83,7 +83,7 @@ public class DriverComponent implements EventHandler {
         int checkIntervalSeconds() default 30;
 
         /** @return loader */
-        @AttributeDefinition(name = "Loader command", description = "Command that loads the modules of a version, run by the node agent once per fresh boot without NPU modules (managed mode only); {version} is replaced. Chart value driver.loader.command. Empty = no loader from this bundle (the simulator or another bundle may register one). docs/driver-images.md says what it runs.")
+        @AttributeDefinition(name = "Loader command", description = "Command that loads the modules of a version, run by the node agent once per fresh boot without NPU modules (managed mode only); {version} is replaced. An array, or one string split on whitespace (a plain .cfg line). Chart value driver.loader.command. Empty = no loader from this bundle (the simulator or another bundle may register one). docs/driver-images.md says what it runs.")
         String[] loaderCommand() default {};
 
         /**
@@ -233,7 +233,7 @@ public class DriverComponent implements EventHandler {
         if (cmd == null || cmd.length == 0 || cmd[0].isBlank()) {
             return;
         }
-        List<String> template = List.of(cmd);
+        List<String> template = loaderArgs(cmd);
         loaderReg = context.registerService(DriverLoader.class, new DriverLoader() {
             @Override
             public String describe() {
@@ -261,6 +261,19 @@ public class DriverComponent implements EventHandler {
                 }
             }
         }, null);
+    }
+
+    /**
+     * @param cmd the {@code loaderCommand} value
+     * @return its arguments: the elements of an array; a single value holding spaces split on whitespace (what a plain
+     *         {@code .cfg} line {@code loaderCommand=nsenter -t 1 -m -- /path/{version}/load {version}} gives, since
+     *         Felix File Install reads an array only from a file whose every value is typed); no quoting
+     */
+    static List<String> loaderArgs(String[] cmd) {
+        if (cmd.length == 1 && cmd[0].strip().contains(" ")) {
+            return List.of(cmd[0].strip().split("\\s+"));
+        }
+        return List.of(cmd);
     }
 
     /** Where refused values are listed (the management bundle's Configuration MBean), when present. */

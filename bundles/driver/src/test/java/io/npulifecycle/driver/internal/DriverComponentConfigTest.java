@@ -75,4 +75,12 @@ class DriverComponentConfigTest {
                 "managed by default");
         assertEquals(List.of(), refused);
     }
+
+    @Test
+    void aLoaderCommandOnOneLineIsSplitOnWhitespace() {
+        assertEquals(List.of("nsenter", "-t", "1", "-m", "--", "/p/{version}/load", "{version}"),
+                DriverComponent.loaderArgs(new String[] {" nsenter -t 1 -m --  /p/{version}/load {version} "}));
+        assertEquals(List.of("/bin/load", "{version}"), DriverComponent.loaderArgs(new String[] {"/bin/load", "{version}"}));
+        assertEquals(List.of("/bin/load"), DriverComponent.loaderArgs(new String[] {"/bin/load"}));
+    }
 }

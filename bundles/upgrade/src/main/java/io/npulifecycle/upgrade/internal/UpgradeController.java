@@ -514,6 +514,11 @@ public final class UpgradeController implements AutoCloseable {
      * the current NPU nodes, and not those the plan writes already.
      */
     private Reconciler.Plan withTemplateRefresh(Reconciler.Plan plan, DriverDaemonSets renderer, Collection<Node> nodes) {
+        boolean stale = dsInf.getStore().list().stream().anyMatch(ds -> ds.getMetadata().getAnnotations() == null
+                || !renderer.hash().equals(ds.getMetadata().getAnnotations().get(DriverDaemonSets.TEMPLATE_HASH)));
+        if (!stale) {
+            return plan; // the usual case: no per-node work
+        }
         Map<String, Combination> combos = new HashMap<>();
         for (Node n : nodes) {
             Combination c = PlannedNode.observe(n).combo;
