@@ -17,6 +17,7 @@ import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.cluster.DriverDaemonSetTemplate;
 import io.npulifecycle.testing.support.ClusterFixture;
 import io.npulifecycle.testing.support.ScaledTestClock;
@@ -147,6 +148,43 @@ class DriverModesTest {
                 "{\"metadata\":{\"labels\":{\"pod-security.kubernetes.io/enforce\":null,\"other\":\"kept\"}}}");
         Waits.until("the removed label is written again", WAIT, () -> labels().entrySet().containsAll(want.entrySet()));
         assertEquals("kept", labels().get("other"), "only our labels are written");
+    }
+
+    /**
+     * On a real kube-apiserver, as the control plane's ServiceAccount: RBAC grants list, watch (by name) and patch on
+     * its namespace, and list/watch of the template's ConfigMap by name, exactly what the code does.
+     */
+    @Test
+    void onARealServerTheControlPlaneAccountMayKeepTheLabelsAndReadTheTemplate() {
+        c = ClusterFixture.start(ClusterBackend.REAL);
+        ScaledTestClock time = c.own(new ScaledTestClock(200));
+        Map<String, String> want = PodSecurityLabels.parse("enforce=privileged,warn=privileged,audit=privileged");
+        ControllerConfig cfg = LeaderAndScaleTest.cfg(false, false, "t").withDriverModes(DriverModes.MANAGED,
+                ControllerConfig.DEFAULT_DRIVER_DAEMONSET_CONFIGMAP, want);
+        UpgradeController uc = c.own(new UpgradeController(c.serviceAccountClient("npu-lifecycle-control-plane", null,
+                k -> k.setUserAgent("npu-controller")), time, cfg, null));
+        Map<String, String> before = new java.util.HashMap<>(labels());
+        uc.start();
+        uc.setLeader(true);
+        try {
+            Waits.until("the labels are on the namespace", WAIT, () -> labels().entrySet().containsAll(want.entrySet()));
+            c.admin().namespaces().withName(NS).patch(PatchContext.of(PatchType.JSON_MERGE),
+                    "{\"metadata\":{\"labels\":{\"pod-security.kubernetes.io/warn\":\"restricted\"}}}");
+            Waits.until("the changed label is written again", WAIT, () -> labels().entrySet().containsAll(want.entrySet()));
+            NodeAgentEmulator emulator = NodeAgentEmulator.on(c, time);
+            emulator.addNodes(1, "24.1.0");
+            emulator.start();
+            c.createDriver(driver("25.5.0", true, 1, "100%", null));
+            Waits.until("the driver DaemonSet is written from the ConfigMap read through RBAC", WAIT,
+                    () -> onlyDaemonSet() != null);
+        } finally {
+            uc.close(); // no rewrite after the restore
+            // the pooled server keeps its namespace: its Pod Security labels back as they were installed
+            Map<String, Object> back = new java.util.HashMap<>();
+            want.keySet().forEach(k -> back.put(k, before.get(k)));
+            c.admin().namespaces().withName(NS).patch(PatchContext.of(PatchType.JSON_MERGE),
+                    c.admin().getKubernetesSerialization().asJson(Map.of("metadata", Map.of("labels", back))));
+        }
     }
 
     private Map<String, String> labels() {
