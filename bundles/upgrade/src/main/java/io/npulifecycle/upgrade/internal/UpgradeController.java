@@ -425,6 +425,9 @@ public final class UpgradeController implements AutoCloseable {
         reconciles.incrementAndGet();
         GenericKubernetesResource cr = crInf.getStore().getByKey(cfg.namespace() + "/" + cfg.resourceName());
         if (cr == null) {
+            if (!cfg.hostDrivers()) {
+                template(); // no CR to write a status on: a missing or malformed template is still logged (once)
+            }
             snapshot.set(Snapshot.EMPTY);
             return;
         }
