@@ -93,6 +93,12 @@ public class DriverComponent implements EventHandler {
                 options = {@org.osgi.service.metatype.annotations.Option(label = "managed", value = "managed"),
                     @org.osgi.service.metatype.annotations.Option(label = "host", value = "host")})
         String mode() default "managed";
+
+        /**
+         * @return an absolute folder, or empty
+         */
+        @AttributeDefinition(name = "Driver package folder", description = "Managed mode: the host folder the driver container copies its package into (<folder>/<version>/, complete once <folder>/<version>/.complete exists; docs/driver-images.md). When set, a version is neither staged (no reboot is requested) nor loaded before its package is complete there. Empty = no such check. Chart default /var/lib/npu-operator/driver-packages.")
+        String packageDir() default "";
     }
 
     private final MarkerStore markers;
@@ -327,6 +333,17 @@ public class DriverComponent implements EventHandler {
         if (c.checkIntervalSeconds() < 1) {
             refused.add(refusal("checkIntervalSeconds", c.checkIntervalSeconds(), "must be at least 1"));
         }
+        Path packages = null;
+        if (c.packageDir() != null && !c.packageDir().isBlank()) {
+            try {
+                packages = Path.of(c.packageDir().trim());
+                if (!packages.isAbsolute()) {
+                    refused.add(refusal("packageDir", c.packageDir(), "'" + c.packageDir() + "' must be absolute"));
+                }
+            } catch (RuntimeException e) {
+                refused.add(refusal("packageDir", c.packageDir(), "not a path (" + e.getMessage() + ")"));
+            }
+        }
         String mode = c.mode() == null ? "" : c.mode().trim();
         if (!"managed".equals(mode) && !"host".equals(mode)) {
             refused.add(refusal("mode", c.mode(), "'" + c.mode() + "' (expected managed or host)"));
@@ -335,7 +352,7 @@ public class DriverComponent implements EventHandler {
             return null;
         }
         return new DriverEngine.Settings(v == null ? null : v.trim(), proc, Set.of(c.moduleNames()), state,
-                Duration.ofSeconds(c.validationTimeoutSeconds()), "host".equals(mode));
+                Duration.ofSeconds(c.validationTimeoutSeconds()), "host".equals(mode), packages);
     }
 
     private static io.npulifecycle.api.management.ConfigurationRefusals.Refusal refusal(String key, Object value,

@@ -60,9 +60,27 @@ public final class DriverEngine implements DriverMXBean {
      * @param validationTimeout how long after the first round of a boot (TimeSource time) a validation that has not
      *        passed is declared failed
      * @param hostDrivers {@code mode=host}: never stage nor load; validate and report the loaded version
+     * @param packageDir where the driver container copies the package of each version
+     *        ({@code <packageDir>/<version>/.complete} once complete); when set, a version is neither staged nor
+     *        loaded before its package is complete there ({@code WAITING_FOR_PACKAGE}); null = no such check
      */
     public record Settings(String podVersion, Path procModules, Set<String> moduleNames, Path stateDir,
-            Duration validationTimeout, boolean hostDrivers) {
+            Duration validationTimeout, boolean hostDrivers, Path packageDir) {
+
+        /**
+         * Without a package folder to wait for.
+         *
+         * @param podVersion see the record
+         * @param procModules see the record
+         * @param moduleNames see the record
+         * @param stateDir see the record
+         * @param validationTimeout see the record
+         * @param hostDrivers see the record
+         */
+        public Settings(String podVersion, Path procModules, Set<String> moduleNames, Path stateDir,
+                Duration validationTimeout, boolean hostDrivers) {
+            this(podVersion, procModules, moduleNames, stateDir, validationTimeout, hostDrivers, null);
+        }
 
         /**
          * Managed mode ({@code mode=managed}).
@@ -75,7 +93,7 @@ public final class DriverEngine implements DriverMXBean {
          */
         public Settings(String podVersion, Path procModules, Set<String> moduleNames, Path stateDir,
                 Duration validationTimeout) {
-            this(podVersion, procModules, moduleNames, stateDir, validationTimeout, false);
+            this(podVersion, procModules, moduleNames, stateDir, validationTimeout, false, null);
         }
     }
 
@@ -188,7 +206,25 @@ public final class DriverEngine implements DriverMXBean {
         validate(s, boot, loaded, h);
     }
 
+    /**
+     * @return null when the pod's package is complete in {@link Settings#packageDir()} (or there is none to wait
+     *         for), else why not (the state's reason)
+     */
+    private static String packageMissing(Settings s, String pod) {
+        if (s.packageDir() == null) {
+            return null;
+        }
+        Path done = s.packageDir().resolve(pod).resolve(".complete");
+        return Files.exists(done) ? null : "the driver package of " + pod + " is not complete yet (" + done
+                + " absent): the driver container copies it; nothing is staged or loaded before";
+    }
+
     private void loadFromFreshBoot(Settings s, String boot, String pod) throws IOException {
+        String missing = packageMissing(s, pod);
+        if (missing != null && !boot.equals(loadAttemptBoot)) {
+            set("WAITING_FOR_PACKAGE", missing);
+            return;
+        }
         if (boot.equals(loadAttemptBoot)) {
             if (!"LOAD_FAILED".equals(state)) {
                 set("LOADING", "modules of " + pod + " requested in this boot; /proc/modules shows none yet");
@@ -223,6 +259,11 @@ public final class DriverEngine implements DriverMXBean {
     }
 
     private void stage(Settings s, String boot, String pod, String loaded) throws IOException {
+        String missing = packageMissing(s, pod);
+        if (missing != null) {
+            set("WAITING_FOR_PACKAGE", missing + " (no reboot is requested without it)");
+            return;
+        }
         DriverStaging staging = new DriverStaging(s.stateDir());
         Map<String, String> staged = staging.staged();
         if (!pod.equals(staged.get("version")) || !boot.equals(staged.get("fromBootId"))) {

@@ -83,4 +83,15 @@ class DriverComponentConfigTest {
         assertEquals(List.of("/bin/load", "{version}"), DriverComponent.loaderArgs(new String[] {"/bin/load", "{version}"}));
         assertEquals(List.of("/bin/load"), DriverComponent.loaderArgs(new String[] {"/bin/load"}));
     }
+
+    @Test
+    void aRelativePackageFolderIsRefused() {
+        List<ConfigurationRefusals.Refusal> refused = new java.util.ArrayList<>();
+        assertNull(DriverComponent.settings(config(Map.of("packageDir", "driver-packages")), refused));
+        assertEquals("packageDir", refused.get(0).key());
+        refused.clear();
+        assertEquals(java.nio.file.Path.of("/var/lib/npu-operator/driver-packages"), DriverComponent.settings(
+                config(Map.of("packageDir", "/var/lib/npu-operator/driver-packages")), refused).packageDir());
+        assertNull(DriverComponent.settings(config(Map.of()), refused).packageDir(), "no check by default");
+    }
 }

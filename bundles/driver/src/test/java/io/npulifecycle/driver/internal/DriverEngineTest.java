@@ -511,4 +511,42 @@ class DriverEngineTest {
         assertEquals("WAITING_FOR_VERSION", e.getState(), e.getStateReason());
         assertFalse(markers.read(Markers.DRIVER_READY).present());
     }
+
+    // ---- the package folder: nothing staged or loaded before the driver container copied the package ----
+
+    DriverEngine packageEngine(String podVersion, Path packages) {
+        return new DriverEngine(markers, () -> writer, () -> loader, () -> health, time,
+                new DriverEngine.Settings(podVersion, procModules, Set.of("drv_davinci_intf", "drv_devdrv"), stateDir,
+                        TIMEOUT, false, packages));
+    }
+
+    @Test
+    void aFreshBootWaitsForThePackageThenLoadsIt() throws IOException {
+        freshKernel();
+        Path packages = tmp.resolve("driver-packages");
+        DriverEngine e = packageEngine(POD, packages);
+        e.evaluate();
+        assertEquals("WAITING_FOR_PACKAGE", e.getState(), e.getStateReason());
+        assertEquals(List.of(), loader.loads, "no load before the package is complete");
+        Files.createDirectories(packages.resolve(POD));
+        Files.writeString(packages.resolve(POD).resolve(".complete"), "");
+        e.evaluate();
+        assertEquals(List.of(POD), loader.loads);
+    }
+
+    @Test
+    void noStagingNorRebootRequestBeforeThePackageIsComplete() throws IOException {
+        health.version = "25.2.0";
+        Path packages = tmp.resolve("driver-packages");
+        DriverEngine e = packageEngine(POD, packages);
+        e.evaluate();
+        assertEquals("WAITING_FOR_PACKAGE", e.getState(), e.getStateReason());
+        assertNull(staged());
+        assertFalse(markers.read(Markers.REBOOT_REQUIRED).present(), "no reboot without the package");
+        Files.createDirectories(packages.resolve(POD));
+        Files.writeString(packages.resolve(POD).resolve(".complete"), "");
+        e.evaluate();
+        assertEquals("STAGED", e.getState(), e.getStateReason());
+        assertTrue(markers.read(Markers.REBOOT_REQUIRED).present());
+    }
 }
