@@ -412,6 +412,12 @@ class ManifestsTest {
 
     // ---- the driver DaemonSet template (node agent) ----
 
+    /** @return the node agent's container of the driver DaemonSet template ({@code node-agent}), else the only one */
+    static Container agent(PodSpec pod) {
+        return pod.getContainers().stream().filter(k -> "node-agent".equals(k.getName())).findFirst()
+                .orElse(pod.getContainers().get(0));
+    }
+
     static DaemonSet template() throws IOException {
         List<HasMetadata> l = Manifests.load(Manifests.TEMPLATE);
         assertEquals(1, l.size());

@@ -439,12 +439,14 @@ class RolloutTest {
         emulator.rebootDuration = Duration.ofSeconds(60);
         awaitComplete("24.0.0");
         assertNull(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
-        // the DaemonSet was created from the manifest template and its whole pod template patched at the new target
+        // the DaemonSet was created from the ConfigMap's template and its whole pod template patched at the new target:
+        // containers[0] the driver image, containers[1] the node agent (privileged, DRIVER_VERSION)
         var dss = c.admin().apps().daemonSets().inNamespace(NodeAgentEmulator.NS).list().getItems();
         assertEquals(1, dss.size());
         var pod = dss.get(0).getSpec().getTemplate().getSpec();
         assertTrue(pod.getContainers().get(0).getImage().contains(":24.0.0-"), pod.getContainers().get(0).getImage());
-        assertTrue(pod.getContainers().get(0).getEnv().stream()
+        assertEquals("node-agent", pod.getContainers().get(1).getName());
+        assertTrue(pod.getContainers().get(1).getEnv().stream()
                 .anyMatch(e -> "DRIVER_VERSION".equals(e.getName()) && "24.0.0".equals(e.getValue())), "DRIVER_VERSION follows the image");
         // containers[1] is the node agent beside the vendor's driver container (the chart's template)
         assertTrue(Boolean.TRUE.equals(pod.getHostPID()) && Boolean.TRUE.equals(pod.getContainers().get(1).getSecurityContext().getPrivileged()));

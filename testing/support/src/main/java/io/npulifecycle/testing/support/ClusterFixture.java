@@ -27,6 +27,7 @@ import io.npulifecycle.simulator.cluster.ClusterBackends;
 import io.npulifecycle.simulator.cluster.RealApiServer;
 import io.npulifecycle.simulator.cluster.ServerBaseline;
 import io.npulifecycle.simulator.cluster.internal.KubeBinaries;
+import io.npulifecycle.simulator.cluster.DriverDaemonSetTemplate;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 
 /**
@@ -101,6 +102,7 @@ public final class ClusterFixture implements AutoCloseable {
         EmbeddedCluster cluster = EmbeddedCluster.start();
         try {
             cluster.installCrd();
+            installDriverTemplate(cluster.client());
             return new ClusterFixture(cluster);
         } catch (RuntimeException e) {
             cluster.close();
@@ -153,12 +155,23 @@ public final class ClusterFixture implements AutoCloseable {
             for (String m : INSTALLED_MANIFESTS.split(", ")) {
                 api.apply(crd.resolveSibling(m));
             }
+            installDriverTemplate(api.client());
             return reuse ? new ClusterFixture(api, flags, ServerBaseline.of(api.client()))
                     : new ClusterFixture(api);
         } catch (RuntimeException e) {
             api.close();
             throw e;
         }
+    }
+
+    /**
+     * Creates the ConfigMap of the driver DaemonSet template in {@code npu-operator}, as the chart does
+     * ({@link DriverDaemonSetTemplate}; the control plane reads it at run time).
+     *
+     * @param client an administrator's client
+     */
+    static void installDriverTemplate(KubernetesClient client) {
+        DriverDaemonSetTemplate.install(client, EmbeddedCluster.NPU_NAMESPACE, DriverDaemonSetTemplate.locate());
     }
 
     /**
