@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -13,10 +12,11 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Assumptions;
+
+import io.npulifecycle.simulator.cluster.internal.HelmBinary;
 
 /**
  * Finds and runs what the install tests use, as an operator would: {@code helm} (built from its Go module by the chart
@@ -32,8 +32,6 @@ final class InstallTools {
     static final String HELM_PROPERTY = "npu.helm";
     /** System property: the launcher; default {@code distribution/target/npu-lifecycle/bin/npu-lifecycle} above. */
     static final String LAUNCHER_PROPERTY = "npu.launcher";
-    /** helm's version, as charts/build-helm.sh builds and caches it. */
-    static final String HELM_VERSION = "v4.3.2";
     /** How long one helm, kubectl or launcher run may take. */
     static final Duration RUN_TIMEOUT = Duration.ofMinutes(4);
 
@@ -84,30 +82,16 @@ final class InstallTools {
         return chart;
     }
 
-    /** @return the helm binary: {@value #HELM_PROPERTY}, charts/target/helm.properties, or helm's cache */
+    /**
+     * @return the helm binary, through the chart part's locator ({@link HelmBinary#locate()}: system property
+     *         {@value #HELM_PROPERTY}, else charts/target/helm.properties, else charts/build-helm.sh builds it)
+     */
     static Path helm() {
-        String p = System.getProperty(HELM_PROPERTY);
-        if (p == null || p.isBlank()) {
-            Path props = above("charts/target/helm.properties");
-            if (props != null) {
-                Properties ps = new Properties();
-                try (InputStream in = Files.newInputStream(props)) {
-                    ps.load(in);
-                } catch (IOException e) {
-                    throw new IllegalStateException("cannot read " + props, e);
-                }
-                p = ps.getProperty(HELM_PROPERTY);
-            }
+        try {
+            return HelmBinary.locate();
+        } catch (IllegalStateException e) {
+            return missing("no helm binary: " + e.getMessage());
         }
-        if (p == null || p.isBlank()) {
-            p = Path.of(System.getProperty("user.home"), ".cache/npu-lifecycle/helm", HELM_VERSION, "helm").toString();
-        }
-        if (!Files.isExecutable(Path.of(p))) {
-            return missing("no helm binary at " + p + " (system property " + HELM_PROPERTY + ", charts/target/"
-                    + "helm.properties, or ~/.cache/npu-lifecycle/helm/" + HELM_VERSION + "/helm): build it with"
-                    + " charts/build-helm.sh (Go >= 1.26), as the charts module does");
-        }
-        return Path.of(p);
     }
 
     /**

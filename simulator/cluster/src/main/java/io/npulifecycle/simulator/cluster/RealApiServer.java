@@ -59,7 +59,7 @@ import io.npulifecycle.simulator.cluster.internal.ServerProbe;
  *
  * <pre>
  * try (RealApiServer api = RealApiServer.start()) {
- *     api.apply(Path.of("config/kubernetes/10-rbac-node-agent.yaml"));
+ *     api.apply(Path.of("charts/npu-lifecycle/templates/10-rbac-node-agent.yaml"));
  *     api.addNode(EmbeddedCluster.npuNode("node-0"));
  *     String token = api.podBoundToken("npu-operator", "npu-lifecycle-node-agent", "agent-node-0", Duration.ofHours(1));
  *     try (KubernetesClient agent = api.newTokenClient(token, c -> { })) { ... }
