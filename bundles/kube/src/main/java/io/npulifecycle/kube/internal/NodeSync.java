@@ -101,6 +101,7 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
     private final NodeInformers informers;
     private final InformerWatchdog watchdog;
     private final SyncWorker worker;
+    private final NpuHealthCondition condition;
 
     /**
      * @param client the fabric8 client (not closed by this class)
@@ -121,6 +122,7 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
         mirror = markers == null ? null : new RebootRequiredMirror(markers, desired, events);
         pending = new PendingWrites(settings.stateDir(), time, desired, events, api::cached);
         approvals = new NodeApprovals(api, desired);
+        condition = new NpuHealthCondition(client, settings.nodeName(), time);
         informers = new NodeInformers(client, settings, time, health, new InformerEvents());
         policy = new PolicyTracker(informers.policyResource(), this::notifyChange);
         worker = new SyncWorker("npu-kube-node-sync", this::syncRound);
@@ -206,6 +208,10 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
                 mirror.mirror();
             }
             desired.reconcile(api);
+            Node afterCondition = condition.reconcile(NpuHealthCondition.decide(desired), api.cached());
+            if (afterCondition != null) {
+                api.remember(afterCondition);
+            }
             events.flush();
         } catch (RuntimeException e) {
             if (!(e instanceof KubernetesClientException)) {
