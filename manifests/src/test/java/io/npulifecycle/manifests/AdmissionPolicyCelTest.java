@@ -270,7 +270,43 @@ class AdmissionPolicyCelTest {
         assertDenied(admit(request(AGENT, "DELETE", "n1"), old, null), "only update");
         Map<String, Object> status = request(AGENT, "UPDATE", "n1");
         status.put("subResource", "status");
-        assertDenied(admit(status, old, changed(old, n -> n.put("status", Map.of()))), "only update");
+        assertDenied(admit(status, old, changed(old, n -> n.put("status", Map.of()))), "only the NodeCondition NpuHealthy");
+        Map<String, Object> other = request(AGENT, "UPDATE", "n1");
+        other.put("subResource", "proxy");
+        assertDenied(admit(other, old, old), "no other subresource");
+    }
+
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> withConditions(Map<String, Object> n, List<Map<String, Object>> conditions) {
+        return changed(n, c -> {
+            Map<String, Object> st = new HashMap<>((Map<String, Object>) c.get("status"));
+            st.put("conditions", conditions);
+            c.put("status", st);
+        });
+    }
+
+    @Test
+    void theNpuHealthyConditionOfItsOwnNodeIsAllowedAndNothingElseOfTheStatus() {
+        Map<String, Object> ready = Map.of("type", "Ready", "status", "True", "reason", "KubeletReady");
+        Map<String, Object> old = withConditions(node("n1"), List.of(ready));
+        Map<String, Object> wedged = Map.of("type", "NpuHealthy", "status", "False", "reason", "ChipWedged",
+                "message", "NPU chips 4:0 wedged");
+        Map<String, Object> status = request(AGENT, "UPDATE", "n1");
+        status.put("subResource", "status");
+        Outcome add = admit(status, old, withConditions(old, List.of(ready, wedged)));
+        assertTrue(add.allowed(), add.denials().toString());
+        Map<String, Object> healthy = Map.of("type", "NpuHealthy", "status", "True", "reason", "ChipsHealthy");
+        Map<String, Object> withWedge = withConditions(old, List.of(ready, wedged));
+        Outcome replace = admit(status, withWedge, withConditions(old, List.of(ready, healthy)));
+        assertTrue(replace.allowed(), replace.denials().toString());
+        assertDenied(admit(status, old, withConditions(old, List.of(Map.of("type", "Ready", "status", "False"),
+                wedged))), "only the NodeCondition NpuHealthy");
+        assertDenied(admit(status, old, changed(old, n -> n.put("status", Map.of("nodeInfo", Map.of("bootID", "b1"),
+                "conditions", List.of(ready), "allocatable", Map.of("huawei.com/Ascend910", "8"))))),
+                "only the NodeCondition NpuHealthy");
+        Map<String, Object> elsewhere = request(AGENT, "UPDATE", "n2");
+        elsewhere.put("subResource", "status");
+        assertDenied(admit(elsewhere, old, withConditions(old, List.of(ready, wedged))), "only the Node it runs on");
     }
 
     @Test
@@ -285,7 +321,7 @@ class AdmissionPolicyCelTest {
     @Test
     void everyValidationHasAMessageAndTheListIsComplete() {
         assertEquals("Fail", policy.getSpec().getFailurePolicy());
-        assertEquals(8, policy.getSpec().getValidations().size(), "a new validation needs a case here");
+        assertEquals(9, policy.getSpec().getValidations().size(), "a new validation needs a case here");
         for (Validation v : policy.getSpec().getValidations()) {
             assertTrue(v.getMessage() != null && !v.getMessage().isBlank(), v.getExpression());
         }

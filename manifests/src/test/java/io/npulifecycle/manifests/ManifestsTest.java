@@ -233,12 +233,13 @@ class ManifestsTest {
     }
 
     /** fabric8 calls that address a resource (leases: fabric8's LeaseLock does get, create and patch itself). */
-    static final Map<String, List<String>> RESOURCE_CALLS = Map.of("nodes", List.of(".nodes()"), "pods", List.of(".pods()"),
-            "events", List.of(".events()"), "daemonsets", List.of(".daemonSets()"),
-            "npuoperatorctls", List.of("genericKubernetesResources(", "resources(NpuOperatorCtl.class)"),
-            "npuoperatorctls/status", List.of(".updateStatus()"), "leases", List.of("new LeaseLock("),
-            "imagewhitelists", List.of("genericKubernetesResources("),
-            "pods/eviction", List.of(".evict("), "poddisruptionbudgets", List.of(".podDisruptionBudget()"));
+    static final Map<String, List<String>> RESOURCE_CALLS = Map.ofEntries(Map.entry("nodes", List.of(".nodes()")),
+            Map.entry("nodes/status", List.of(".subresource(\"status\")")), Map.entry("pods", List.of(".pods()")),
+            Map.entry("events", List.of(".events()")), Map.entry("daemonsets", List.of(".daemonSets()")),
+            Map.entry("npuoperatorctls", List.of("genericKubernetesResources(", "resources(NpuOperatorCtl.class)")),
+            Map.entry("npuoperatorctls/status", List.of(".updateStatus()")), Map.entry("leases", List.of("new LeaseLock(")),
+            Map.entry("imagewhitelists", List.of("genericKubernetesResources(")),
+            Map.entry("pods/eviction", List.of(".evict(")), Map.entry("poddisruptionbudgets", List.of(".podDisruptionBudget()")));
     /** fabric8 calls that send a verb. */
     static final Map<String, List<String>> VERB_CALLS = Map.of("list", List.of("Informer(", ".list()"), "watch", List.of("Informer("),
             "get", List.of(".get()"), "update", List.of(".update()", ".updateStatus()"), "patch", List.of(".patch("),
