@@ -167,7 +167,10 @@ final class NpuHealthCondition {
         }
         Node written;
         try {
-            written = client.nodes().withName(nodeName).subresource("status")
+            // on a stub, not withName(..): fabric8 would GET the Node first, a second request per write
+            Node stub = new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata().withName(nodeName)
+                    .endMetadata().build();
+            written = client.nodes().resource(stub).subresource("status")
                     .patch(PatchContext.of(PatchType.JSON), client.getKubernetesSerialization().asJson(ops));
         } catch (KubernetesClientException e) {
             failedVerdict = want;

@@ -352,7 +352,8 @@ public final class ClusterCleanup {
                     Map.of("op", "remove", "path", "/status/conditions/" + i));
             String name = name(n);
             try {
-                client.nodes().withName(name).subresource("status").patch(PatchContext.of(PatchType.JSON),
+                // on a stub, not withName(..): fabric8 GETs the object before a patch otherwise (RBAC: no get)
+                client.nodes().resource(PlanWriter.nodeStub(name)).subresource("status").patch(PatchContext.of(PatchType.JSON),
                         client.getKubernetesSerialization().asJson(ops));
             } catch (KubernetesClientException e) {
                 if (e.getCode() == 409 || e.getCode() == 422 || e.getCode() == 404) {
