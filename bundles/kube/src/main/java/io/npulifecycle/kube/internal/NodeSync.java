@@ -36,6 +36,8 @@ import io.npulifecycle.api.time.TimeSource;
  * <li>{@link NodeApi}: the Node as last seen and the one guarded read-modify-write of every change;</li>
  * <li>{@link PendingWrites}: what the API server has not received yet, kept on the host across a SIGKILL and a
  * reboot;</li>
+ * <li>{@link NpuHealthCondition}: the NodeCondition {@code NpuHealthy} of the Node, derived from the desired state,
+ * written (nodes/status) only when it changes;</li>
  * <li>{@link SyncWorker}: the thread that writes, a round on every informer event, marker change, write request and
  * health tick, and after a relist.</li>
  * </ul>
