@@ -33,7 +33,8 @@ import io.npulifecycle.api.time.TimeSource;
  * <li>otherwise (a fresh boot not validated yet, a degraded or unknown verdict) the condition stays as it is.</li>
  * </ul>
  * Writes are bounded: one {@code PATCH nodes/status} (JSON Patch: a {@code test} of the condition's position, then its
- * {@code replace}, or an {@code add}; the other conditions are never touched) only when the status, reason or message
+ * {@code replace}, or an {@code add} to the list; a JSON merge patch guarded by the resourceVersion when the Node has
+ * no condition yet; the other conditions are never touched) only when the status, reason or message
  * differ from the Node as last seen; {@code lastTransitionTime} changes only with the status, {@code lastHeartbeatTime}
  * is the time of the write (the condition is not re-asserted while nothing changes). A refused write (no
  * {@code nodes/status patch} permission, the admission policy) is logged once per distinct error and tried again at
@@ -158,20 +159,21 @@ final class NpuHealthCondition {
             // the position is tested first: a list that changed meanwhile fails the patch, tried again from a new read
             ops.add(op("test", "/status/conditions/" + index + "/type", NodeKeys.CONDITION_NPU_HEALTHY));
             ops.add(op("replace", "/status/conditions/" + index, cond));
-        } else if (conds != null) {
+        } else if (conds != null && !conds.isEmpty()) {
             ops.add(op("add", "/status/conditions/-", cond));
-        } else if (seen.getStatus() != null) {
-            ops.add(op("add", "/status/conditions", List.of(cond)));
-        } else {
-            ops.add(op("add", "/status", Map.of("conditions", List.of(cond))));
         }
+        // no condition yet (the status or its list may be absent in the JSON): a merge patch guarded by the
+        // resourceVersion creates the list
+        String body = !ops.isEmpty() ? client.getKubernetesSerialization().asJson(ops)
+                : client.getKubernetesSerialization().asJson(Map.of("metadata", Map.of("resourceVersion",
+                        seen.getMetadata().getResourceVersion()), "status", Map.of("conditions", List.of(cond))));
+        PatchType type = ops.isEmpty() ? PatchType.JSON_MERGE : PatchType.JSON;
         Node written;
         try {
             // on a stub, not withName(..): fabric8 would GET the Node first, a second request per write
             Node stub = new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata().withName(nodeName)
                     .endMetadata().build();
-            written = client.nodes().resource(stub).subresource("status")
-                    .patch(PatchContext.of(PatchType.JSON), client.getKubernetesSerialization().asJson(ops));
+            written = client.nodes().resource(stub).subresource("status").patch(PatchContext.of(type), body);
         } catch (KubernetesClientException e) {
             failedVerdict = want;
             failedAt = now;

@@ -19,6 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeCondition;
 import io.fabric8.kubernetes.api.model.NodeConditionBuilder;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.npulifecycle.api.markers.Markers;
 import io.npulifecycle.api.node.NodeKeys;
 import io.npulifecycle.markers.internal.FileMarkerStore;
@@ -120,6 +122,33 @@ class NpuHealthConditionTest {
         assertNull(c.reconcile(wedged, mock.node()));
         assertEquals(1, mock.requests("PATCH", NODE_PATH), "tried again after the pause");
         assertNull(condition());
+    }
+
+    /**
+     * On a real kube-apiserver with config/kubernetes in force (RBAC, the admission policy): the node agent's
+     * pod-bound token may write NpuHealthy on its own Node, and is denied another condition of it.
+     */
+    @Test
+    void onARealServerTheAdmissionPolicyAllowsTheConditionAndNothingElseOfTheStatus() {
+        try (io.npulifecycle.testing.support.ClusterFixture real = io.npulifecycle.testing.support.ClusterFixture
+                .start(io.npulifecycle.simulator.cluster.ClusterBackend.REAL)) {
+            real.admin().nodes().resource(new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata()
+                    .withName(NODE).addToLabels("openfuyao.com/npu.present", "true").endMetadata().build()).create();
+            io.fabric8.kubernetes.client.KubernetesClient agent = real.serviceAccountClient("npu-lifecycle-node-agent",
+                    NODE, k -> k.setRequestRetryBackoffLimit(0));
+            NpuHealthCondition c = new NpuHealthCondition(agent, NODE, mock.time);
+            NpuHealthCondition.Verdict wedged = new NpuHealthCondition.Verdict("False",
+                    NodeKeys.CONDITION_REASON_CHIP_WEDGED, "NPU chips 4:0 wedged");
+            assertNotNull(c.reconcile(wedged, real.node(NODE)), "allowed: " + c.lastError());
+            assertEquals("False", NpuHealthCondition.current(real.node(NODE)).getStatus());
+            io.fabric8.kubernetes.client.KubernetesClientException denied = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.fabric8.kubernetes.client.KubernetesClientException.class, () -> agent.nodes()
+                            .resource(real.node(NODE)).subresource("status").patch(PatchContext.of(PatchType.JSON),
+                                    "[{\"op\":\"add\",\"path\":\"/status/conditions/-\",\"value\":{\"type\":"
+                                            + "\"Ready\",\"status\":\"False\"}}]"));
+            assertEquals(403, denied.getCode());
+            assertTrue(denied.getMessage().contains("may change only the NodeCondition NpuHealthy"), denied.getMessage());
+        }
     }
 
     @Test
