@@ -36,7 +36,8 @@ import io.npulifecycle.api.time.TimeSource;
  * {@code replace}, or an {@code add} to the list; a JSON merge patch guarded by the resourceVersion when the Node has
  * no condition yet; the other conditions are never touched) only when the status, reason or message
  * differ from the Node as last seen; {@code lastTransitionTime} changes only with the status, {@code lastHeartbeatTime}
- * is the time of the write (the condition is not re-asserted while nothing changes). A refused write (no
+ * is the time of the write (the condition is not re-asserted while nothing changes). A conflict (409, or 422 from a
+ * failed {@code test}) is written at the next round, from the informer's newer copy. A refused write (no
  * {@code nodes/status patch} permission, the admission policy) is logged once per distinct error and tried again at
  * most every {@link #RETRY_AFTER_FAILURE} of TimeSource time; it never stops the labels and annotations of the node
  * sync. Called on the node sync's worker thread only.
@@ -175,6 +176,13 @@ final class NpuHealthCondition {
                     .endMetadata().build();
             written = client.nodes().resource(stub).subresource("status").patch(PatchContext.of(type), body);
         } catch (KubernetesClientException e) {
+            if (e.getCode() == 409 || e.getCode() == 422) {
+                // the Node changed since it was seen (a stale resourceVersion, or the list moved under the test): the
+                // next round, with the informer's newer copy, writes it; no pause
+                LOG.log(Level.DEBUG, "Node " + nodeName + ": condition " + NodeKeys.CONDITION_NPU_HEALTHY
+                        + " not written (" + e.getCode() + ", the Node changed): next round");
+                return null;
+            }
             failedVerdict = want;
             failedAt = now;
             String error = e.getCode() + " " + e.getMessage();

@@ -473,7 +473,7 @@ public final class ClusterCleanup {
             try {
                 answer = client.genericKubernetesResources(ACCESS_REVIEW).resource(review).create();
             } catch (KubernetesClientException e) {
-                if (e.getCode() == 0 || e.getCode() == 401 || e.getCode() == 403 || e.getCode() >= 500) {
+                if (e.getCode() <= 0 || e.getCode() == 401 || e.getCode() == 403 || e.getCode() >= 500) {
                     throw refused("ask the API server for the cleanup's permissions (SelfSubjectAccessReview)", e);
                 }
                 // a server that cannot answer the question (no authorization API): each request says it instead
@@ -520,7 +520,8 @@ public final class ClusterCleanup {
 
     private static CleanupException refused(String what, KubernetesClientException e) {
         String why = e.getCode() == 403 ? "forbidden (403): a permission is missing: " + e.getMessage()
-                : e.getCode() == 0 ? "no answer from the API server: " + e.getMessage()
+                : e.getCode() <= 0 ? "no answer from the API server (" + (e.getCause() == null ? e.getMessage()
+                        : e.getCause()) + "); check --kubeconfig, or the pod's ServiceAccount and network"
                         : "the API server answered " + e.getCode() + ": " + e.getMessage();
         return new CleanupException("cannot " + what + ": " + why, e);
     }
