@@ -16,6 +16,7 @@ import java.util.Map;
  * npu-lifecycle scenario FILE... [--api embedded|real] [--parallel N] [--work DIR] [--junit FILE] [--keep]
  * npu-lifecycle scenario --list FILE...
  * npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]
+ * npu-lifecycle uninstall [--namespace NS] [--timeout SECONDS] [--kubeconfig FILE]
  * npu-lifecycle help
  * </pre>
  */
@@ -43,6 +44,13 @@ public final class LaunchOptions {
             "                  classify a saved 'npu-smi info' output the way the health-watch does; prints JSON;",
             "                  --alarm-is-failure: an Alarm health is a failure (the health-watch's alarmIsFailure);",
             "                  check-npu-smi --help lists every option",
+            "  uninstall       [--namespace NS] [--timeout SECONDS] [--kubeconfig FILE]",
+            "                  remove what npu-lifecycle added to the cluster (driver and node-agent DaemonSets, the",
+            "                  npu.openfuyao.com/ node labels, annotations, taint, the NpuHealthy condition, its own",
+            "                  cordons, the NPUOperatorCtl finalizers); keeps an administrator's cordon and approvals;",
+            "                  waits (up to --timeout, default 300 s) while a node is in its reboot; credentials: the",
+            "                  pod's ServiceAccount, else --kubeconfig, $KUBECONFIG or ~/.kube/config; exit 0 done,",
+            "                  1 timed out (what is left listed), 2 usage, 3 refused (the missing permission named)",
             "  hash-password   [--role viewer|operator] USER",
             "                  read a password (console without echo, else the first line of stdin; 12 characters",
             "                  at least) and print the line to add to etc/jolokia-users.properties (role default viewer)",
@@ -124,6 +132,7 @@ public final class LaunchOptions {
                 return new LaunchOptions("help", null, null, true, List.of());
             case "check-npu-smi":
             case "hash-password":
+            case "uninstall":
                 List<String> rest = new ArrayList<>(List.of(args).subList(1, args.length));
                 return new LaunchOptions(command, null, null, true, rest);
             case "demo":
@@ -173,7 +182,7 @@ public final class LaunchOptions {
         return new LaunchException(LaunchException.USAGE, "npu-lifecycle: " + why + "\n\n" + USAGE);
     }
 
-    /** @return {@code node}, {@code control-plane}, {@code check-npu-smi}, {@code hash-password}, {@code demo}, {@code scenario}, {@code cluster} or {@code help} */
+    /** @return {@code node}, {@code control-plane}, {@code check-npu-smi}, {@code hash-password}, {@code uninstall}, {@code demo}, {@code scenario}, {@code cluster} or {@code help} */
     public String command() {
         return command;
     }
@@ -193,7 +202,7 @@ public final class LaunchOptions {
         return noShell;
     }
 
-    /** @return the arguments of {@code check-npu-smi} and {@code hash-password}; for {@code demo}, {@code scenario} and {@code cluster} the whole command line */
+    /** @return the arguments of {@code check-npu-smi}, {@code hash-password} and {@code uninstall}; for {@code demo}, {@code scenario} and {@code cluster} the whole command line */
     public List<String> rest() {
         return rest;
     }

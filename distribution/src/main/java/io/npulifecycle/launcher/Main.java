@@ -94,6 +94,8 @@ public final class Main {
                     return checkNpuSmi(o.rest());
                 case "hash-password":
                     return HashPassword.run(o.rest(), System.console(), System.in, out, err);
+                case "uninstall":
+                    return uninstall(o.rest());
                 case "demo":
                 case "scenario":
                 case "cluster":
@@ -376,6 +378,61 @@ public final class Main {
                     + "from " + dir + ": " + e, e);
         } finally {
             Thread.currentThread().setContextClassLoader(previous);
+        }
+    }
+
+    /**
+     * {@code uninstall}: runs the upgrade bundle's {@code UninstallCommand} on a plain class path, without an OSGi
+     * framework (a one-shot job: no hot deploy, MBeans, ports or runtime home): the upgrade and API bundles of the
+     * installation, and the fabric8, Jackson and snakeyaml jars the kubeclient bundle embeds ({@code lib/*.jar} on its
+     * {@code Bundle-ClassPath}), copied to a temporary folder under {@code java.io.tmpdir} (an emptyDir in a pod with
+     * a read-only root) and deleted afterwards.
+     */
+    private int uninstall(List<String> args) throws LaunchException {
+        Path bundles = installDir().resolve("bundles");
+        List<URL> urls = new ArrayList<>();
+        Path kubeclient = null;
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(bundles,
+                "{io.npulifecycle.upgrade-*.jar,io.npulifecycle.api-*.jar,io.npulifecycle.kubeclient-*.jar}")) {
+            for (Path p : ds) {
+                if (p.getFileName().toString().startsWith("io.npulifecycle.kubeclient-")) {
+                    kubeclient = p;
+                } else {
+                    urls.add(p.toUri().toURL());
+                }
+            }
+        } catch (IOException e) {
+            throw new LaunchException(LaunchException.FAILED, "broken installation: cannot read " + bundles + ": " + e,
+                    e);
+        }
+        if (kubeclient == null || urls.size() != 2) {
+            throw new LaunchException(LaunchException.FAILED, "broken installation: the upgrade, api and kubeclient "
+                    + "bundles are not all in " + bundles);
+        }
+        Path tmp;
+        try {
+            tmp = Files.createTempDirectory("npu-lifecycle-uninstall-");
+            urls.addAll(EmbeddedJars.extract(kubeclient, tmp));
+        } catch (IOException e) {
+            throw new LaunchException(LaunchException.FAILED, "cannot unpack the Kubernetes client of " + kubeclient
+                    + " into java.io.tmpdir (" + System.getProperty("java.io.tmpdir") + "): " + e + " (give the "
+                    + "process a writable temporary folder, e.g. an emptyDir at /tmp)", e);
+        }
+        ClassLoader previous = Thread.currentThread().getContextClassLoader();
+        try (URLClassLoader cl = new URLClassLoader(urls.toArray(new URL[0]), Main.class.getClassLoader())) {
+            // fabric8 fills its kind registry through ServiceLoader on the context class loader
+            Thread.currentThread().setContextClassLoader(cl);
+            Class<?> c = Class.forName("io.npulifecycle.upgrade.internal.UninstallCommand", true, cl);
+            Method run = c.getMethod("run", String[].class, PrintStream.class, PrintStream.class);
+            return (Integer) run.invoke(null, args.toArray(new String[0]), out, err);
+        } catch (InvocationTargetException e) {
+            throw new LaunchException(LaunchException.FAILED, "uninstall failed: " + e.getCause(), e.getCause());
+        } catch (ReflectiveOperationException | IOException e) {
+            throw new LaunchException(LaunchException.FAILED, "broken installation: the uninstall command is missing "
+                    + "from " + bundles + ": " + e, e);
+        } finally {
+            Thread.currentThread().setContextClassLoader(previous);
+            EmbeddedJars.delete(tmp);
         }
     }
 

@@ -53,6 +53,9 @@ class LaunchOptionsTest {
         LaunchOptions o = LaunchOptions.parse(new String[] {"check-npu-smi", "f.txt", "--exit-code", "1"}, ENV);
         assertEquals("check-npu-smi", o.command());
         assertEquals(java.util.List.of("f.txt", "--exit-code", "1"), o.rest());
+        LaunchOptions u = LaunchOptions.parse(new String[] {"uninstall", "--namespace", "ns", "--timeout", "60"}, ENV);
+        assertEquals("uninstall", u.command());
+        assertEquals(java.util.List.of("--namespace", "ns", "--timeout", "60"), u.rest());
     }
 
     @Test
@@ -104,8 +107,8 @@ class LaunchOptionsTest {
     }
 
     /**
-     * Every option the command-line parsers read (the launcher's, check-npu-smi's, hash-password's, and the harness'
-     * for demo, scenario and cluster) is in the help text: the names are taken from their sources, so a new option
+     * Every option the command-line parsers read (the launcher's, check-npu-smi's, hash-password's, uninstall's, and
+     * the harness' for demo, scenario and cluster) is in the help text: the names are taken from their sources, so a new option
      * cannot be left out of it.
      */
     @Test
@@ -116,6 +119,7 @@ class LaunchOptionsTest {
         for (String source : new String[] {"src/main/java/io/npulifecycle/launcher/LaunchOptions.java",
             "../bundles/probe/src/main/java/io/npulifecycle/probe/check/CheckNpuSmi.java",
             "../bundles/security/src/main/java/io/npulifecycle/security/tool/HashPassword.java",
+            "../bundles/upgrade/src/main/java/io/npulifecycle/upgrade/internal/UninstallCommand.java",
             harness + "HarnessMain.java", harness + "ClusterCommand.java"}) {
             java.util.regex.Matcher m = option.matcher(java.nio.file.Files.readString(java.nio.file.Path.of(source)));
             while (m.find()) {
@@ -123,7 +127,7 @@ class LaunchOptionsTest {
             }
         }
         assertTrue(parsed.containsAll(java.util.List.of("--home", "--alarm-is-failure", "--role", "--junit",
-                "--kubeconfig")), parsed.toString());
+                "--kubeconfig", "--namespace", "--timeout")), parsed.toString());
         for (String o : parsed) {
             assertTrue(java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(o) + "(?![a-z-])")
                     .matcher(LaunchOptions.USAGE).find(), o + " is parsed but not in the help text");
@@ -145,6 +149,6 @@ class LaunchOptionsTest {
             assertTrue(readme.contains("\nnpu-lifecycle " + c + " ") || readme.contains("\nnpu-lifecycle " + c + "\n"),
                     "README.md, 'The launcher': no line for npu-lifecycle " + c);
         }
-        assertEquals(8, n, commands);
+        assertEquals(9, n, commands);
     }
 }

@@ -124,6 +124,25 @@ public final class NodeKeys {
      * (the marker's {@code chips}, e.g. {@code 0,3}), so the control plane names them in its Events.
      */
     public static final String REBOOT_CHIPS = PREFIX + "reboot-chips";
+    /**
+     * NodeCondition type on {@code status.conditions} of an NPU Node, written by its node agent (nodes/status patch of
+     * its own Node; the node-problem-detector convention, so NodeHealthCheck, autoscalers and dashboards that read
+     * conditions see a wedge): {@code False} with reason {@value #CONDITION_REASON_CHIP_WEDGED} and the chips in the
+     * message while a chip is wedged, {@code True} with reason {@value #CONDITION_REASON_CHIPS_HEALTHY} once the driver
+     * validated in the current boot. Removed by the uninstall cleanup.
+     */
+    public static final String CONDITION_NPU_HEALTHY = "NpuHealthy";
+    /** Reason of {@link #CONDITION_NPU_HEALTHY} {@code False}: a chip is wedged; the message names the chips. */
+    public static final String CONDITION_REASON_CHIP_WEDGED = "ChipWedged";
+    /** Reason of {@link #CONDITION_NPU_HEALTHY} {@code True}: the driver validated, every expected chip healthy. */
+    public static final String CONDITION_REASON_CHIPS_HEALTHY = "ChipsHealthy";
+    /**
+     * Finalizer the control plane puts on the {@code NPUOperatorCtl} it reconciles: on the resource's deletion it
+     * runs the uninstall cleanup (driver DaemonSets, its node labels, annotations, taint, condition and cordons) and
+     * then removes the finalizer.
+     */
+    public static final String FINALIZER_CLEANUP = PREFIX + "cleanup";
+
     /** Condition type on the custom resource's status: wedged nodes wait because too many are unavailable. */
     public static final String CONDITION_RECOVERY_STORM = "RecoveryStorm";
 

@@ -90,6 +90,23 @@ final class DesiredNodeState {
     }
 
     /**
+     * @param key a label key
+     * @return what is desired for it: a value, {@link Optional#empty()} (to be absent), or {@code null} when the key
+     *         is not managed
+     */
+    Optional<String> label(String key) {
+        return labels.get(key);
+    }
+
+    /**
+     * @param key an annotation key
+     * @return what is desired for it, as {@link #label}
+     */
+    Optional<String> annotation(String key) {
+        return annotations.get(key);
+    }
+
+    /**
      * @param n the Node as last seen, or {@code null} when it was not seen
      * @return the desired labels the Node does not have yet (a value to set, or empty: to remove), by key; every
      *         desired label when {@code n} is {@code null}

@@ -36,6 +36,8 @@ import io.npulifecycle.api.time.TimeSource;
  * <li>{@link NodeApi}: the Node as last seen and the one guarded read-modify-write of every change;</li>
  * <li>{@link PendingWrites}: what the API server has not received yet, kept on the host across a SIGKILL and a
  * reboot;</li>
+ * <li>{@link NpuHealthCondition}: the NodeCondition {@code NpuHealthy} of the Node, derived from the desired state,
+ * written (nodes/status) only when it changes;</li>
  * <li>{@link SyncWorker}: the thread that writes, a round on every informer event, marker change, write request and
  * health tick, and after a relist.</li>
  * </ul>
@@ -101,6 +103,7 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
     private final NodeInformers informers;
     private final InformerWatchdog watchdog;
     private final SyncWorker worker;
+    private final NpuHealthCondition condition;
 
     /**
      * @param client the fabric8 client (not closed by this class)
@@ -121,6 +124,7 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
         mirror = markers == null ? null : new RebootRequiredMirror(markers, desired, events);
         pending = new PendingWrites(settings.stateDir(), time, desired, events, api::cached);
         approvals = new NodeApprovals(api, desired);
+        condition = new NpuHealthCondition(client, settings.nodeName(), time);
         informers = new NodeInformers(client, settings, time, health, new InformerEvents());
         policy = new PolicyTracker(informers.policyResource(), this::notifyChange);
         worker = new SyncWorker("npu-kube-node-sync", this::syncRound);
@@ -206,6 +210,10 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
                 mirror.mirror();
             }
             desired.reconcile(api);
+            Node afterCondition = condition.reconcile(NpuHealthCondition.decide(desired), api.cached());
+            if (afterCondition != null) {
+                api.remember(afterCondition);
+            }
             events.flush();
         } catch (RuntimeException e) {
             if (!(e instanceof KubernetesClientException)) {

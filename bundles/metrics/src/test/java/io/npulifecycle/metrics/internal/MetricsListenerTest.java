@@ -40,7 +40,9 @@ class MetricsListenerTest {
     void start() throws Exception {
         Counts wedges = new Counts("npu_lifecycle_wedges_total", "wedges");
         wedges.touch();
-        List<MetricSource> sources = List.of(() -> List.of(wedges.family()));
+        Counts reboots = new Counts("npu_lifecycle_reboots_total", "reboots", "reason", "via");
+        reboots.touch("recovery", "policy"); // a labelled counter created at 0 for a known label value
+        List<MetricSource> sources = List.of(() -> List.of(wedges.family(), reboots.family()));
         PrometheusRegistry r = RuntimeRegistry.of("node", new MBeans(), () -> sources, true);
         listener = MetricsListener.start("127.0.0.1", 0, new MetricsServlet(r));
         metrics = URI.create("http://127.0.0.1:" + listener.port() + MetricsEndpoint.PATH);
@@ -69,6 +71,9 @@ class MetricsListenerTest {
         assertEquals(200, plain.statusCode());
         assertTrue(type(plain).startsWith("text/plain; version=0.0.4"), type(plain));
         assertTrue(plain.body().contains("npu_lifecycle_wedges_total 0.0"), plain.body());
+        // a labelled series at 0 is published before its first event (Prometheus' instrumentation guidance)
+        assertTrue(plain.body().contains("npu_lifecycle_reboots_total{reason=\"recovery\",via=\"policy\"} 0.0"),
+                plain.body());
         assertTrue(plain.body().contains("jvm_memory_used_bytes"), "JVM metrics: " + plain.body());
         HttpResponse<String> om = get(metrics, "application/openmetrics-text; version=1.0.0; charset=utf-8");
         assertTrue(type(om).startsWith("application/openmetrics-text"), type(om));

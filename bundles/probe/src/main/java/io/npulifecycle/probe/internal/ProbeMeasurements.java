@@ -26,7 +26,14 @@ final class ProbeMeasurements implements MetricSource {
     ProbeMeasurements() {
         wedges.touch();
         suppressed.touch();
+        // the known label values at 0 before the first probe error (Prometheus' instrumentation guidance)
+        for (String kind : PROBE_KINDS) {
+            probeErrors.touch(kind);
+        }
     }
+
+    /** The values of {@code kind} of {@code npu_lifecycle_probe_errors_total}: the probe methods. */
+    static final List<String> PROBE_KINDS = List.of("npu-smi", "dcmi");
 
     /** A wedge was declared. */
     void wedge() {

@@ -15,6 +15,8 @@ final class RebootMeasurements implements MetricSource {
 
     /** The reasons of a reboot-required marker. */
     static final List<String> REASONS = List.of("recovery", "upgrade");
+    /** The authorisations of a reboot (label {@code via}): a policy (autoRecover, autoUpgrade) or an approval. */
+    static final List<String> VIAS = List.of("policy", "approval");
 
     private final RebootEngine engine;
 
@@ -25,8 +27,17 @@ final class RebootMeasurements implements MetricSource {
 
     @Override
     public List<Family> families() {
+        // every known (reason, via) series from the start, at 0 until its first reboot (Prometheus' instrumentation
+        // guidance: a series that appears only with its first event has no rate() before it, and alerts on it miss it)
+        java.util.Map<List<String>, Long> called = new java.util.TreeMap<>(java.util.Comparator.comparing(Object::toString));
+        for (String r : REASONS) {
+            for (String v : VIAS) {
+                called.put(List.of(r, v), 0L);
+            }
+        }
+        engine.rebootsCalled().forEach((k, n) -> called.merge(k, n, Long::sum));
         List<Series> reboots = new ArrayList<>();
-        engine.rebootsCalled().forEach((k, n) -> reboots.add(Series.of(k, n)));
+        called.forEach((k, n) -> reboots.add(Series.of(k, n)));
         String pending = engine.pendingReason();
         List<Series> required = new ArrayList<>();
         for (String r : REASONS) {

@@ -41,7 +41,8 @@ import io.npulifecycle.api.upgrade.model.NpuOperatorCtlStatus;
  * and, while this replica leads, has {@link PlanWriter} apply the plan, then the recovery flow ({@link RecoveryWork}:
  * taint, cordon, drain and grant of wedged nodes) and the upgrade drain ({@link DrainWork}) (writes only while leader, checked right before
  * every request; status writes at most every {@code statusInterval}); informers rebuilt when they stop watching (410
- * Gone, API server restart).
+ * Gone, API server restart). The finalizer {@code npu.openfuyao.com/cleanup} and the uninstall's stand-down are
+ * {@link CleanupFinalizer}'s, asked before every plan.
  */
 public final class UpgradeController implements AutoCloseable {
 
@@ -56,6 +57,7 @@ public final class UpgradeController implements AutoCloseable {
     private final PlanWriter writer;
     private final DrainWork drainWork;
     private final RecoveryWork recoveryWork;
+    private final CleanupFinalizer finalizer;
     private final ExecutorService worker;
     private final AtomicBoolean leader = new AtomicBoolean();
     private final AtomicBoolean scheduled = new AtomicBoolean();
@@ -125,6 +127,7 @@ public final class UpgradeController implements AutoCloseable {
         this.writer = new PlanWriter(client, time, cfg, leader::get, this::trigger, this::cachedNode, this::cachedDaemonSet);
         this.drainWork = new DrainWork(client, time, writer, leader::get);
         this.recoveryWork = new RecoveryWork(client, time, writer, leader::get);
+        this.finalizer = new CleanupFinalizer(client, time, cfg, leader::get, this::trigger);
         this.worker = singleThread("npu-upgrade-reconcile");
         this.templates = new DriverModes.Templates(client.getKubernetesSerialization(), cfg.namespace(),
                 cfg.driverDaemonSetConfigMap());
@@ -428,6 +431,11 @@ public final class UpgradeController implements AutoCloseable {
             if (!cfg.hostDrivers()) {
                 template(); // no CR to write a status on: a missing or malformed template is still logged (once)
             }
+            snapshot.set(Snapshot.EMPTY);
+            return;
+        }
+        if (finalizer.intercept(cr)) {
+            // being deleted (the cleanup runs, then the finalizer goes) or npu-lifecycle uninstall runs: no plan
             snapshot.set(Snapshot.EMPTY);
             return;
         }

@@ -23,7 +23,8 @@ import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
  * scenario in exactly that state instead of starting a new kube-apiserver, etcd and kube-controller-manager (5 to
  * 10 s), as envtest shares one control plane between the tests of a suite.
  *
- * <p>{@link #restore} deletes every object created since (grace period 0, as a kubelet-less cluster needs) except
+ * <p>{@link #restore} deletes every object created since (grace period 0, as a kubelet-less cluster needs; its
+ * finalizers removed first, since no controller is left to release them) except
  * namespaces, which stay: without a namespace controller a deleted namespace never finishes terminating (their
  * contents are deleted). It refuses, answering false, when an object of the baseline was changed or deleted, a new
  * resource type appeared (a CRD was installed), or what it deleted is not gone within {@link #RESTORE_TIMEOUT}: the
@@ -117,6 +118,13 @@ public final class ServerBaseline {
         for (Map.Entry<ResourceDefinitionContext, List<ObjectMeta>> e : added.entrySet()) {
             for (ObjectMeta m : e.getValue()) {
                 try {
+                    if (m.getFinalizers() != null && !m.getFinalizers().isEmpty()) {
+                        // no controller is left to release them (e.g. the NPUOperatorCtl's npu.openfuyao.com/cleanup
+                        // of a stopped control plane): the object would stay terminating
+                        resource(admin, e.getKey(), m).patch(io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+                                "{\"metadata\":{\"finalizers\":null}}");
+                    }
                     resource(admin, e.getKey(), m).withGracePeriod(0).delete();
                 } catch (KubernetesClientException ex) {
                     if (ex.getCode() != 404) {
