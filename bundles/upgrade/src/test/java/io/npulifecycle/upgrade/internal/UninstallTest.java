@@ -37,8 +37,8 @@ import io.npulifecycle.testing.support.Waits;
 import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
 
 /**
- * Uninstall leaves the cluster as it was, on the embedded mock and on a real kube-apiserver (RBAC of
- * config/kubernetes in force, the cleanup on the control plane's ServiceAccount as the chart's pre-delete hook runs
+ * Uninstall leaves the cluster as it was, on the embedded mock and on a real kube-apiserver (the chart's
+ * rendered RBAC in force, the cleanup on the control plane's ServiceAccount as the chart's pre-delete hook runs
  * it): after a rollout and a wedge, {@code npu-lifecycle uninstall} (while the control plane still runs) and the
  * NPUOperatorCtl's finalizer leave no DaemonSet, label, annotation, taint, condition or cordon of ours, keep an
  * administrator's cordon and approval, and wait for a node in its reboot; bad input gets a clear error.
