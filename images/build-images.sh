@@ -81,7 +81,7 @@ if [ ${#need[@]} -gt 0 ]; then
     echo "images: installing ${need[*]}"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null \
       || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null; } \
-      || soft_fail "apt-get could not install ${need[*]} for the image build (distribution/src/main/images/build-images.sh)"
+      || soft_fail "apt-get could not install ${need[*]} for the image build (images/build-images.sh)"
   else
     soft_fail "the image build needs ${need[*]} (Debian: apt-get install ${need[*]}); install them, or build with \
 -Dnpu.images.skip=true to leave the images out"
@@ -182,14 +182,21 @@ for image in "${images[@]}"; do
 done
 
 # ---- the images ----
+# the bases of the architectures at the same time (a cold build: downloads beside the other architecture's qemu work)
+pids=()
+for a in $arches; do base_layout "$a" >/dev/null & pids+=($!); done
+for p in "${pids[@]}"; do wait "$p" || { echo "build-images.sh: a base could not be built (output above)" >&2; exit 1; }; done
 rm -f "$out"/npu-lifecycle-*.oci.tar "$out"/base-*.packages "$out/images.txt"
 for a in $arches; do
   base=$(base_layout "$a")
   cp "$base/packages" "$out/base-$a.packages"
   for image in "${images[@]}"; do
     layout=$work/layout-$image-$a
-    cp -r "$base" "$layout"
-    rm -f "$layout/complete" "$layout/packages"
+    # the base's blobs are hard links (umoci never rewrites a blob: it writes new ones and gc unlinks), the files
+    # umoci rewrites are copies
+    mkdir "$layout"
+    cp -al "$base/blobs" "$layout/blobs"
+    cp "$base/index.json" "$base/oci-layout" "$layout/"
     ref=$layout:base
     umoci raw add-layer --image "$ref" --history.created "$iso" \
       --history.created_by "npu-lifecycle $version: /opt/npu-lifecycle (the distribution without lib/harness)" "$work/app.tar"
