@@ -3,6 +3,7 @@
 # archives (an OCI image layout in a tar, `skopeo copy oci-archive:<file> docker://<ref>` pushes one):
 #
 #   <out>/npu-lifecycle-<image>-<version>-linux-<arch>.oci.tar    image = node-agent | control-plane, arch = amd64 | arm64
+#   <out>/npu-lifecycle-<image>-<version>.oci.tar    both architectures under one tag (an OCI image index)
 #   <out>/images.txt              every image reference the chart uses by default, one a line (for mirroring)
 #   <out>/base-<arch>.packages    the Debian packages of the base, "name version" a line
 #
@@ -25,7 +26,7 @@
 # binfmt_misc, which this script mounts and registers when the machine allows it.
 #
 # skip=true: nothing is built, <out>/images.error says so. Missing tools are installed with apt-get when the script
-# runs as root on Debian (skopeo, umoci, mmdebstrap, arch-test, qemu-user-static); when they cannot be, or a foreign
+# runs as root on Debian (skopeo, umoci, mmdebstrap, jq, arch-test, qemu-user-static); when they cannot be, or a foreign
 # architecture cannot run, <out>/images.error names what to install or enable and the script exits 0, so that the
 # build goes on and the image tests fail with that message. A failing step of a build that could run exits non-zero.
 set -euo pipefail
@@ -66,7 +67,7 @@ iso=$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)
 qemu_arch() { case "$1" in amd64) echo x86_64 ;; arm64) echo aarch64 ;; *) echo "$1" ;; esac; }
 host_arch=$(dpkg --print-architecture 2>/dev/null || echo unknown)
 need=()
-for t in umoci mmdebstrap skopeo; do command -v "$t" >/dev/null 2>&1 || need+=("$t"); done
+for t in umoci mmdebstrap skopeo jq; do command -v "$t" >/dev/null 2>&1 || need+=("$t"); done
 foreign=false
 for a in $arches; do
   if [ "$a" != "$host_arch" ]; then
@@ -227,9 +228,40 @@ for a in $arches; do
     file=$out/npu-lifecycle-$image-$version-linux-$a.oci.tar
     reproducible_tar "$file.tmp" "$layout" 0 .
     mv "$file.tmp" "$file"
-    rm -rf "$layout"
     echo "images: $file"
   done
+done
+
+# ---- one multi-architecture archive per image ----
+# The per-architecture layouts' blobs (hard links) and an OCI image index naming each manifest with its platform,
+# tagged <version>: `skopeo copy --all oci-archive:<file> docker://<ref>` pushes one tag that serves every node. The
+# index is the one JSON written here (umoci and skopeo 1.9 make no index); jq writes it compactly, in the order of
+# the architectures, so it is reproducible too.
+for image in "${images[@]}"; do
+  multi=$work/multi-$image
+  mkdir -p "$multi/blobs/sha256"
+  entries=()
+  for a in $arches; do
+    layout=$work/layout-$image-$a
+    for f in "$layout"/blobs/sha256/*; do ln -f "$f" "$multi/blobs/sha256/"; done
+    entries+=("$(jq -c --arg a "$a" '.manifests[0] | {mediaType, digest, size, platform: {architecture: $a, os: "linux"}}' "$layout/index.json")")
+  done
+  printf '%s\n' "${entries[@]}" | jq -c -s '{schemaVersion: 2, mediaType: "application/vnd.oci.image.index.v1+json", manifests: .}' \
+    | tr -d '\n' > "$work/index-$image.json"
+  digest=$(sha256sum "$work/index-$image.json" | cut -d' ' -f1)
+  size=$(stat -c %s "$work/index-$image.json")
+  cp "$work/index-$image.json" "$multi/blobs/sha256/$digest"
+  cp "$work/layout-$image-${arches%% *}/oci-layout" "$multi/oci-layout"
+  jq -n -c --arg d "sha256:$digest" --argjson s "$size" --arg v "$version" \
+    '{schemaVersion: 2, manifests: [{mediaType: "application/vnd.oci.image.index.v1+json", digest: $d, size: $s,
+      annotations: {"org.opencontainers.image.ref.name": $v}}]}' | tr -d '\n' > "$multi/index.json"
+  find "$multi" -type d -exec chmod 0755 {} +
+  find "$multi" -type f -exec chmod 0644 {} +
+  file=$out/npu-lifecycle-$image-$version.oci.tar
+  reproducible_tar "$file.tmp" "$multi" 0 .
+  mv "$file.tmp" "$file"
+  rm -rf "$multi"
+  echo "images: $file (${arches// /, })"
 done
 {
   for image in "${images[@]}"; do

@@ -36,7 +36,8 @@ import tools.jackson.databind.json.JsonMapper;
  * as a user would: {@code skopeo inspect} of each OCI archive (platform, entrypoint, command, user, environment), each
  * image unpacked with {@code umoci unpack} and its entrypoint run in a chroot inside new mount and PID namespaces with
  * the image's environment and user (a saved {@code npu-smi} output through {@code check-npu-smi}, {@code help}, the
- * tools the pods call), the JVM's default trust store, and a second build from the same tarball giving the same bytes.
+ * tools the pods call), the JVM's default trust store, the multi-architecture archive's index naming each
+ * architecture's image, and a second build from the same tarball giving the same bytes.
  * An arm64 image runs through qemu-user-static: through binfmt_misc when the machine has it registered (the build
  * registers it when it can), else the image's {@code java} directly under {@code qemu-aarch64-static -L <rootfs>}; the
  * test says which one it used. Runs as root (the chroot, the control plane's uid 10001) or else in a user namespace
@@ -73,6 +74,10 @@ class ImagesIT {
 
     static Path archive(String image, String arch) {
         return DIR.resolve("npu-lifecycle-" + image + "-" + VERSION + "-linux-" + arch + ".oci.tar");
+    }
+
+    static Path multiArchive(String image) {
+        return DIR.resolve("npu-lifecycle-" + image + "-" + VERSION + ".oci.tar");
     }
 
     static Stream<Arguments> images() {
@@ -119,6 +124,27 @@ class ImagesIT {
         }
     }
 
+    /** The multi-architecture archive of an image: an index whose entries are the per-architecture images. */
+    @ParameterizedTest
+    @MethodSource("imageNames")
+    void multiArchitectureArchiveIndexesEachArchitecture(String image) throws Exception {
+        JsonNode index = JSON.readTree(ok(List.of("skopeo", "inspect", "--raw", "oci-archive:" + multiArchive(image))).output());
+        assertEquals("application/vnd.oci.image.index.v1+json", index.path("mediaType").asText(), index.toString());
+        Map<String, String> byArch = new LinkedHashMap<>();
+        index.path("manifests").forEach(m -> byArch.put(m.path("platform").path("architecture").asText() + "/"
+                + m.path("platform").path("os").asText(), m.path("digest").asText()));
+        Map<String, String> expected = new LinkedHashMap<>();
+        for (String arch : ARCHES) {
+            expected.put(arch + "/linux", ok(List.of("skopeo", "inspect", "--format", "{{.Digest}}", "oci-archive:" + archive(image, arch)))
+                    .output().trim());
+        }
+        assertEquals(expected, byArch, "the index names each architecture's image by its digest");
+    }
+
+    static Stream<String> imageNames() {
+        return IMAGES.stream();
+    }
+
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("images")
     void skopeoInspectShowsPlatformEntrypointAndUser(String image, String arch) throws Exception {
@@ -163,8 +189,14 @@ class ImagesIT {
             // the entrypoint as the image's user with the image's environment: one JVM for the fixture, one for help
             Result smi = ok(runner.command(entry, "check-npu-smi", "/tmp/npu-smi.txt"));
             assertTrue(smi.output().contains("\"verdict\":\"healthy\""), smi.output());
-            Result help = ok(runner.command(entry, "help"));
-            assertTrue(help.output().contains("Usage: npu-lifecycle"), help.output());
+            // "<role> --help": the JVM starts with the role's own options of bin/npu-lifecycle (the node agent's C1-only,
+            // TrimNativeHeapInterval, ... must be known to the image's JVM), then the launcher prints the usage and
+            // exits 2 (a role takes no --help)
+            String role = strings(c.path("Cmd")).get(0);
+            Result help = run(TIMEOUT, runner.command(entry, role, "--help"));
+            assertEquals(2, help.exit(), help.output());
+            assertTrue(help.output().contains("unknown option '--help' for " + role) && help.output().contains("Usage: npu-lifecycle"),
+                    help.output());
             ok(runner.command("curl", "--version"));
             if (image.equals("node-agent")) {
                 ok(runner.command("nsenter", "--version"));
@@ -223,6 +255,11 @@ class ImagesIT {
                 Result digest = ok(List.of("skopeo", "inspect", "--format", "{{.Digest}}", "oci-archive:" + again.resolve(name)));
                 System.out.println("[images] " + name + ": manifest " + digest.output().trim() + ", archive sha256:" + second.get(name));
             }
+        }
+        for (String image : IMAGES) {
+            String name = multiArchive(image).getFileName().toString();
+            first.put(name, sha256(multiArchive(image)));
+            second.put(name, sha256(again.resolve(name)));
         }
         assertEquals(first, second, "the archives of a second build from the same tarball");
     }
