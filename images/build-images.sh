@@ -105,13 +105,6 @@ enable_foreign() {
   fi
   arch-test "$a" >/dev/null 2>&1
 }
-for a in $arches; do
-  if [ "$a" != "$host_arch" ] && ! enable_foreign "$a"; then
-    soft_fail "this machine cannot run $a programs (binfmt_misc with qemu-user-static), which the $a base's Debian \
-maintainer scripts need: as root, 'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc' and register \
-/usr/lib/binfmt.d/qemu-$(qemu_arch "$a").conf (or systemctl restart systemd-binfmt), or build with -Dnpu.images.skip=true"
-  fi
-done
 
 # ---- the base of one architecture, cached ----
 mmdebstrap_opts=(--variant=essential --include="$packages" --skip=output/dev
@@ -122,6 +115,15 @@ base_key() {
   { printf '%s\n' "$1" "$suite" "$packages" "$epoch" "${mirrors[@]}" "${mmdebstrap_opts[@]}"; cat "$here/base-customize.sh"; } \
     | sha256sum | cut -c1-12
 }
+# Only a base still to be built runs foreign programs: a warm build of a foreign architecture needs no binfmt_misc.
+for a in $arches; do
+  if [ "$a" != "$host_arch" ] && [ ! -f "$cache/base-$a-$(base_key "$a")/complete" ] && ! enable_foreign "$a"; then
+    soft_fail "this machine cannot run $a programs (binfmt_misc with qemu-user-static), which the $a base's Debian \
+maintainer scripts need: as root, 'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc' and register \
+/usr/lib/binfmt.d/qemu-$(qemu_arch "$a").conf (or systemctl restart systemd-binfmt), or build with -Dnpu.images.skip=true"
+  fi
+done
+
 # Prints the folder of the base layout of architecture $1, building it first when missing.
 base_layout() {
   local a=$1 key dir tmp mode
