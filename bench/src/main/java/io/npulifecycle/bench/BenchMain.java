@@ -168,6 +168,13 @@ public final class BenchMain {
                     return cr;
                 });
         c.addNode(EmbeddedCluster.npuNode("node-0"));
+        // the driver DaemonSet template the control plane reads at run time (the chart's ConfigMap)
+        try {
+            io.npulifecycle.simulator.cluster.DriverDaemonSetTemplate.install(c.client(), EmbeddedCluster.NPU_NAMESPACE,
+                    io.npulifecycle.simulator.cluster.DriverDaemonSetTemplate.locate());
+        } catch (IllegalStateException e) {
+            log("no driver DaemonSet template ConfigMap: " + e.getMessage());
+        }
     }
 
     /**

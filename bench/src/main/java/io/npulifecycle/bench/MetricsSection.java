@@ -159,7 +159,7 @@ final class MetricsSection {
     }
 
     /**
-     * The kubelet's probes of the driver DaemonSet's node agent (config/kubernetes/templates/driver-daemonset.yaml:
+     * The kubelet's probes of the driver DaemonSet's node agent (charts/npu-lifecycle/files/driver-daemonset.yaml:
      * {@code /health/ready} every 10 s, {@code /health/live} every 30 s, on the Jetty of Jolokia), sent to both
      * runtimes of a pair alike: a deployed agent serves them, so the Jetty request path they load is not counted as
      * the metrics bundle's.

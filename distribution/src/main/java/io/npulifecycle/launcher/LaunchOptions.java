@@ -38,7 +38,7 @@ public final class LaunchOptions {
             "                  (demo --help, scenario --help: every option)",
             "  cluster         [--api real|embedded] [--nodes N] [--kubeconfig FILE]",
             "                  an API server alone (default real: kube-apiserver and etcd, built with Go >= 1.26 at the",
-            "                  first run) with the CRD, config/kubernetes, N NPU nodes and the sample; runs until stopped",
+            "                  first run) with the CRD, conf/kubernetes, N NPU nodes and the sample; runs until stopped",
             "  check-npu-smi   FILE [--exit-code N] [--expected-chips 0:0,1:0,...] [--alarm-is-failure]",
             "                  classify a saved 'npu-smi info' output the way the health-watch does; prints JSON;",
             "                  --alarm-is-failure: an Alarm health is a failure (the health-watch's alarmIsFailure);",

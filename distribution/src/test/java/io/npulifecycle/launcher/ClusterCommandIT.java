@@ -122,7 +122,7 @@ class ClusterCommandIT {
                     kubectl(kubeconfig, "-n", "npu-operator", "get", "npuctl", "-o", "name").strip());
             assertEquals("yes", kubectl(kubeconfig, "auth", "can-i", "update", "nodes",
                     "--as=system:serviceaccount:npu-operator:npu-lifecycle-node-agent").strip(),
-                    "config/kubernetes applied: the node agent's RBAC");
+                    "the chart's manifests applied: the node agent's RBAC");
             assertTrue(kubectl(kubeconfig, "get", "validatingadmissionpolicy", "-o", "name")
                     .contains("npu-lifecycle-node-agent-own-node"), "the admission policy applied");
 

@@ -20,6 +20,8 @@ public final class KubeCluster {
         if (cluster == null) {
             cluster = EmbeddedCluster.start();
             cluster.installCrd();
+            io.npulifecycle.simulator.cluster.DriverDaemonSetTemplate.install(cluster.client(),
+                    EmbeddedCluster.NPU_NAMESPACE, io.npulifecycle.simulator.cluster.DriverDaemonSetTemplate.locate());
             ClusterBackend c = cluster;
             Runtime.getRuntime().addShutdownHook(new Thread(c::close, "embedded-cluster-stop"));
         }

@@ -25,7 +25,7 @@ import io.fabric8.kubernetes.api.model.admissionregistration.v1.Variable;
 
 /**
  * Evaluates the CEL expressions of the node agent's {@code ValidatingAdmissionPolicy}
- * ({@code config/kubernetes/20-admission-node-agent.yaml}) with Google's CEL for Java against sample admission
+ * ({@code charts/npu-lifecycle/templates/20-admission-node-agent.yaml}, as the build renders it) with Google's CEL for Java against sample admission
  * requests, the way the API server does: match conditions first, then the variables in order (bound as
  * {@code variables}), then every validation; a request is allowed when every validation is true. The variables
  * {@code object}, {@code oldObject} and {@code request} are JSON-shaped maps, typed {@code dyn} (the API server types
@@ -264,13 +264,80 @@ class AdmissionPolicyCelTest {
     }
 
     @Test
-    void createDeleteAndStatusWritesAreDenied() {
+    void createDeleteAndOtherSubresourcesAreDenied() {
         Map<String, Object> old = node("n1");
         assertDenied(admit(request(AGENT, "CREATE", "n1"), null, node("n1")), "only update");
         assertDenied(admit(request(AGENT, "DELETE", "n1"), old, null), "only update");
+        Map<String, Object> proxy = request(AGENT, "UPDATE", "n1");
+        proxy.put("subResource", "proxy");
+        assertDenied(admit(proxy, old, changed(old, n -> { })), "no subresource but status");
+    }
+
+    static Map<String, Object> condition(String type, String status, String reason) {
+        return Map.of("type", type, "status", status, "reason", reason, "message", "m",
+                "lastTransitionTime", "2026-12-05T00:00:00Z");
+    }
+
+    /** A node as the kubelet reports it: its own conditions, capacity, addresses. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> kubeletNode(String name) {
+        Map<String, Object> n = node(name);
+        n.put("status", new HashMap<>(Map.of("nodeInfo", Map.of("bootID", "b1"),
+                "capacity", Map.of("cpu", "192", "huawei.com/Ascend910", "8"),
+                "allocatable", Map.of("cpu", "190", "huawei.com/Ascend910", "8"),
+                "addresses", List.of(Map.of("type", "InternalIP", "address", "10.0.0.1")),
+                "conditions", new ArrayList<>(List.of(condition("Ready", "True", "KubeletReady"),
+                        condition("MemoryPressure", "False", "KubeletHasSufficientMemory"))))));
+        return n;
+    }
+
+    @SuppressWarnings("unchecked")
+    static List<Object> conditions(Map<String, Object> n) {
+        return (List<Object>) ((Map<String, Object>) n.get("status")).get("conditions");
+    }
+
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> status(Map<String, Object> n) {
+        return (Map<String, Object>) n.get("status");
+    }
+
+    @Test
+    void theNpuHealthyConditionOfItsOwnNodeIsAllowedThroughNodesStatus() {
+        Map<String, Object> old = kubeletNode("n1");
         Map<String, Object> status = request(AGENT, "UPDATE", "n1");
         status.put("subResource", "status");
-        assertDenied(admit(status, old, changed(old, n -> n.put("status", Map.of()))), "only update");
+        Map<String, Object> wedged = changed(old, n -> conditions(n).add(condition("NpuHealthy", "False", "ChipWedged")));
+        Outcome o = admit(status, old, wedged);
+        assertTrue(o.allowed(), o.denials().toString());
+        Map<String, Object> healed = changed(wedged, n -> {
+            conditions(n).removeIf(c -> "NpuHealthy".equals(((Map<?, ?>) c).get("type")));
+            conditions(n).add(condition("NpuHealthy", "True", "ChipsHealthy"));
+        });
+        assertTrue(admit(status, wedged, healed).allowed());
+        // removed (the uninstall is the control plane's, but a node agent clearing its own condition is harmless)
+        assertTrue(admit(status, wedged, changed(wedged, n -> conditions(n).removeIf(c -> "NpuHealthy".equals(((Map<?, ?>) c).get("type"))))).allowed());
+        // on another node: denied
+        Map<String, Object> other = kubeletNode("n2");
+        assertDenied(admit(status, other, changed(other, n -> conditions(n).add(condition("NpuHealthy", "False", "ChipWedged")))),
+                "only the Node it runs on");
+    }
+
+    @Test
+    void throughNodesStatusEverythingButNpuHealthyIsDenied() {
+        Map<String, Object> old = kubeletNode("n1");
+        Map<String, Object> status = request(AGENT, "UPDATE", "n1");
+        status.put("subResource", "status");
+        String msg = "only the NodeCondition NpuHealthy";
+        assertDenied(admit(status, old, changed(old, n -> conditions(n).set(0, condition("Ready", "False", "Faked")))), msg);
+        assertDenied(admit(status, old, changed(old, n -> conditions(n).add(condition("NetworkUnavailable", "True", "X")))), msg);
+        assertDenied(admit(status, old, changed(old, n -> conditions(n).add(condition("NpuHealthy", "Maybe", "X")))), msg);
+        assertDenied(admit(status, old, changed(old, n -> status(n).put("capacity", Map.of("cpu", "192", "huawei.com/Ascend910", "16")))), msg);
+        assertDenied(admit(status, old, changed(old, n -> status(n).put("allocatable", Map.of("cpu", "190")))), msg);
+        assertDenied(admit(status, old, changed(old, n -> status(n).remove("addresses"))), msg);
+        assertDenied(admit(status, old, changed(old, n -> status(n).put("nodeInfo", Map.of("bootID", "b2")))), msg);
+        assertDenied(admit(status, old, changed(old, n -> n.put("status", Map.of()))), msg);
+        // and a status write still may not touch the spec
+        assertDenied(admit(status, old, changed(old, n -> spec(n).put("unschedulable", true))), "spec");
     }
 
     @Test
@@ -285,7 +352,7 @@ class AdmissionPolicyCelTest {
     @Test
     void everyValidationHasAMessageAndTheListIsComplete() {
         assertEquals("Fail", policy.getSpec().getFailurePolicy());
-        assertEquals(8, policy.getSpec().getValidations().size(), "a new validation needs a case here");
+        assertEquals(9, policy.getSpec().getValidations().size(), "a new validation needs a case here");
         for (Validation v : policy.getSpec().getValidations()) {
             assertTrue(v.getMessage() != null && !v.getMessage().isBlank(), v.getExpression());
         }

@@ -52,7 +52,8 @@ import io.npulifecycle.simulator.cluster.RbacTable;
 import io.npulifecycle.simulator.cluster.RbacTable.Permission;
 
 /**
- * The invariants of the Kubernetes manifests in {@code config/kubernetes/} (issue #7): every object parses to a typed
+ * The invariants of the Kubernetes manifests the chart {@code charts/npu-lifecycle} renders with its defaults
+ * ({@code charts/target/rendered/}, module charts; issues #7 and #25): every object parses to a typed
  * fabric8 model; least privilege without wildcards; RBAC equal to the table of {@code docs/security.md}, whose code
  * paths exist; the driver DaemonSet template and the control-plane Deployment have the properties the node runtime
  * and the leader election need; the admission policy covers Node updates and is bound; the Containerfiles match the
@@ -74,22 +75,23 @@ class ManifestsTest {
             for (HasMetadata o : objects) {
                 String what = f.getFileName() + ": " + o.getKind() + " " + o.getMetadata().getName();
                 assertNotNull(o.getMetadata().getName(), what + " has no name");
-                if (o instanceof GenericKubernetesResource) {
-                    assertEquals("NPUOperatorCtl", o.getKind(), what + " is not a known Kubernetes kind (typo in apiVersion or kind?)");
+                assertFalse(o instanceof GenericKubernetesResource, what + " is not a known Kubernetes kind (typo in apiVersion or kind?)");
+                if (!(o instanceof CustomResourceDefinition) && !(o instanceof ClusterRole) && !(o instanceof ClusterRoleBinding)
+                        && !(o instanceof ValidatingAdmissionPolicy) && !(o instanceof ValidatingAdmissionPolicyBinding)
+                        && !"default".equals(o.getMetadata().getNamespace())) {
+                    assertEquals(NS, o.getMetadata().getNamespace(), what + ": in the release namespace");
                 }
                 kinds.add(o.getKind());
             }
         }
-        assertTrue(kinds.containsAll(List.of("Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role",
+        assertTrue(kinds.containsAll(List.of("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role",
                 "RoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "DaemonSet", "Deployment",
-                "CustomResourceDefinition", "NPUOperatorCtl", "ConfigMap")), kinds.toString());
-        List<Namespace> ns = Manifests.ofType(Namespace.class);
-        assertEquals(List.of(NS), ns.stream().map(n -> n.getMetadata().getName()).toList());
+                "CustomResourceDefinition", "ConfigMap", "Secret", "Job", "Service", "PodDisruptionBudget")), kinds.toString());
+        // the namespace is helm install --create-namespace's, not a chart object; installing starts no rollout
+        assertEquals(List.of(), Manifests.ofType(Namespace.class), "no Namespace object in the chart");
+        assertTrue(Manifests.all().stream().noneMatch(o -> "NPUOperatorCtl".equals(o.getKind())), "no NPUOperatorCtl by default");
         CustomResourceDefinition crd = Manifests.ofType(CustomResourceDefinition.class).get(0);
         assertEquals("npuoperatorctls.npu.openfuyao.com", crd.getMetadata().getName());
-        HasMetadata sample = Manifests.all().stream().filter(o -> "NPUOperatorCtl".equals(o.getKind())).findFirst().orElseThrow();
-        assertEquals("npuoperatorctl-sample", sample.getMetadata().getName());
-        assertEquals(NS, sample.getMetadata().getNamespace());
     }
 
     // ---- RBAC ----
@@ -233,15 +235,18 @@ class ManifestsTest {
     }
 
     /** fabric8 calls that address a resource (leases: fabric8's LeaseLock does get, create and patch itself). */
-    static final Map<String, List<String>> RESOURCE_CALLS = Map.of("nodes", List.of(".nodes()"), "pods", List.of(".pods()"),
-            "events", List.of(".events()"), "daemonsets", List.of(".daemonSets()"),
-            "npuoperatorctls", List.of("genericKubernetesResources(", "resources(NpuOperatorCtl.class)"),
-            "npuoperatorctls/status", List.of(".updateStatus()"), "leases", List.of("new LeaseLock("),
-            "imagewhitelists", List.of("genericKubernetesResources("),
-            "pods/eviction", List.of(".evict("), "poddisruptionbudgets", List.of(".podDisruptionBudget()"));
+    static final Map<String, List<String>> RESOURCE_CALLS = Map.ofEntries(Map.entry("nodes", List.of(".nodes()")),
+            Map.entry("pods", List.of(".pods()")), Map.entry("events", List.of(".events()")),
+            Map.entry("daemonsets", List.of(".daemonSets()")),
+            Map.entry("npuoperatorctls", List.of("genericKubernetesResources(", "resources(NpuOperatorCtl.class)")),
+            Map.entry("npuoperatorctls/status", List.of(".updateStatus()")), Map.entry("leases", List.of("new LeaseLock(")),
+            Map.entry("imagewhitelists", List.of("genericKubernetesResources(")),
+            Map.entry("pods/eviction", List.of(".evict(")), Map.entry("poddisruptionbudgets", List.of(".podDisruptionBudget()")),
+            Map.entry("nodes/status", List.of(".patchStatus(", ".editStatus(", "subresource(\"status\")")),
+            Map.entry("namespaces", List.of(".namespaces()")), Map.entry("configmaps", List.of(".configMaps()")));
     /** fabric8 calls that send a verb. */
     static final Map<String, List<String>> VERB_CALLS = Map.of("list", List.of("Informer(", ".list()"), "watch", List.of("Informer("),
-            "get", List.of(".get()"), "update", List.of(".update()", ".updateStatus()"), "patch", List.of(".patch("),
+            "get", List.of(".get()"), "update", List.of(".update()", ".updateStatus()"), "patch", List.of(".patch(", ".patchStatus(", ".edit(", ".editStatus("),
             "create", List.of(".create()"), "delete", List.of(".delete()"));
 
     /** @return the text of a method's (or constructor's) body, or null when it is not declared in the source */
@@ -332,7 +337,7 @@ class ManifestsTest {
         Deployment d = Manifests.ofType(Deployment.class).get(0);
         for (io.fabric8.kubernetes.api.model.PodTemplateSpec t : List.of(template().getSpec().getTemplate(),
                 d.getSpec().getTemplate())) {
-            Container c = t.getSpec().getContainers().get(0);
+            Container c = t == d.getSpec().getTemplate() ? t.getSpec().getContainers().get(0) : nodeAgent(t.getSpec());
             String port = env(c, "NPU_LIFECYCLE_METRICS_PORT") != null ? env(c, "NPU_LIFECYCLE_METRICS_PORT")
                     : runtimeDefault("metrics.port") != null ? runtimeDefault("metrics.port") : "9464";
             io.fabric8.kubernetes.api.model.ContainerPort cp = c.getPorts().stream()
@@ -372,8 +377,9 @@ class ManifestsTest {
      * template, in npu-operator, selecting that template's labels, scraping the port named metrics at /metrics.
      */
     @Test
-    void optionalPodMonitorsSelectBothPodTemplates() throws IOException {
-        List<HasMetadata> monitors = Manifests.load(Manifests.K8S.resolve("optional/podmonitors.yaml"));
+    void optionalPodMonitorsSelectBothPodTemplates() throws Exception {
+        List<HasMetadata> monitors = Manifests.template(Map.of("metrics.podMonitor.enabled", "true"), Map.of()).objects()
+                .stream().filter(o -> "PodMonitor".equals(o.getKind())).toList();
         Map<String, Map<String, String>> podLabels = Map.of(
                 "npu-lifecycle-node-agent", template().getSpec().getTemplate().getMetadata().getLabels(),
                 "npu-lifecycle-control-plane",
@@ -387,7 +393,16 @@ class ManifestsTest {
             assertEquals(NS, g.getMetadata().getNamespace());
             Map<String, String> match = g.get("spec", "selector", "matchLabels");
             Map<String, String> labels = podLabels.get(g.getMetadata().getName());
-            match.forEach((k, v) -> assertEquals(v, labels.get(k), g.getMetadata().getName() + " selector " + k));
+            if (match == null) {
+                // the node agents: the driver DaemonSets' pods or the node-agent DaemonSet's (driver.enabled=false)
+                List<Map<String, Object>> exprs = g.get("spec", "selector", "matchExpressions");
+                assertEquals(1, exprs.size(), g.getMetadata().getName());
+                assertEquals("app", exprs.get(0).get("key"));
+                assertEquals("In", exprs.get(0).get("operator"));
+                assertEquals(List.of(labels.get("app"), "npu-lifecycle-node-agent"), exprs.get(0).get("values"));
+            } else {
+                match.forEach((k, v) -> assertEquals(v, labels.get(k), g.getMetadata().getName() + " selector " + k));
+            }
             List<Map<String, Object>> endpoints = g.get("spec", "podMetricsEndpoints");
             assertEquals(1, endpoints.size());
             assertEquals("metrics", endpoints.get(0).get("port"));
@@ -397,10 +412,31 @@ class ManifestsTest {
 
     // ---- the driver DaemonSet template (node agent) ----
 
+    /** @return the node agent's container of the driver DaemonSet template ({@code node-agent}), else the only one */
+    static Container agent(PodSpec pod) {
+        return pod.getContainers().stream().filter(k -> "node-agent".equals(k.getName())).findFirst()
+                .orElse(pod.getContainers().get(0));
+    }
+
     static DaemonSet template() throws IOException {
         List<HasMetadata> l = Manifests.load(Manifests.TEMPLATE);
         assertEquals(1, l.size());
         return (DaemonSet) l.get(0);
+    }
+
+    /** @return the container named node-agent of a node pod */
+    static Container nodeAgent(PodSpec pod) {
+        return pod.getContainers().stream().filter(c -> "node-agent".equals(c.getName())).findFirst()
+                .orElseThrow(() -> new AssertionError("no container node-agent in " + pod.getContainers().stream().map(Container::getName).toList()));
+    }
+
+    /** The file the build extracted is the ConfigMap's key, as the control plane reads it. */
+    @Test
+    void theDriverTemplateIsTheConfigMapsKey() throws IOException {
+        ConfigMap cm = Manifests.ofType(ConfigMap.class).stream()
+                .filter(m -> "npu-lifecycle-driver-daemonset".equals(m.getMetadata().getName())).findFirst()
+                .orElseThrow(() -> new AssertionError("no ConfigMap npu-lifecycle-driver-daemonset with the defaults"));
+        assertEquals(cm.getData().get("driver-daemonset.yaml").strip(), Files.readString(Manifests.TEMPLATE).strip());
     }
 
     static String env(Container c, String name) {
@@ -456,10 +492,45 @@ class ManifestsTest {
         assertEquals(Boolean.TRUE, pod.getHostPID(), "hostPID");
         assertFalse(Boolean.TRUE.equals(pod.getHostNetwork()), "no host network: Jolokia stays on the pod's loopback");
         assertEquals("system-node-critical", pod.getPriorityClassName());
-        Container c = pod.getContainers().get(0);
+        Container driver = pod.getContainers().get(0);
+        assertTrue(driver.getImage().matches("[^ ]+/mlops/ascend-driver:[0-9.]+-[a-z0-9]+-.+"), "containers[0] is the driver image (DESIGN.md): " + driver.getImage());
+        assertFalse(Boolean.TRUE.equals(driver.getSecurityContext().getPrivileged()), "the vendor's driver container is not privileged");
+        assertNotNull(driver.getCommand(), "the driver image's own entrypoint never runs");
+        Container c = nodeAgent(pod);
+        assertEquals(1, pod.getContainers().indexOf(c), "containers[1] is the node agent");
+        assertTrue(c.getImage().matches("[^ ]+/npu-lifecycle/node-agent:.+"), "the node-agent image: " + c.getImage());
+        for (Container x : List.of(driver, c)) {
+            assertEquals(driver.getImage().replaceAll(".*:([0-9.]+)-.*", "$1"), env(x, "DRIVER_VERSION"), x.getName() + ": DRIVER_VERSION = the image tag's version");
+        }
+        checkNodeAgent(pod, c);
+    }
+
+    /** The node-agent DaemonSet (driver.enabled=false) has every property of the node agent beside a driver. */
+    @Test
+    void nodeAgentDaemonSetOfHostDrivers() throws Exception {
+        List<HasMetadata> objects = Manifests.template(Map.of("driver.enabled", "false"), Map.of()).objects();
+        DaemonSet ds = objects.stream().filter(DaemonSet.class::isInstance).map(DaemonSet.class::cast).findFirst()
+                .orElseThrow(() -> new AssertionError("driver.enabled=false renders no DaemonSet"));
+        assertEquals("npu-lifecycle-node-agent", ds.getMetadata().getName());
+        assertEquals("npu-lifecycle-node-agent", ds.getSpec().getTemplate().getMetadata().getLabels().get("app"));
+        PodSpec pod = ds.getSpec().getTemplate().getSpec();
+        assertEquals(1, pod.getContainers().size(), "the node-agent image alone");
+        assertEquals("openfuyao.com/npu.present", pod.getAffinity().getNodeAffinity()
+                .getRequiredDuringSchedulingIgnoredDuringExecution().getNodeSelectorTerms().get(0).getMatchExpressions().get(0).getKey(),
+                "on the NPU nodes");
+        checkNodeAgent(pod, nodeAgent(pod));
+        ConfigMap cm = objects.stream().filter(ConfigMap.class::isInstance).map(ConfigMap.class::cast)
+                .filter(m -> "npu-lifecycle-node-config".equals(m.getMetadata().getName())).findFirst().orElseThrow();
+        assertTrue(cm.getData().get("io.npulifecycle.driver.cfg").contains("mode=host"), "the driver bundle never stages nor loads");
+    }
+
+    /** The node agent's pod and container: privileges, host paths, JVM options, probes, credentials, tolerations. */
+    static void checkNodeAgent(PodSpec pod, Container c) throws IOException {
+        assertEquals("npu-lifecycle-node-agent", pod.getServiceAccountName());
+        assertEquals(Boolean.TRUE, pod.getHostPID(), "hostPID");
+        assertFalse(Boolean.TRUE.equals(pod.getHostNetwork()), "no host network: Jolokia stays on the pod's loopback");
+        assertEquals("system-node-critical", pod.getPriorityClassName());
         assertEquals(Boolean.TRUE, c.getSecurityContext().getPrivileged(), "privileged");
-        assertTrue(c.getImage().matches("[^ ]+/mlops/ascend-driver:[0-9.]+-[a-z0-9]+-.+"), "containers[0] is the driver image (DESIGN.md): " + c.getImage());
-        assertEquals(c.getImage().replaceAll(".*:([0-9.]+)-.*", "$1"), env(c, "DRIVER_VERSION"), "DRIVER_VERSION = the image tag's version");
         // the small-footprint JVM options (issue #8): the same as the launcher script's default for the node role
         String script = Files.readString(Manifests.ROOT.resolve("distribution/src/main/dist/bin/npu-lifecycle"));
         java.util.regex.Matcher opts = java.util.regex.Pattern.compile("\\n\\s*node\\) default_opts=\"([^\"]*)\"")
@@ -513,6 +584,8 @@ class ManifestsTest {
         // the configuration files mounted into etc/ exist in the ConfigMap and set keys the components declare
         ConfigMap cm = Manifests.ofType(ConfigMap.class).stream()
                 .filter(m -> "npu-lifecycle-node-config".equals(m.getMetadata().getName())).findFirst().orElseThrow();
+        assertEquals(cm.getData().keySet(), c.getVolumeMounts().stream().filter(m -> m.getSubPath() != null)
+                .map(VolumeMount::getSubPath).collect(Collectors.toSet()), "every node configuration file is mounted");
         for (VolumeMount m : c.getVolumeMounts()) {
             if (m.getSubPath() != null) {
                 assertTrue(cm.getData().containsKey(m.getSubPath()), "ConfigMap key " + m.getSubPath());
@@ -569,7 +642,20 @@ class ManifestsTest {
         assertNotNull(pod.getAffinity().getPodAntiAffinity(), "anti-affinity");
         assertEquals(Boolean.TRUE, pod.getSecurityContext().getRunAsNonRoot());
         assertTrue(pod.getSecurityContext().getRunAsUser() > 0);
+        RestrictedPodSecurity.check("control plane", pod);
         Container c = pod.getContainers().get(0);
+        // its configuration: the ConfigMap's .cfg files mounted into <home>/etc/
+        ConfigMap cfg = Manifests.ofType(ConfigMap.class).stream()
+                .filter(m -> "npu-lifecycle-control-plane-config".equals(m.getMetadata().getName())).findFirst().orElseThrow();
+        for (String key : cfg.getData().keySet()) {
+            assertTrue(c.getVolumeMounts().stream().anyMatch(m -> key.equals(m.getSubPath())
+                    && ("/var/lib/npu-lifecycle/etc/" + key).equals(m.getMountPath())), "mounted: " + key);
+        }
+        String upgrade = cfg.getData().get("io.npulifecycle.upgrade.cfg");
+        for (String key : List.of("namespace=" + NS, "leaseName=" + componentDefault("leaseName"), "driverManagement=managed",
+                "driverDaemonSetConfigMap=npu-lifecycle-driver-daemonset", "podSecurityLabels=enforce=privileged,warn=privileged,audit=privileged")) {
+            assertTrue(upgrade.lines().anyMatch(key::equals), "io.npulifecycle.upgrade.cfg: " + key + " in " + upgrade);
+        }
         assertEquals(Boolean.TRUE, c.getSecurityContext().getReadOnlyRootFilesystem());
         assertEquals(Boolean.FALSE, c.getSecurityContext().getAllowPrivilegeEscalation());
         assertEquals(List.of("ALL"), c.getSecurityContext().getCapabilities().getDrop());
@@ -664,7 +750,7 @@ class ManifestsTest {
         assertTrue(cmd.find());
         assertEquals(cells(cmd.group(1).replace('"', '`')), d.getSpec().getTemplate().getSpec().getContainers().get(0).getArgs(),
                 "the Deployment's args are the image's CMD");
-        List<String> dsCommand = template().getSpec().getTemplate().getSpec().getContainers().get(0).getCommand();
+        List<String> dsCommand = nodeAgent(template().getSpec().getTemplate().getSpec()).getCommand();
         String na = Files.readString(Manifests.ROOT.resolve("config/images/node-agent/Containerfile"));
         Matcher ncmd = Pattern.compile("(?m)^CMD \\[(.+)]$").matcher(na);
         assertTrue(ncmd.find());

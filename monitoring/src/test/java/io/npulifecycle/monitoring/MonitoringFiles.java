@@ -19,8 +19,8 @@ final class MonitoringFiles {
     /** The repository root: system property {@code npu.repo.root} (set by the pom), else the parent folder. */
     static final Path ROOT = Path.of(System.getProperty("npu.repo.root", "..")).toAbsolutePath().normalize();
     static final Path DIR = ROOT.resolve("config/monitoring");
-    /** The PrometheusRule: the source of the rules. */
-    static final Path OPERATOR_RULES = DIR.resolve("alerts.yaml");
+    /** The PrometheusRule: the source of the rules (the chart renders its spec when prometheusRule.enabled). */
+    static final Path OPERATOR_RULES = ROOT.resolve("charts/npu-lifecycle/files/alerts.yaml");
     /** The same groups as a plain Prometheus rules file, generated from {@link #OPERATOR_RULES}. */
     static final Path PLAIN_RULES = DIR.resolve("npu-lifecycle.rules.yaml");
     /** promtool unit tests of every alert. */

@@ -4,7 +4,7 @@ import java.util.List;
 
 /**
  * Coordinates and names of the {@code NPUOperatorCtl} custom resource (DESIGN.md "The user-facing contract"; the
- * schema is {@code config/kubernetes/crd-npuoperatorctl.yaml}). The one definition that the control plane, the node
+ * schema is {@code charts/npu-lifecycle/crds/crd-npuoperatorctl.yaml}). The one definition that the control plane, the node
  * agent, the simulator and the tests use.
  */
 public final class NpuOperatorCtlType {

@@ -83,8 +83,22 @@ public class DriverComponent implements EventHandler {
         int checkIntervalSeconds() default 30;
 
         /** @return loader */
-        @AttributeDefinition(name = "Loader command", description = "Command that loads the modules of a version; {version} is replaced. Empty = no loader from this bundle (the simulator or another bundle may register one).")
+        @AttributeDefinition(name = "Loader command", description = "Command that loads the modules of a version, run by the node agent once per fresh boot without NPU modules (managed mode only); {version} is replaced. An array, or one string split on whitespace (a plain .cfg line). Chart value driver.loader.command. Empty = no loader from this bundle (the simulator or another bundle may register one). docs/driver-images.md says what it runs.")
         String[] loaderCommand() default {};
+
+        /**
+         * @return {@code managed} or {@code host}; anything else is refused (the previous configuration is kept)
+         */
+        @AttributeDefinition(name = "Mode", description = "managed (default; the driver DaemonSet pod, chart driver.enabled=true): stage the pod's DRIVER_VERSION for the next boot, load it only from a fresh boot, validate. host (the node-agent DaemonSet, driver.enabled=false; drivers installed on the hosts by their administrator): never stage nor load, validate and report the loaded version.",
+                options = {@org.osgi.service.metatype.annotations.Option(label = "managed", value = "managed"),
+                    @org.osgi.service.metatype.annotations.Option(label = "host", value = "host")})
+        String mode() default "managed";
+
+        /**
+         * @return an absolute folder, or empty
+         */
+        @AttributeDefinition(name = "Driver package folder", description = "Managed mode: the host folder the driver container copies its package into (<folder>/<version>/, complete once <folder>/<version>/.complete exists; docs/driver-images.md). When set, a version is neither staged (no reboot is requested) nor loaded before its package is complete there. Empty = no such check. Chart default /var/lib/npu-operator/driver-packages.")
+        String packageDir() default "";
     }
 
     private final MarkerStore markers;
@@ -219,10 +233,13 @@ public class DriverComponent implements EventHandler {
             loaderReg = null;
         }
         String[] cmd = c.loaderCommand();
+        if ("host".equals(c.mode() == null ? "" : c.mode().trim())) {
+            return; // mode=host: nothing is ever loaded by this agent
+        }
         if (cmd == null || cmd.length == 0 || cmd[0].isBlank()) {
             return;
         }
-        List<String> template = List.of(cmd);
+        List<String> template = loaderArgs(cmd);
         loaderReg = context.registerService(DriverLoader.class, new DriverLoader() {
             @Override
             public String describe() {
@@ -250,6 +267,19 @@ public class DriverComponent implements EventHandler {
                 }
             }
         }, null);
+    }
+
+    /**
+     * @param cmd the {@code loaderCommand} value
+     * @return its arguments: the elements of an array; a single value holding spaces split on whitespace (what a plain
+     *         {@code .cfg} line {@code loaderCommand=nsenter -t 1 -m -- /path/{version}/load {version}} gives, since
+     *         Felix File Install reads an array only from a file whose every value is typed); no quoting
+     */
+    static List<String> loaderArgs(String[] cmd) {
+        if (cmd.length == 1 && cmd[0].strip().contains(" ")) {
+            return List.of(cmd[0].strip().split("\\s+"));
+        }
+        return List.of(cmd);
     }
 
     /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
@@ -303,11 +333,26 @@ public class DriverComponent implements EventHandler {
         if (c.checkIntervalSeconds() < 1) {
             refused.add(refusal("checkIntervalSeconds", c.checkIntervalSeconds(), "must be at least 1"));
         }
+        Path packages = null;
+        if (c.packageDir() != null && !c.packageDir().isBlank()) {
+            try {
+                packages = Path.of(c.packageDir().trim());
+                if (!packages.isAbsolute()) {
+                    refused.add(refusal("packageDir", c.packageDir(), "'" + c.packageDir() + "' must be absolute"));
+                }
+            } catch (RuntimeException e) {
+                refused.add(refusal("packageDir", c.packageDir(), "not a path (" + e.getMessage() + ")"));
+            }
+        }
+        String mode = c.mode() == null ? "" : c.mode().trim();
+        if (!"managed".equals(mode) && !"host".equals(mode)) {
+            refused.add(refusal("mode", c.mode(), "'" + c.mode() + "' (expected managed or host)"));
+        }
         if (!refused.isEmpty()) {
             return null;
         }
         return new DriverEngine.Settings(v == null ? null : v.trim(), proc, Set.of(c.moduleNames()), state,
-                Duration.ofSeconds(c.validationTimeoutSeconds()));
+                Duration.ofSeconds(c.validationTimeoutSeconds()), "host".equals(mode), packages);
     }
 
     private static io.npulifecycle.api.management.ConfigurationRefusals.Refusal refusal(String key, Object value,

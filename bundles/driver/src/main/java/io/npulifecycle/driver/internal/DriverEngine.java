@@ -38,6 +38,10 @@ import io.npulifecycle.api.time.TimeSource;
  * annotation and one {@value NodeKeys#EVENT_DRIVER_VALIDATED} Event; past {@code validationTimeout} without
  * success: one {@value NodeKeys#EVENT_DRIVER_VALIDATION_FAILED} Event, no marker, no reboot request.</li>
  * </ol>
+ * With {@link Settings#hostDrivers()} (PID {@value DriverComponent#PID} key {@code mode=host}: the drivers are
+ * installed on the host by its administrator) nothing is ever staged nor loaded and {@code DRIVER_VERSION} is not
+ * used: the loaded version (the health-watch's) is validated and reported as above; no NPU module loaded is the state
+ * {@code NO_DRIVER_LOADED}, without any write.
  */
 public final class DriverEngine implements DriverMXBean {
 
@@ -55,9 +59,42 @@ public final class DriverEngine implements DriverMXBean {
      * @param stateDir the persistent host folder of {@value DriverStaging#STAGED} and {@value DriverStaging#CURRENT}
      * @param validationTimeout how long after the first round of a boot (TimeSource time) a validation that has not
      *        passed is declared failed
+     * @param hostDrivers {@code mode=host}: never stage nor load; validate and report the loaded version
+     * @param packageDir where the driver container copies the package of each version
+     *        ({@code <packageDir>/<version>/.complete} once complete); when set, a version is neither staged nor
+     *        loaded before its package is complete there ({@code WAITING_FOR_PACKAGE}); null = no such check
      */
     public record Settings(String podVersion, Path procModules, Set<String> moduleNames, Path stateDir,
-            Duration validationTimeout) {
+            Duration validationTimeout, boolean hostDrivers, Path packageDir) {
+
+        /**
+         * Without a package folder to wait for.
+         *
+         * @param podVersion see the record
+         * @param procModules see the record
+         * @param moduleNames see the record
+         * @param stateDir see the record
+         * @param validationTimeout see the record
+         * @param hostDrivers see the record
+         */
+        public Settings(String podVersion, Path procModules, Set<String> moduleNames, Path stateDir,
+                Duration validationTimeout, boolean hostDrivers) {
+            this(podVersion, procModules, moduleNames, stateDir, validationTimeout, hostDrivers, null);
+        }
+
+        /**
+         * Managed mode ({@code mode=managed}).
+         *
+         * @param podVersion see the record
+         * @param procModules see the record
+         * @param moduleNames see the record
+         * @param stateDir see the record
+         * @param validationTimeout see the record
+         */
+        public Settings(String podVersion, Path procModules, Set<String> moduleNames, Path stateDir,
+                Duration validationTimeout) {
+            this(podVersion, procModules, moduleNames, stateDir, validationTimeout, false, null);
+        }
     }
 
     private final MarkerStore markers;
@@ -119,6 +156,10 @@ public final class DriverEngine implements DriverMXBean {
         String pod = s.podVersion();
         HealthView h = health == null ? null : health.get();
         reportHealth(h);
+        if (s.hostDrivers()) {
+            evaluateHost(s, boot, h);
+            return;
+        }
         if (pod == null || !VERSION.matcher(pod).matches()) {
             set("NO_DRIVER_VERSION", "DRIVER_VERSION is '" + pod + "', expected a driver version like 25.5.0: nothing is loaded or validated");
             return;
@@ -142,7 +183,48 @@ public final class DriverEngine implements DriverMXBean {
         validate(s, boot, pod, h);
     }
 
+    /**
+     * A round of {@code mode=host}: no staging, no loading, whatever {@code DRIVER_VERSION} says; the loaded version
+     * is validated and reported.
+     */
+    private void evaluateHost(Settings s, String boot, HealthView h) throws IOException {
+        modulesLoaded = npuModuleLoaded(s);
+        if (!modulesLoaded) {
+            loadedVersion = null;
+            set("NO_DRIVER_LOADED", "mode=host: no NPU module is loaded; the host's driver is installed and loaded by "
+                    + "its administrator, this agent never loads one");
+            return;
+        }
+        String loaded = h == null ? null : h.driverVersion();
+        loadedVersion = loaded;
+        if (loaded == null || loaded.isBlank() || !VERSION.matcher(loaded).matches()) {
+            set("WAITING_FOR_VERSION", "mode=host: NPU modules are loaded; waiting for the health-watch to report the "
+                    + "loaded version (now '" + loaded + "')");
+            return;
+        }
+        report(w -> w.setLabel(NodeKeys.DRIVER_VERSION, labelValue(loaded)));
+        validate(s, boot, loaded, h);
+    }
+
+    /**
+     * @return null when the pod's package is complete in {@link Settings#packageDir()} (or there is none to wait
+     *         for), else why not (the state's reason)
+     */
+    private static String packageMissing(Settings s, String pod) {
+        if (s.packageDir() == null) {
+            return null;
+        }
+        Path done = s.packageDir().resolve(pod).resolve(".complete");
+        return Files.exists(done) ? null : "the driver package of " + pod + " is not complete yet (" + done
+                + " absent): the driver container copies it; nothing is staged or loaded before";
+    }
+
     private void loadFromFreshBoot(Settings s, String boot, String pod) throws IOException {
+        String missing = packageMissing(s, pod);
+        if (missing != null && !boot.equals(loadAttemptBoot)) {
+            set("WAITING_FOR_PACKAGE", missing);
+            return;
+        }
         if (boot.equals(loadAttemptBoot)) {
             if (!"LOAD_FAILED".equals(state)) {
                 set("LOADING", "modules of " + pod + " requested in this boot; /proc/modules shows none yet");
@@ -177,6 +259,11 @@ public final class DriverEngine implements DriverMXBean {
     }
 
     private void stage(Settings s, String boot, String pod, String loaded) throws IOException {
+        String missing = packageMissing(s, pod);
+        if (missing != null) {
+            set("WAITING_FOR_PACKAGE", missing + " (no reboot is requested without it)");
+            return;
+        }
         DriverStaging staging = new DriverStaging(s.stateDir());
         Map<String, String> staged = staging.staged();
         if (!pod.equals(staged.get("version")) || !boot.equals(staged.get("fromBootId"))) {

@@ -61,4 +61,37 @@ class DriverComponentConfigTest {
         assertNotNull(c.reported(config(Map.of("stateDir", "/var/lib/npu-operator/"))));
         assertEquals(List.of("io.npulifecycle.driver accepted"), reported);
     }
+
+    @Test
+    void theModeIsManagedOrHostAndAnythingElseIsRefusedNamingTheKey() {
+        List<ConfigurationRefusals.Refusal> refused = new java.util.ArrayList<>();
+        assertNull(DriverComponent.settings(config(Map.of("mode", "hosted")), refused));
+        assertEquals("mode", refused.get(0).key());
+        assertEquals("'hosted' (expected managed or host)", refused.get(0).reason());
+        refused.clear();
+        org.junit.jupiter.api.Assertions.assertTrue(DriverComponent.settings(config(Map.of("mode", "host")), refused)
+                .hostDrivers());
+        org.junit.jupiter.api.Assertions.assertFalse(DriverComponent.settings(config(Map.of()), refused).hostDrivers(),
+                "managed by default");
+        assertEquals(List.of(), refused);
+    }
+
+    @Test
+    void aLoaderCommandOnOneLineIsSplitOnWhitespace() {
+        assertEquals(List.of("nsenter", "-t", "1", "-m", "--", "/p/{version}/load", "{version}"),
+                DriverComponent.loaderArgs(new String[] {" nsenter -t 1 -m --  /p/{version}/load {version} "}));
+        assertEquals(List.of("/bin/load", "{version}"), DriverComponent.loaderArgs(new String[] {"/bin/load", "{version}"}));
+        assertEquals(List.of("/bin/load"), DriverComponent.loaderArgs(new String[] {"/bin/load"}));
+    }
+
+    @Test
+    void aRelativePackageFolderIsRefused() {
+        List<ConfigurationRefusals.Refusal> refused = new java.util.ArrayList<>();
+        assertNull(DriverComponent.settings(config(Map.of("packageDir", "driver-packages")), refused));
+        assertEquals("packageDir", refused.get(0).key());
+        refused.clear();
+        assertEquals(java.nio.file.Path.of("/var/lib/npu-operator/driver-packages"), DriverComponent.settings(
+                config(Map.of("packageDir", "/var/lib/npu-operator/driver-packages")), refused).packageDir());
+        assertNull(DriverComponent.settings(config(Map.of()), refused).packageDir(), "no check by default");
+    }
 }

@@ -155,6 +155,12 @@ class DriverEngineTest {
                         TIMEOUT));
     }
 
+    DriverEngine hostEngine(String podVersion) {
+        return new DriverEngine(markers, () -> writer, () -> loader, () -> health, time,
+                new DriverEngine.Settings(podVersion, procModules, Set.of("drv_davinci_intf", "drv_devdrv"), stateDir,
+                        TIMEOUT, true));
+    }
+
     /** A kernel without NPU modules and so without a loaded version: a fresh boot. */
     void freshKernel() throws IOException {
         Files.writeString(procModules, "");
@@ -465,5 +471,82 @@ class DriverEngineTest {
 
         assertEquals("STAGED", e.getState());
         assertTrue(staged().contains("version=" + POD + "\n") && staged().contains("fromBootId=boot-a\n"), staged());
+    }
+
+    // ---- mode=host: drivers installed on the host by its administrator ----
+
+    @Test
+    void hostModeNeverLoadsIntoAFreshKernel() throws IOException {
+        freshKernel();
+        DriverEngine e = hostEngine(POD);
+        e.evaluate();
+        e.evaluate();
+        assertEquals(List.of(), loader.loads, "mode=host never loads");
+        assertEquals("NO_DRIVER_LOADED", e.getState(), e.getStateReason());
+        assertTrue(e.getStateReason().contains("mode=host"), e.getStateReason());
+        assertFalse(markers.read(Markers.DRIVER_READY).present());
+        assertNull(staged());
+    }
+
+    @Test
+    void hostModeNeverStagesAnotherVersionAndValidatesTheLoadedOne() throws IOException {
+        health.version = "24.1.0"; // the host's driver; DRIVER_VERSION (if any) says something else
+        DriverEngine e = hostEngine(POD);
+        e.evaluate();
+        assertEquals("VALIDATED", e.getState(), e.getStateReason());
+        assertNull(staged(), "nothing staged");
+        assertFalse(markers.read(Markers.REBOOT_REQUIRED).present(), "no upgrade reboot requested");
+        assertTrue(markers.read(Markers.DRIVER_READY).present());
+        assertEquals("24.1.0", writer.labels.get(NodeKeys.DRIVER_VERSION));
+        assertEquals("24.1.0@boot-a", writer.annotations.get(NodeKeys.DRIVER_VALIDATED));
+        assertEquals("24.1.0", e.getLoadedVersion());
+        assertEquals(List.of(), loader.loads);
+    }
+
+    @Test
+    void hostModeWaitsForAVersionThatIsNotAVersion() throws IOException {
+        health.version = "n/a";
+        DriverEngine e = hostEngine(null);
+        e.evaluate();
+        assertEquals("WAITING_FOR_VERSION", e.getState(), e.getStateReason());
+        assertFalse(markers.read(Markers.DRIVER_READY).present());
+    }
+
+    // ---- the package folder: nothing staged or loaded before the driver container copied the package ----
+
+    DriverEngine packageEngine(String podVersion, Path packages) {
+        return new DriverEngine(markers, () -> writer, () -> loader, () -> health, time,
+                new DriverEngine.Settings(podVersion, procModules, Set.of("drv_davinci_intf", "drv_devdrv"), stateDir,
+                        TIMEOUT, false, packages));
+    }
+
+    @Test
+    void aFreshBootWaitsForThePackageThenLoadsIt() throws IOException {
+        freshKernel();
+        Path packages = tmp.resolve("driver-packages");
+        DriverEngine e = packageEngine(POD, packages);
+        e.evaluate();
+        assertEquals("WAITING_FOR_PACKAGE", e.getState(), e.getStateReason());
+        assertEquals(List.of(), loader.loads, "no load before the package is complete");
+        Files.createDirectories(packages.resolve(POD));
+        Files.writeString(packages.resolve(POD).resolve(".complete"), "");
+        e.evaluate();
+        assertEquals(List.of(POD), loader.loads);
+    }
+
+    @Test
+    void noStagingNorRebootRequestBeforeThePackageIsComplete() throws IOException {
+        health.version = "25.2.0";
+        Path packages = tmp.resolve("driver-packages");
+        DriverEngine e = packageEngine(POD, packages);
+        e.evaluate();
+        assertEquals("WAITING_FOR_PACKAGE", e.getState(), e.getStateReason());
+        assertNull(staged());
+        assertFalse(markers.read(Markers.REBOOT_REQUIRED).present(), "no reboot without the package");
+        Files.createDirectories(packages.resolve(POD));
+        Files.writeString(packages.resolve(POD).resolve(".complete"), "");
+        e.evaluate();
+        assertEquals("STAGED", e.getState(), e.getStateReason());
+        assertTrue(markers.read(Markers.REBOOT_REQUIRED).present());
     }
 }

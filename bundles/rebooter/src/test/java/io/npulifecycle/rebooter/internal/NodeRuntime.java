@@ -63,7 +63,7 @@ final class NodeRuntime implements AutoCloseable {
         sync.stop();
     }
 
-    /** The node agent's ServiceAccount (config/kubernetes/10-rbac-node-agent.yaml). */
+    /** The node agent's ServiceAccount (charts/npu-lifecycle/templates/10-rbac-node-agent.yaml). */
     static final String NODE_AGENT_SA = "npu-lifecycle-node-agent";
 
     /**

@@ -52,7 +52,7 @@ import io.npulifecycle.testing.support.Waits;
 /**
  * The reboot path's scenarios against each {@link ClusterBackend} (the embedded mock in CRUD mode, and a real
  * kube-apiserver with etcd where the node agent authenticates with a pod-bound token of its ServiceAccount, RBAC and
- * the admission policy of config/kubernetes applied), with the real marker store, node sync, rebooter and driver
+ * the admission policy of the chart applied), with the real marker store, node sync, rebooter and driver
  * logic, a fake reboot executor and a fake driver loader. A "reboot" is simulated by closing the runtime, clearing
  * the marker folder (tmpfs) and starting a runtime with a new boot id on the same state folder.
  */

@@ -26,11 +26,115 @@ import java.time.Duration;
  * @param imageWhiteListCheck check the platform's ImageWhiteList when the cluster serves the kind
  * @param imageWhiteListNamespace namespace of the ImageWhiteList (default {@code cpaas-system})
  * @param imageWhiteListName name of the ImageWhiteList (default {@code ascend-driver})
+ * @param driverManagement {@code managed} (driver DaemonSets, upgrades) or {@code host} (drivers installed on the
+ *        hosts: no DaemonSet, no upgrade, recovery only) ({@link DriverModes})
+ * @param driverDaemonSetConfigMap the ConfigMap in {@code namespace} whose key {@code driver-daemonset.yaml} holds the
+ *        driver DaemonSet template (default {@value #DEFAULT_DRIVER_DAEMONSET_CONFIGMAP})
+ * @param podSecurityLabels the Pod Security labels the leader keeps on {@code namespace}, full keys; empty = none
+ *        ({@link PodSecurityLabels})
+ * @param registry how the registry preflight reaches the registries: CA file, mirror, insecure (default
+ *        {@link RegistrySettings#DEFAULT})
  */
 public record ControllerConfig(String namespace, String resourceName, boolean registryCheck, String registryScheme,
         String pullSecret, Duration reconcileDelay, Duration resync, Duration statusInterval, boolean leaderElection,
         String leaseName, Duration leaseDuration, Duration renewDeadline, Duration retryPeriod, String identity,
-        boolean imageWhiteListCheck, String imageWhiteListNamespace, String imageWhiteListName) {
+        boolean imageWhiteListCheck, String imageWhiteListNamespace, String imageWhiteListName,
+        String driverManagement, String driverDaemonSetConfigMap, java.util.Map<String, String> podSecurityLabels,
+        RegistrySettings registry) {
+
+    /** Default of {@code driverDaemonSetConfigMap} (the chart's ConfigMap). */
+    public static final String DEFAULT_DRIVER_DAEMONSET_CONFIGMAP = "npu-lifecycle-driver-daemonset";
+
+    /** Copies the labels (immutable); a null {@code registry} reads as {@link RegistrySettings#DEFAULT}. */
+    public ControllerConfig {
+        podSecurityLabels = podSecurityLabels == null ? java.util.Map.of()
+                : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(podSecurityLabels));
+        registry = registry == null ? RegistrySettings.DEFAULT : registry;
+    }
+
+    /**
+     * The settings with {@link RegistrySettings#DEFAULT}.
+     *
+     * @param namespace see the record
+     * @param resourceName see the record
+     * @param registryCheck see the record
+     * @param registryScheme see the record
+     * @param pullSecret see the record
+     * @param reconcileDelay see the record
+     * @param resync see the record
+     * @param statusInterval see the record
+     * @param leaderElection see the record
+     * @param leaseName see the record
+     * @param leaseDuration see the record
+     * @param renewDeadline see the record
+     * @param retryPeriod see the record
+     * @param identity see the record
+     * @param imageWhiteListCheck see the record
+     * @param imageWhiteListNamespace see the record
+     * @param imageWhiteListName see the record
+     * @param driverManagement see the record
+     * @param driverDaemonSetConfigMap see the record
+     * @param podSecurityLabels see the record
+     */
+    public ControllerConfig(String namespace, String resourceName, boolean registryCheck, String registryScheme,
+            String pullSecret, Duration reconcileDelay, Duration resync, Duration statusInterval, boolean leaderElection,
+            String leaseName, Duration leaseDuration, Duration renewDeadline, Duration retryPeriod, String identity,
+            boolean imageWhiteListCheck, String imageWhiteListNamespace, String imageWhiteListName,
+            String driverManagement, String driverDaemonSetConfigMap, java.util.Map<String, String> podSecurityLabels) {
+        this(namespace, resourceName, registryCheck, registryScheme, pullSecret, reconcileDelay, resync, statusInterval,
+                leaderElection, leaseName, leaseDuration, renewDeadline, retryPeriod, identity, imageWhiteListCheck,
+                imageWhiteListNamespace, imageWhiteListName, driverManagement, driverDaemonSetConfigMap,
+                podSecurityLabels, RegistrySettings.DEFAULT);
+    }
+
+    /**
+     * Managed drivers from the default ConfigMap, no Pod Security label, {@link RegistrySettings#DEFAULT}.
+     *
+     * @param namespace see the record
+     * @param resourceName see the record
+     * @param registryCheck see the record
+     * @param registryScheme see the record
+     * @param pullSecret see the record
+     * @param reconcileDelay see the record
+     * @param resync see the record
+     * @param statusInterval see the record
+     * @param leaderElection see the record
+     * @param leaseName see the record
+     * @param leaseDuration see the record
+     * @param renewDeadline see the record
+     * @param retryPeriod see the record
+     * @param identity see the record
+     * @param imageWhiteListCheck see the record
+     * @param imageWhiteListNamespace see the record
+     * @param imageWhiteListName see the record
+     */
+    public ControllerConfig(String namespace, String resourceName, boolean registryCheck, String registryScheme,
+            String pullSecret, Duration reconcileDelay, Duration resync, Duration statusInterval, boolean leaderElection,
+            String leaseName, Duration leaseDuration, Duration renewDeadline, Duration retryPeriod, String identity,
+            boolean imageWhiteListCheck, String imageWhiteListNamespace, String imageWhiteListName) {
+        this(namespace, resourceName, registryCheck, registryScheme, pullSecret, reconcileDelay, resync, statusInterval,
+                leaderElection, leaseName, leaseDuration, renewDeadline, retryPeriod, identity, imageWhiteListCheck,
+                imageWhiteListNamespace, imageWhiteListName, DriverModes.MANAGED, DEFAULT_DRIVER_DAEMONSET_CONFIGMAP,
+                java.util.Map.of());
+    }
+
+    /** @return whether the drivers are installed on the hosts ({@code driverManagement=host}) */
+    public boolean hostDrivers() {
+        return DriverModes.HOST.equals(driverManagement);
+    }
+
+    /**
+     * @param management {@code driverManagement}
+     * @param configMap {@code driverDaemonSetConfigMap}
+     * @param labels {@code podSecurityLabels}, full keys
+     * @return these settings with other driver modes
+     */
+    public ControllerConfig withDriverModes(String management, String configMap, java.util.Map<String, String> labels) {
+        return new ControllerConfig(namespace, resourceName, registryCheck, registryScheme, pullSecret, reconcileDelay,
+                resync, statusInterval, leaderElection, leaseName, leaseDuration, renewDeadline, retryPeriod, identity,
+                imageWhiteListCheck, imageWhiteListNamespace, imageWhiteListName, management, configMap, labels,
+                registry);
+    }
 
     /**
      * The settings with the ImageWhiteList check on, at its default namespace and name.
@@ -74,6 +178,18 @@ public record ControllerConfig(String namespace, String resourceName, boolean re
     public ControllerConfig withImageWhiteList(boolean check, String whiteListNamespace, String whiteListName) {
         return new ControllerConfig(namespace, resourceName, registryCheck, registryScheme, pullSecret, reconcileDelay,
                 resync, statusInterval, leaderElection, leaseName, leaseDuration, renewDeadline, retryPeriod, identity,
-                check, whiteListNamespace, whiteListName);
+                check, whiteListNamespace, whiteListName, driverManagement, driverDaemonSetConfigMap, podSecurityLabels,
+                registry);
+    }
+
+    /**
+     * @param settings the registry preflight's CA bundle, mirror and insecure switch
+     * @return these settings with another registry access
+     */
+    public ControllerConfig withRegistry(RegistrySettings settings) {
+        return new ControllerConfig(namespace, resourceName, registryCheck, registryScheme, pullSecret, reconcileDelay,
+                resync, statusInterval, leaderElection, leaseName, leaseDuration, renewDeadline, retryPeriod, identity,
+                imageWhiteListCheck, imageWhiteListNamespace, imageWhiteListName, driverManagement,
+                driverDaemonSetConfigMap, podSecurityLabels, settings);
     }
 }

@@ -27,7 +27,9 @@ import io.npulifecycle.api.time.TimeSource;
  * of its manifest. A present image is checked again after {@link #OK_TTL}, a missing one or an error after
  * {@link #BAD_TTL}. With {@code registryCheck=false} every image counts as present and nothing is checked.
  * Credentials come from the pull secret {@code pullSecret} (a dockerconfigjson in the control plane's namespace),
- * read at each check.</li>
+ * read at each check. TLS and where: {@link RegistrySettings} ({@code registryCaBundle}, read at each check;
+ * {@code registryMirror}; {@code registryInsecure}); a registry whose certificate is not trusted fails closed (the
+ * image counts as unconfirmed) and the message says what to configure.</li>
  * <li>ImageWhiteList ({@link WhiteListState}, {@link ImageWhiteListReader}): while the plan needs images, the
  * whitelist {@code imageWhiteListNamespace}/{@code imageWhiteListName} is read, after discovery found the kind
  * (discovery again after {@link #DISCOVERY_TTL}, or at once when the object was not found). It is read again after
@@ -212,8 +214,10 @@ final class ImagePreflight implements AutoCloseable {
     }
 
     /**
-     * @return a registry client with the credentials of the pull secret, anonymous when none is configured
-     * @throws IllegalArgumentException when the secret is missing or has no {@code .dockerconfigjson}
+     * @return a registry client with the credentials of the pull secret, anonymous when none is configured, and the
+     *         TLS context of {@link RegistrySettings#sslContext()}
+     * @throws IllegalArgumentException when the secret is missing or has no {@code .dockerconfigjson}, or
+     *         {@code registryCaBundle} cannot be read or holds no certificate
      */
     private RegistryClient registryFromSecret() {
         Map<String, String> auth = Map.of();
@@ -226,8 +230,19 @@ final class ImagePreflight implements AutoCloseable {
             auth = RegistryClient.parseDockerConfig(new String(Base64.getDecoder().decode(s.getData().get(".dockerconfigjson")),
                     StandardCharsets.UTF_8));
         }
-        return new RegistryClient(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(),
-                cfg.registryScheme(), auth, Duration.ofSeconds(10));
+        RegistrySettings settings = cfg.registry();
+        HttpClient.Builder http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
+        if ("https".equals(cfg.registryScheme())) {
+            javax.net.ssl.SSLContext tls = settings.sslContext(); // throws naming registryCaBundle when unusable
+            if (tls != null) {
+                http.sslContext(tls);
+            }
+            if (settings.insecure()) {
+                LOG.log(Level.WARNING, "preflight: registryInsecure=true: the registry's TLS certificate is not"
+                        + " verified (neither its CA nor its name)");
+            }
+        }
+        return new RegistryClient(http.build(), cfg.registryScheme(), auth, Duration.ofSeconds(10), settings);
     }
 
     /** Stops the checks (a running one is interrupted). */

@@ -123,7 +123,7 @@ final class ImageWhiteListReader {
         } catch (KubernetesClientException e) {
             String detail = e.getCode() == 403
                     ? "forbidden (HTTP 403): the control plane's ServiceAccount needs get on " + found.resource()
-                            + " named " + name + " (config/kubernetes/11-rbac-control-plane.yaml, docs/security.md)"
+                            + " named " + name + " (charts/npu-lifecycle/templates/11-rbac-control-plane.yaml, docs/security.md)"
                     : (e.getCode() > 0 ? "HTTP " + e.getCode() + ": " : "") + e.getMessage();
             return WhiteListState.of(WhiteListState.Status.FAILED, namespace, name, found.resource(), detail);
         }

@@ -57,7 +57,8 @@ final class PlanWriter {
     private final ControllerConfig cfg;
     private final BooleanSupplier leader;
     private final Runnable trigger;
-    private final DriverDaemonSets daemonSets;
+    /** The template of this reconcile (null: unusable, no DaemonSet is written; DriverModes). */
+    private DriverDaemonSets daemonSets;
     private final Function<String, Node> cachedNode;
     private final Function<String, DaemonSet> cachedDaemonSet;
     /** Nodes this controller patched that the informer has not delivered yet. */
@@ -89,7 +90,14 @@ final class PlanWriter {
         this.trigger = trigger;
         this.cachedNode = cachedNode;
         this.cachedDaemonSet = cachedDaemonSet;
-        this.daemonSets = DriverDaemonSets.load(client.getKubernetesSerialization());
+    }
+
+    /**
+     * @param renderer the driver DaemonSet template of this reconcile, read from its ConfigMap; null = unusable (no
+     *        DaemonSet is written)
+     */
+    void template(DriverDaemonSets renderer) {
+        this.daemonSets = renderer;
     }
 
     /**
@@ -326,7 +334,7 @@ final class PlanWriter {
     }
 
     private void applyDaemonSet(Reconciler.DaemonSetApply d, DaemonSet existing) {
-        if (!leader.getAsBoolean()) {
+        if (!leader.getAsBoolean() || daemonSets == null) {
             return;
         }
         try {
@@ -341,7 +349,8 @@ final class PlanWriter {
                         .patch(PatchContext.of(PatchType.JSON), daemonSets.templatePatch(d.combination(), d.image(), d.version()));
             }
             count("daemonset");
-            LOG.log(Level.INFO, "driver DaemonSet " + d.name() + " (" + d.combination() + "): image " + d.image());
+            LOG.log(Level.INFO, "driver DaemonSet " + d.name() + " (" + d.combination() + "): image " + d.image()
+                    + ", template " + daemonSets.source() + " digest " + daemonSets.hash());
         } catch (KubernetesClientException e) {
             LOG.log(Level.WARNING, "driver DaemonSet " + d.name() + ": " + e.getMessage());
         }

@@ -21,6 +21,10 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
  * (Accept: the OCI index/manifest and Docker manifest list/v2 media types). Authentication: anonymous first; on
  * {@code 401} with {@code WWW-Authenticate: Basic} the credentials of the pull secret; with {@code Bearer
  * realm=...,service=...,scope=...} a token from the realm (GET, with the credentials if any), then the HEAD again.
+ * With a mirror ({@link RegistrySettings#mirror()}) the image is checked there instead of at its own registry. Every
+ * answer that is not "present" says what failed and, where the configuration can fix it, which key to set: a
+ * certificate that no trusted CA signs names {@code registryCaBundle} (chart value {@code preflight.registryCABundle}) and
+ * {@code registryInsecure}; refused credentials name the pull secret; a missing tag names the exact image reference.
  */
 public final class RegistryClient {
 
@@ -34,6 +38,7 @@ public final class RegistryClient {
     private final String scheme;
     private final Map<String, String> basicAuthByHost;
     private final Duration timeout;
+    private final RegistrySettings settings;
 
     /**
      * @param http the HTTP client
@@ -42,10 +47,23 @@ public final class RegistryClient {
      * @param timeout per request
      */
     public RegistryClient(HttpClient http, String scheme, Map<String, String> basicAuthByHost, Duration timeout) {
+        this(http, scheme, basicAuthByHost, timeout, RegistrySettings.DEFAULT);
+    }
+
+    /**
+     * @param http the HTTP client (its TLS context from {@link RegistrySettings#sslContext()})
+     * @param scheme {@code https} (production) or {@code http} (a plain-HTTP registry, tests)
+     * @param basicAuthByHost base64 {@code user:password} by registry host[:port], from a dockerconfigjson
+     * @param timeout per request
+     * @param settings the mirror, and what the messages say about the CA settings
+     */
+    public RegistryClient(HttpClient http, String scheme, Map<String, String> basicAuthByHost, Duration timeout,
+            RegistrySettings settings) {
         this.http = http;
         this.scheme = scheme;
         this.basicAuthByHost = basicAuthByHost;
         this.timeout = timeout;
+        this.settings = settings;
     }
 
     /**
@@ -81,9 +99,28 @@ public final class RegistryClient {
 
     /**
      * @param image {@code host[:port]/path/name:tag}
-     * @return present, missing (404 / MANIFEST_UNKNOWN) or an error with the detail (HTTP status, unreachable)
+     * @return present, missing (404 / MANIFEST_UNKNOWN; the detail names {@code image} and where it was looked
+     *         for) or an error with the detail (HTTP status, unreachable, TLS: what to configure)
      */
     public Reconciler.ImageStatus check(String image) {
+        Reconciler.ImageStatus s = check(image, scheme);
+        if (s.detail() != null && s.detail().startsWith(NOT_TLS) && settings.insecure() && "https".equals(scheme)) {
+            // registryInsecure as Docker's insecure-registries: HTTPS without verification, else plain HTTP
+            return check(image, "http");
+        }
+        return s;
+    }
+
+    /** Marks the answer of a registry that does not speak TLS (for the plain-HTTP retry of {@code insecure}). */
+    private static final String NOT_TLS = "\u0000not-tls:";
+
+    private Reconciler.ImageStatus check(String image, String scheme) {
+        Reconciler.ImageStatus s = checkOnce(image, scheme);
+        return s.detail() != null && s.detail().startsWith(NOT_TLS) && !(settings.insecure() && "https".equals(scheme))
+                ? new Reconciler.ImageStatus(false, false, s.detail().substring(NOT_TLS.length())) : s;
+    }
+
+    private Reconciler.ImageStatus checkOnce(String image, String scheme) {
         int slash = image.indexOf('/');
         int colon = image.lastIndexOf(':');
         if (slash <= 0 || colon < slash) {
@@ -92,6 +129,12 @@ public final class RegistryClient {
         String host = image.substring(0, slash);
         String name = image.substring(slash + 1, colon);
         String tag = image.substring(colon + 1);
+        String where = "registry " + host;
+        if (settings.mirrorHost() != null) {
+            where = "mirror " + settings.mirror() + " (registryMirror) of " + host;
+            host = settings.mirrorHost();
+            name = settings.mirrorPrefix().isEmpty() ? name : settings.mirrorPrefix() + "/" + name;
+        }
         URI uri = URI.create(scheme + "://" + host + "/v2/" + name + "/manifests/" + tag);
         try {
             HttpResponse<Void> r = head(uri, null);
@@ -101,29 +144,70 @@ public final class RegistryClient {
                 if (wa.regionMatches(true, 0, "Bearer", 0, 6)) {
                     String token = token(wa, basic);
                     if (token == null) {
-                        return new Reconciler.ImageStatus(false, false, "registry " + host + " refused a token");
+                        return new Reconciler.ImageStatus(false, false, where + " refused a token"
+                                + (basic == null ? "" : " for the pull secret's credentials for " + host));
                     }
                     r = head(uri, "Bearer " + token);
                 } else if (basic != null) {
                     r = head(uri, "Basic " + basic);
+                    if (r.statusCode() == 401) {
+                        return new Reconciler.ImageStatus(false, false, where + " refused the pull secret's credentials"
+                                + " for " + host + " (HTTP 401): check the user and password of its entry " + host);
+                    }
                 } else {
                     return new Reconciler.ImageStatus(false, false,
-                            "registry " + host + " requires credentials and the pull secret has none for it");
+                            where + " requires credentials and the pull secret has none for " + host
+                                    + " (set pullSecret to a dockerconfigjson Secret with an entry for " + host + ")");
                 }
             }
             return switch (r.statusCode()) {
                 case 200 -> Reconciler.ImageStatus.PRESENT;
-                case 404 -> new Reconciler.ImageStatus(false, true, "manifest unknown");
-                case 401, 403 -> new Reconciler.ImageStatus(false, false, "registry " + host + " denied access (HTTP "
-                        + r.statusCode() + ")");
-                default -> new Reconciler.ImageStatus(false, false, "registry " + host + " answered HTTP " + r.statusCode());
+                case 404 -> new Reconciler.ImageStatus(false, true, "manifest unknown: " + image + " is not in "
+                        + where + " (HEAD " + uri + " answered 404)");
+                case 401, 403 -> new Reconciler.ImageStatus(false, false, where + " denied access to " + image
+                        + " (HTTP " + r.statusCode() + ")");
+                default -> new Reconciler.ImageStatus(false, false, where + " answered HTTP " + r.statusCode()
+                        + " for " + image);
             };
+        } catch (javax.net.ssl.SSLException e) {
+            return new Reconciler.ImageStatus(false, false, tlsProblem(where, e));
         } catch (IOException e) {
-            return new Reconciler.ImageStatus(false, false, "registry " + host + " unreachable: " + e.getMessage());
+            return new Reconciler.ImageStatus(false, false, where + " unreachable: " + e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return new Reconciler.ImageStatus(false, false, "interrupted");
         }
+    }
+
+    /**
+     * @return what failed in a TLS handshake with the registry and what to configure: a certificate that no trusted
+     *         CA signs, a certificate that does not name the host, a registry that does not speak TLS; fail closed
+     *         (the image counts as unconfirmed)
+     */
+    private String tlsProblem(String where, javax.net.ssl.SSLException e) {
+        StringBuilder chain = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            chain.append(t.getClass().getName()).append(": ").append(t.getMessage()).append(" / ");
+        }
+        String c = chain.toString();
+        if (c.contains("PKIX path") || c.contains("CertPathBuilderException") || c.contains("unable to find valid certification path")) {
+            return where + " presents a TLS certificate that no trusted CA signs (" + e.getMessage() + "): "
+                    + (settings.caBundle().isEmpty() ? "set registryCaBundle (chart value preflight.registryCABundle) to the"
+                            + " registry's CA certificate"
+                            : "registryCaBundle " + settings.caBundle() + " does not hold the CA that signs it: add the"
+                                    + " registry's CA certificate to it")
+                    + ", or registryInsecure=true (preflight.insecure) to skip verification (test registries only)";
+        }
+        if (c.contains("No subject alternative") || c.contains("No name matching")) {
+            return where + " presents a TLS certificate that does not name it (" + e.getMessage() + "): reissue the"
+                    + " registry's certificate for the host name the images use, or registryInsecure=true"
+                    + " (preflight.insecure) to skip verification (test registries only)";
+        }
+        if (c.contains("Unsupported or unrecognized SSL message") || c.contains("plaintext connection")) {
+            return NOT_TLS + where + " does not speak TLS (" + e.getMessage() + "): set registryScheme=http, or"
+                    + " registryInsecure=true (chart value preflight.insecure), for a plain-HTTP registry";
+        }
+        return where + ": TLS handshake failed: " + c.substring(0, c.length() - 3);
     }
 
     private HttpResponse<Void> head(URI uri, String auth) throws IOException, InterruptedException {

@@ -9,7 +9,7 @@ import java.util.regex.Pattern;
 /**
  * Validates {@code spec} of an NPUOperatorCtl read as an untyped map (so that a malformed resource never breaks the
  * informer) into a {@link Policy}, or into a list of problems, each naming the field and what was expected. The
- * rules are the CRD schema's ({@code config/kubernetes/crd-npuoperatorctl.yaml}), checked again because a CRD may
+ * rules are the CRD schema's ({@code charts/npu-lifecycle/crds/crd-npuoperatorctl.yaml}), checked again because a CRD may
  * be installed without its schema or edited.
  */
 public final class SpecParser {
@@ -223,7 +223,7 @@ public final class SpecParser {
         return new DrainSettings(enable, npuOnly, selector, Duration.ofSeconds(timeout), grace, emptyDir, force, reboot);
     }
 
-    /** The fields of the CRD schema, per object (config/kubernetes/crd-npuoperatorctl.yaml). */
+    /** The fields of the CRD schema, per object (charts/npu-lifecycle/crds/crd-npuoperatorctl.yaml). */
     private static final Map<String, List<String>> FIELDS = Map.of(
             "spec", List.of("driver"),
             "spec.driver", List.of("version", "registry", "upgradePolicy", "recoveryPolicy"),

@@ -65,6 +65,14 @@ public final class UpgradeController implements AutoCloseable {
     private SharedIndexInformer<Node> nodeInf;
     private SharedIndexInformer<Pod> podInf;
     private SharedIndexInformer<DaemonSet> dsInf;
+    /** The driver DaemonSet template's ConfigMap (managed mode only; else null). */
+    private volatile SharedIndexInformer<io.fabric8.kubernetes.api.model.ConfigMap> templateInf;
+    /** When the template informer was started (monotonic nanoseconds). */
+    private volatile long templateSince;
+    /** How long (wall time) a reconcile waits for the template informer's first list before it reports a problem. */
+    static final Duration TEMPLATE_LIST_GRACE = Duration.ofSeconds(30);
+    private final DriverModes.Templates templates;
+    private final PodSecurityLabels podSecurity;
     /** Ages of the in-flight states measured with the monotonic clock (reconcile thread only). */
     private final DeadlineClock deadlineClock = new DeadlineClock();
     private long unhealthySince = Long.MIN_VALUE;
@@ -118,6 +126,9 @@ public final class UpgradeController implements AutoCloseable {
         this.drainWork = new DrainWork(client, time, writer, leader::get);
         this.recoveryWork = new RecoveryWork(client, time, writer, leader::get);
         this.worker = singleThread("npu-upgrade-reconcile");
+        this.templates = new DriverModes.Templates(client.getKubernetesSerialization(), cfg.namespace(),
+                cfg.driverDaemonSetConfigMap());
+        this.podSecurity = new PodSecurityLabels(client, cfg.namespace(), cfg.podSecurityLabels(), leader::get);
     }
 
     private static ExecutorService singleThread(String name) {
@@ -141,7 +152,15 @@ public final class UpgradeController implements AutoCloseable {
     /** Starts the informers and the periodic resync. Writes happen only after {@link #setLeader(boolean)} true. */
     public synchronized void start() {
         startInformers();
+        podSecurity.start(this::applyPodSecurity);
         resync();
+    }
+
+    /** Has the worker write the namespace's Pod Security labels when missing (while leader). */
+    private void applyPodSecurity() {
+        if (!closed) {
+            worker.execute(podSecurity::apply);
+        }
     }
 
     private synchronized void startInformers() {
@@ -175,6 +194,55 @@ public final class UpgradeController implements AutoCloseable {
             i.addEventHandler(cast(h));
             i.start(); // asynchronous: a reconcile before the first list sees empty caches and writes nothing
         }
+        startTemplateInformer();
+    }
+
+    /**
+     * Managed drivers: the informer on the template's ConfigMap, one object by name (list/watch with a
+     * {@code metadata.name} field selector). Kept out of {@link #informers}: a ConfigMap it cannot read (RBAC, an
+     * outage) holds the driver DaemonSets back ({@link DriverModes}), never the reconcile of the rest (recovery).
+     */
+    private synchronized void startTemplateInformer() {
+        if (cfg.hostDrivers()) {
+            return;
+        }
+        templateInf = client.configMaps().inNamespace(cfg.namespace()).withName(cfg.driverDaemonSetConfigMap())
+                .runnableInformer(0);
+        templateInf.addEventHandler(cast(new ResourceEventHandler<Object>() {
+            @Override
+            public void onAdd(Object obj) {
+                trigger();
+            }
+
+            @Override
+            public void onUpdate(Object o, Object n) {
+                trigger();
+            }
+
+            @Override
+            public void onDelete(Object obj, boolean unknown) {
+                trigger();
+            }
+        }));
+        templateSince = time.monotonicNanos();
+        templateInf.start();
+    }
+
+    /**
+     * @return the template's ConfigMap as the informer holds it; a problem while the informer has not listed it
+     *         after {@link #TEMPLATE_LIST_GRACE}; null while it may still come
+     */
+    private DriverModes.Current template() {
+        SharedIndexInformer<io.fabric8.kubernetes.api.model.ConfigMap> inf = templateInf;
+        if (inf != null && inf.hasSynced()) {
+            return templates.current(inf.getStore().getByKey(cfg.namespace() + "/" + cfg.driverDaemonSetConfigMap()));
+        }
+        if ((time.monotonicNanos() - templateSince) / time.scale() < TEMPLATE_LIST_GRACE.toNanos()) {
+            return null;
+        }
+        return new DriverModes.Current(null, "ConfigMap " + cfg.namespace() + "/" + cfg.driverDaemonSetConfigMap()
+                + " cannot be read (its informer has not listed it: RBAC list/watch on configmaps of that name, or the "
+                + "API server): no driver DaemonSet is written");
     }
 
     @SuppressWarnings("unchecked")
@@ -183,6 +251,14 @@ public final class UpgradeController implements AutoCloseable {
     }
 
     private synchronized void stopInformers() {
+        if (templateInf != null) {
+            try {
+                templateInf.stop();
+            } catch (RuntimeException e) {
+                LOG.log(Level.DEBUG, "informer stop: " + e);
+            }
+            templateInf = null;
+        }
         for (SharedIndexInformer<?> i : informers) {
             try {
                 i.stop();
@@ -214,6 +290,7 @@ public final class UpgradeController implements AutoCloseable {
                     writer.forgetStatus(); // re-read the CR's status: another leader may have written since
                 }
                 trigger();
+                applyPodSecurity();
             }
         }
     }
@@ -265,6 +342,11 @@ public final class UpgradeController implements AutoCloseable {
         // time (simulated nanos / scale)
         boolean longUnhealthy = unhealthySince != Long.MIN_VALUE
                 && (mono - unhealthySince) / time.scale() > Duration.ofSeconds(30).toNanos();
+        if (!longUnhealthy && informers.stream().allMatch(SharedIndexInformer::isRunning) && templateInf != null
+                && !templateInf.isRunning()) {
+            templateInf.stop(); // a failed first list (RBAC, outage): tried again each resync
+            startTemplateInformer();
+        }
         if (longUnhealthy || informers.stream().anyMatch(i -> !i.isRunning())) {
             unhealthySince = Long.MIN_VALUE;
             LOG.log(Level.WARNING, "informers not watching (API server restart, 410 Gone?): rebuilding them and all "
@@ -343,6 +425,9 @@ public final class UpgradeController implements AutoCloseable {
         reconciles.incrementAndGet();
         GenericKubernetesResource cr = crInf.getStore().getByKey(cfg.namespace() + "/" + cfg.resourceName());
         if (cr == null) {
+            if (!cfg.hostDrivers()) {
+                template(); // no CR to write a status on: a missing or malformed template is still logged (once)
+            }
             snapshot.set(Snapshot.EMPTY);
             return;
         }
@@ -360,12 +445,35 @@ public final class UpgradeController implements AutoCloseable {
         for (DaemonSet ds : dsInf.getStore().list()) {
             dsImages.put(ds.getMetadata().getName(), ds.getSpec().getTemplate().getSpec().getContainers().get(0).getImage());
         }
-        Reconciler.Inputs in = new Reconciler.Inputs(cr.getMetadata().getGeneration(), spec, paused, previous, nodes,
-                PodFacts.driverPods(pods), PodFacts.workloads(pods), preflight.results(), dsImages, recentlyDeleted, now,
-                stateAges(nodes, now, mono), preflight.whiteList(),
-                spec.valid() ? drainWork.left(nodes, pods, spec.policy().drain()) : Map.of(),
-                spec.valid() ? PodFacts.blocking(pods, spec.policy().gates().blockingPods()) : Map.of());
-        Reconciler.Plan plan = Reconciler.plan(in);
+        boolean host = cfg.hostDrivers();
+        DriverModes.Current template = host ? null : template();
+        if (!host && template == null) {
+            trigger(); // the template's first list is still in progress: decide with it
+            return;
+        }
+        boolean templateProblem = template != null && template.problem() != null;
+        if (!host) {
+            writer.template(template.renderer());
+        }
+        Map<String, Pod> driverPods = PodFacts.driverPods(pods);
+        // an unusable template blocks new slots as a pause does (DriverModes.withTemplate says why in the status)
+        Reconciler.Inputs in = new Reconciler.Inputs(cr.getMetadata().getGeneration(), spec, paused || templateProblem,
+                previous, nodes, driverPods, PodFacts.workloads(pods), preflight.results(), dsImages, recentlyDeleted,
+                now, stateAges(nodes, now, mono), preflight.whiteList(),
+                spec.valid() && !host ? drainWork.left(nodes, pods, spec.policy().drain()) : Map.of(),
+                spec.valid() && !host ? PodFacts.blocking(pods, spec.policy().gates().blockingPods()) : Map.of());
+        Reconciler.Plan plan;
+        if (host && spec.valid()) {
+            plan = DriverModes.hostPlan(cr.getMetadata().getGeneration(), spec.policy().version(), paused, nodes,
+                    previous, now);
+        } else if (host) {
+            plan = Reconciler.plan(in); // InvalidSpec: a status only, no write to any node
+        } else {
+            plan = DriverModes.withTemplate(Reconciler.plan(in), template.problem(), paused, driverPods, previous, now);
+            if (template.renderer() != null && spec.valid()) {
+                plan = withTemplateRefresh(plan, template.renderer(), nodes);
+            }
+        }
         RecoveryWork.Round recovery = spec.valid() ? recoveryWork.plan(nodes, pods, spec.recovery(), now) : null;
         if (recovery != null) {
             RecoveryWork.status(recovery, plan.status(), previous, now);
@@ -384,8 +492,8 @@ public final class UpgradeController implements AutoCloseable {
         boolean applied = writer.apply(plan, cr, mono);
         startDeadlines(plan, now, mono);
         RecoveryWork.Acted recovered = recovery == null ? null : recoveryWork.act(recovery, nodes);
-        Duration retry = spec.valid() ? drainWork.act(plan, nodes, pods, spec.policy(), recovered.skipUncordon())
-                : null;
+        Duration retry = spec.valid() && !host
+                ? drainWork.act(plan, nodes, pods, spec.policy(), recovered.skipUncordon()) : null;
         if (recovered != null && recovered.retry() != null) {
             retry = retry == null || recovered.retry().compareTo(retry) < 0 ? recovered.retry() : retry;
         }
@@ -399,6 +507,55 @@ public final class UpgradeController implements AutoCloseable {
             Duration d = Duration.between(now, plan.nextWakeup());
             time.schedule(this::trigger, d.isNegative() ? Duration.ZERO : d.plusMillis(1));
         }
+    }
+
+    /**
+     * Adds to the plan the driver DaemonSets written from another template than the current one (annotation
+     * {@value DriverDaemonSets#TEMPLATE_HASH}), with the image and version they run now: a changed template reaches
+     * the existing DaemonSets too, and with updateStrategy OnDelete no driver pod restarts for it; each pod takes it
+     * when it is next replaced (its node's next upgrade, or a person deleting it). Only DaemonSets of combinations of
+     * the current NPU nodes, and not those the plan writes already.
+     */
+    private Reconciler.Plan withTemplateRefresh(Reconciler.Plan plan, DriverDaemonSets renderer, Collection<Node> nodes) {
+        boolean stale = dsInf.getStore().list().stream().anyMatch(ds -> ds.getMetadata().getAnnotations() == null
+                || !renderer.hash().equals(ds.getMetadata().getAnnotations().get(DriverDaemonSets.TEMPLATE_HASH)));
+        if (!stale) {
+            return plan; // the usual case: no per-node work
+        }
+        Map<String, Combination> combos = new HashMap<>();
+        for (Node n : nodes) {
+            Combination c = PlannedNode.observe(n).combo;
+            if (c != null) {
+                combos.putIfAbsent(c.daemonSetName(), c);
+            }
+        }
+        Set<String> planned = new java.util.HashSet<>();
+        plan.daemonSets().forEach(d -> planned.add(d.name()));
+        List<Reconciler.DaemonSetApply> more = new ArrayList<>();
+        for (DaemonSet ds : dsInf.getStore().list()) {
+            String name = ds.getMetadata().getName();
+            Combination c = combos.get(name);
+            Map<String, String> ann = ds.getMetadata().getAnnotations();
+            if (c == null || planned.contains(name) || ann != null
+                    && renderer.hash().equals(ann.get(DriverDaemonSets.TEMPLATE_HASH))) {
+                continue;
+            }
+            var containers = ds.getSpec().getTemplate().getSpec().getContainers();
+            String version = containers.stream().flatMap(k -> k.getEnv() == null ? java.util.stream.Stream.empty()
+                    : k.getEnv().stream()).filter(e -> DriverDaemonSets.DRIVER_VERSION_ENV.equals(e.getName())
+                            && e.getValue() != null).map(io.fabric8.kubernetes.api.model.EnvVar::getValue)
+                    .findFirst().orElse(null);
+            if (version != null) {
+                more.add(new Reconciler.DaemonSetApply(c, name, containers.get(0).getImage(), version));
+            }
+        }
+        if (more.isEmpty()) {
+            return plan;
+        }
+        List<Reconciler.DaemonSetApply> all = new ArrayList<>(plan.daemonSets());
+        all.addAll(more);
+        return new Reconciler.Plan(plan.nodePatches(), plan.podDeletes(), all, plan.crEvents(), plan.imagesToCheck(),
+                plan.status(), plan.nodeStates(), plan.nextWakeup());
     }
 
     /**
@@ -461,6 +618,7 @@ public final class UpgradeController implements AutoCloseable {
             }
             stopInformers();
         }
+        podSecurity.close();
         worker.shutdownNow();
         preflight.close();
     }

@@ -57,6 +57,25 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
         @AttributeDefinition(name = "Pull secret", description = "dockerconfigjson pull secret (in namespace) with the registry credentials; empty = anonymous.")
         String pullSecret() default "";
 
+        @AttributeDefinition(name = "Registry CA file", description = "Absolute path of a PEM file of CA certificates"
+                + " that the registry preflight trusts beside the JVM's own (a registry whose certificate a private CA"
+                + " signs; chart value preflight.registryCABundle, mounted as a file); read at each check; empty = the JVM's"
+                + " CAs only. Without it such a registry fails the preflight (closed), naming the registry and this"
+                + " key.")
+        String registryCaBundle() default "";
+
+        @AttributeDefinition(name = "Registry mirror", description = "host[:port][/path] that the registry preflight"
+                + " checks instead of each driver image's own registry (where the nodes pull from when the container"
+                + " runtime mirrors it, e.g. mirror.local:5000/ascend; the pull secret's entry for the mirror's host"
+                + " is used); chart value preflight.mirror; empty = each image's own registry.")
+        String registryMirror() default "";
+
+        @AttributeDefinition(name = "Registry insecure", description = "As Docker's insecure-registries: check over"
+                + " HTTPS without verifying the registry's certificate (neither its CA nor its name), and over plain"
+                + " HTTP when the registry does not speak TLS; for a test registry only; logged as a warning at each"
+                + " check; chart value preflight.insecure.")
+        boolean registryInsecure() default false;
+
         @AttributeDefinition(name = "ImageWhiteList check", description = "When the cluster serves an ImageWhiteList "
                 + "kind (API discovery), check that every driver image tag the rollout needs is listed under "
                 + "spec.repoList before touching a node.")
@@ -95,6 +114,41 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
 
         @AttributeDefinition(name = "Lease holder identity", description = "Lease holder identity; empty = env POD_NAME, else hostname plus a random suffix.")
         String identity() default "";
+
+        /**
+         * @return {@code managed} or {@code host}; anything else is refused (the previous configuration is kept)
+         */
+        @AttributeDefinition(name = "Driver management", description = "managed (default, chart driver.enabled=true): "
+                + "the control plane writes one driver DaemonSet per (chip, kernel, OS) from the template of "
+                + "driverDaemonSetConfigMap and rolls spec.driver.version out; host (driver.enabled=false): the drivers "
+                + "are installed on the hosts by their administrator, no driver DaemonSet is written and "
+                + "spec.driver.version is reported in the status, never acted on; recovery of wedged chips runs in both.",
+                options = {@org.osgi.service.metatype.annotations.Option(label = "managed", value = "managed"),
+                    @org.osgi.service.metatype.annotations.Option(label = "host", value = "host")})
+        String driverManagement() default DriverModes.MANAGED;
+
+        /**
+         * @return the ConfigMap name; not a resource name = refused
+         */
+        @AttributeDefinition(name = "Driver DaemonSet template ConfigMap", description = "Name of the ConfigMap, in "
+                + "the namespace of this configuration, whose key driver-daemonset.yaml holds the driver DaemonSet "
+                + "template (read at run time through an informer; containers[0] = the vendor's driver image, "
+                + "containers[1] node-agent = the node agent). Missing or malformed: no driver DaemonSet is written and "
+                + "the status condition DriverTemplateReady=False names the ConfigMap and the field. A changed template "
+                + "is written to the existing DaemonSets (updateStrategy OnDelete: no driver pod restarts) and to the "
+                + "ones created next. Unused with driverManagement=host.")
+        String driverDaemonSetConfigMap() default ControllerConfig.DEFAULT_DRIVER_DAEMONSET_CONFIGMAP;
+
+        /**
+         * @return comma-separated mode=level; a bad entry is refused
+         */
+        @AttributeDefinition(name = "Pod Security labels", description = "Comma-separated mode=level (modes enforce, "
+                + "warn, audit; levels privileged, baseline, restricted), e.g. "
+                + "enforce=privileged,warn=privileged,audit=privileged: the leader writes the labels "
+                + "pod-security.kubernetes.io/<mode>=<level> onto the namespace of this configuration (JSON merge patch) "
+                + "and writes them again when they are removed or changed, so that the privileged node pods are admitted "
+                + "on a cluster whose default level is restricted. Empty (the default) = the namespace is left alone.")
+        String podSecurityLabels() default "";
     }
 
     private final KubernetesClient client;
@@ -171,7 +225,10 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
         LOG.log(Level.INFO, "upgrade orchestrator started for NPUOperatorCtl " + cfg.namespace() + "/" + cfg.resourceName()
                 + " (registryCheck " + cfg.registryCheck() + ", imageWhiteListCheck " + cfg.imageWhiteListCheck() + " "
                 + cfg.imageWhiteListNamespace() + "/" + cfg.imageWhiteListName() + ", leaderElection "
-                + cfg.leaderElection() + ")");
+                + cfg.leaderElection() + ", driverManagement " + cfg.driverManagement()
+                + (cfg.hostDrivers() ? "" : ", driver DaemonSet template ConfigMap " + cfg.namespace() + "/"
+                        + cfg.driverDaemonSetConfigMap())
+                + (cfg.podSecurityLabels().isEmpty() ? "" : ", Pod Security labels " + cfg.podSecurityLabels()) + ")");
     }
 
     private void stopController() {
@@ -243,6 +300,12 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
         if (!"https".equals(c.registryScheme()) && !"http".equals(c.registryScheme())) {
             bad.add(new Refusal("registryScheme", null, "'" + c.registryScheme() + "' (expected https or http)"));
         }
+        RegistrySettings registry = new RegistrySettings(c.registryCaBundle(), c.registryMirror(), c.registryInsecure());
+        String registryProblem = registry.problem();
+        if (registryProblem != null) {
+            int colon = registryProblem.indexOf(": ");
+            bad.add(new Refusal(registryProblem.substring(0, colon), null, registryProblem.substring(colon + 2)));
+        }
         if (c.reconcileDelayMillis() < 0 || c.resyncSeconds() < 1 || c.statusIntervalSeconds() < 0) {
             bad.add(new Refusal("reconcileDelayMillis/resyncSeconds/statusIntervalSeconds", null,
                     "negative or zero resync"));
@@ -250,6 +313,21 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
         if (!(c.retryPeriodSeconds() < c.renewDeadlineSeconds() && c.renewDeadlineSeconds() < c.leaseDurationSeconds())) {
             bad.add(new Refusal("leaseDurationSeconds/renewDeadlineSeconds/retryPeriodSeconds", null,
                     "expected retryPeriod < renewDeadline < leaseDuration, got " + c.retryPeriodSeconds() + "/" + c.renewDeadlineSeconds() + "/" + c.leaseDurationSeconds()));
+        }
+        String management = c.driverManagement() == null ? "" : c.driverManagement().trim();
+        if (!DriverModes.MANAGED.equals(management) && !DriverModes.HOST.equals(management)) {
+            bad.add(new Refusal("driverManagement", null, "'" + c.driverManagement() + "' (expected managed or host)"));
+        }
+        if (c.driverDaemonSetConfigMap() == null
+                || !c.driverDaemonSetConfigMap().matches("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")) {
+            bad.add(new Refusal("driverDaemonSetConfigMap", null,
+                    "'" + c.driverDaemonSetConfigMap() + "' is not a ConfigMap name"));
+        }
+        Map<String, String> psa = Map.of();
+        try {
+            psa = PodSecurityLabels.parse(c.podSecurityLabels());
+        } catch (IllegalArgumentException e) {
+            bad.add(new Refusal("podSecurityLabels", null, e.getMessage()));
         }
         if (!bad.isEmpty()) {
             LOG.log(Level.ERROR, "PID " + PID + " key " + bad.stream().map(b -> b.key() + ": " + b.reason())
@@ -262,7 +340,8 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
                 Duration.ofSeconds(c.resyncSeconds()), Duration.ofSeconds(c.statusIntervalSeconds()), c.leaderElection(),
                 c.leaseName(), Duration.ofSeconds(c.leaseDurationSeconds()), Duration.ofSeconds(c.renewDeadlineSeconds()),
                 Duration.ofSeconds(c.retryPeriodSeconds()), c.identity() == null ? "" : c.identity(),
-                c.imageWhiteListCheck(), c.imageWhiteListNamespace(), c.imageWhiteListName());
+                c.imageWhiteListCheck(), c.imageWhiteListNamespace(), c.imageWhiteListName(), management,
+                c.driverDaemonSetConfigMap(), psa, registry);
     }
 
     private UpgradeController.Snapshot snap() {

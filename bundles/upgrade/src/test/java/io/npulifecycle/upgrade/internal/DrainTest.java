@@ -43,7 +43,7 @@ import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
  * The upgrade drain on a real kube-apiserver (the Eviction API and PodDisruptionBudgets exist only there; its
  * kube-controller-manager runs the disruption controller): cordon, evictions with backoff, the PDB named when it
  * blocks, the timeout, uncordon only of what the controller cordoned, controller-less pods, DaemonSet and mirror pods.
- * The controller runs under its ServiceAccount (config/kubernetes RBAC); its eviction requests are counted at its
+ * The controller runs under its ServiceAccount (the chart's RBAC); its eviction requests are counted at its
  * HTTP client. A small kubelet ends workload pods deleted with a grace period; the emulator plays the node agents.
  * Clock: 200 simulated seconds per wall second.
  */
@@ -118,7 +118,7 @@ class DrainTest {
     }
 
     /**
-     * A started, leading controller under its ServiceAccount (config/kubernetes RBAC), without leader election or
+     * A started, leading controller under its ServiceAccount (the chart's RBAC), without leader election or
      * registry checks, closed with {@code c}.
      *
      * @param evictions counts the controller's eviction requests, at its HTTP client

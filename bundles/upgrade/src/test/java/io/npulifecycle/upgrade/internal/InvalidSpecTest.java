@@ -26,7 +26,7 @@ import io.npulifecycle.testing.support.Waits;
 import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
 
 /**
- * A spec that the CRD schema (config/kubernetes/crd-npuoperatorctl.yaml) lets through and the controller's own
+ * A spec that the CRD schema (charts/npu-lifecycle/crds/crd-npuoperatorctl.yaml) lets through and the controller's own
  * validation ({@link SpecParser}) refuses: {@code maxUnavailable} as an integer above 100000 (the schema has only
  * {@code minimum: 0} for the integer branch of its int-or-string). On a real kube-apiserver the server stores it
  * (the schema is enforced there, so the value really passed it); on either backend the leading controller, on the

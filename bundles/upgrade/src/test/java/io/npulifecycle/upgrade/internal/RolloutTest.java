@@ -36,7 +36,7 @@ import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
 /**
  * Rollouts with node agents emulated at the Kubernetes level, against each {@link ClusterBackend}: the embedded
  * mock (CRUD) and a real kube-apiserver with etcd, where the controller authenticates with a token of its
- * ServiceAccount {@value #CONTROL_PLANE_SA} (config/kubernetes RBAC applied) and the emulator, which plays the
+ * ServiceAccount {@value #CONTROL_PLANE_SA} (the chart's RBAC applied) and the emulator, which plays the
  * DaemonSet controller, the kubelet and the node agents, as admin. Clock: 200 simulated seconds per wall second (a
  * 60 s reboot takes 0.3 s).
  */
@@ -439,14 +439,17 @@ class RolloutTest {
         emulator.rebootDuration = Duration.ofSeconds(60);
         awaitComplete("24.0.0");
         assertNull(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
-        // the DaemonSet was created from the manifest template and its whole pod template patched at the new target
+        // the DaemonSet was created from the ConfigMap's template and its whole pod template patched at the new target:
+        // containers[0] the driver image, containers[1] the node agent (privileged, DRIVER_VERSION)
         var dss = c.admin().apps().daemonSets().inNamespace(NodeAgentEmulator.NS).list().getItems();
         assertEquals(1, dss.size());
         var pod = dss.get(0).getSpec().getTemplate().getSpec();
         assertTrue(pod.getContainers().get(0).getImage().contains(":24.0.0-"), pod.getContainers().get(0).getImage());
-        assertTrue(pod.getContainers().get(0).getEnv().stream()
+        assertEquals("node-agent", pod.getContainers().get(1).getName());
+        assertTrue(pod.getContainers().get(1).getEnv().stream()
                 .anyMatch(e -> "DRIVER_VERSION".equals(e.getName()) && "24.0.0".equals(e.getValue())), "DRIVER_VERSION follows the image");
-        assertTrue(Boolean.TRUE.equals(pod.getHostPID()) && Boolean.TRUE.equals(pod.getContainers().get(0).getSecurityContext().getPrivileged()));
+        // containers[1] is the node agent beside the vendor's driver container (the chart's template)
+        assertTrue(Boolean.TRUE.equals(pod.getHostPID()) && Boolean.TRUE.equals(pod.getContainers().get(1).getSecurityContext().getPrivileged()));
         assertEquals("npu-lifecycle-node-agent", pod.getServiceAccountName());
         assertEquals(8, pod.getVolumes().size(), "the template's volumes");
     }

@@ -22,7 +22,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 /** The spec parser (controller-side validation) and the CRD schema reject the same bad specs. */
 class SpecAndCrdTest {
 
-    static final Path CRD = Path.of("../../config/kubernetes/crd-npuoperatorctl.yaml");
+    static final Path CRD = Path.of("../../charts/npu-lifecycle/crds/crd-npuoperatorctl.yaml");
 
     static Map<String, Object> spec(Map<String, Object> driver) {
         return Map.of("driver", driver);
@@ -89,9 +89,9 @@ class SpecAndCrdTest {
         assertFalse(mu.matcher("101%").matches() || mu.matcher("-3").matches() || mu.matcher("x").matches());
         assertEquals(0.0, up.getProperties().get("deadlines").getProperties().get("validationSeconds").getMinimum().doubleValue());
         assertEquals(0.0, driver.getProperties().get("recoveryPolicy").getProperties().get("maxReboots").getMinimum().doubleValue());
-        // the sample is valid for the controller
+        // the chart's NPUOperatorCtl (npuOperatorCtl.create=true, rendered by module charts) is valid for the controller
         Map<?, ?> sample = new KubernetesSerialization().unmarshal(
-                Files.readString(Path.of("../../config/kubernetes/npuoperatorctl-sample.yaml")), Map.class);
+                Files.readString(Path.of("../../charts/target/samples/80-npuoperatorctl.yaml")), Map.class);
         assertTrue(SpecParser.parse(sample.get("spec")).valid());
     }
 

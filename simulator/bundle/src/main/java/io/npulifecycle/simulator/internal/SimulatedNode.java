@@ -385,16 +385,27 @@ public final class SimulatedNode {
         save();
     }
 
+    /** The driver the host loads at boot by itself (drivers installed on the host), or null. */
+    private volatile String hostDriver;
+
+    /**
+     * @param version the driver the emulated host loads at every boot by itself (an administrator's installation,
+     *        {@code loadAtBoot}), or null: none until the node agent loads one
+     */
+    void hostDriver(String version) {
+        this.hostDriver = version;
+    }
+
     /**
      * A reboot: a new boot id, the marker folder (a tmpfs) emptied, the wedges that are not persistent ended, no driver
-     * loaded until the node agent loads one from the fresh boot.
+     * loaded until the node agent loads one from the fresh boot (or the host's own, {@link #hostDriver(String)}).
      */
     void reboot() throws IOException {
         rebootPending = false;
         bootId = newBootId.get();
         reboots++;
         devNumZeroUntilReboot = false;
-        loadedVersion = null;
+        loadedVersion = hostDriver;
         for (Map.Entry<ChipId, ChipState> e : chips.entrySet()) {
             if (!persistent.getOrDefault(e.getKey(), false)) {
                 e.setValue(ChipState.HEALTHY);

@@ -89,6 +89,15 @@ public class SimulatorComponent implements SimulatorMXBean {
                     @org.osgi.service.metatype.annotations.Option(value = "none")})
         String restartMode() default "framework";
 
+        /**
+         * @return whether a reboot loads the installed driver by itself
+         */
+        @AttributeDefinition(name = "Host loads the driver at boot", description = "true: the emulated host loads "
+                + "driverVersion at every boot by itself, as a host whose administrator installed the driver "
+                + "(driverManagement=host, node agent mode=host: the agent never loads); false (default): no driver is "
+                + "loaded after a reboot until the node agent loads one (managed drivers).")
+        boolean loadAtBoot() default false;
+
         @AttributeDefinition(name = "Real device path", description = "Path whose existence means real Ascend devices are present.")
         String realDevicePath() default "/dev/davinci_manager";
 
@@ -130,6 +139,7 @@ public class SimulatorComponent implements SimulatorMXBean {
         if (problem != null) {
             LOG.log(Level.WARNING, "Simulator: " + problem);
         }
+        node.hostDriver(config.loadAtBoot() ? config.driverVersion() : null);
         if (node.rebootPending()) {
             String before = node.bootId();
             node.reboot();

@@ -61,7 +61,7 @@ public interface ClusterBackend extends AutoCloseable {
     Path writeKubeconfig(Path file);
 
     /**
-     * Installs the NPUOperatorCtl CRD from {@code config/kubernetes/crd-npuoperatorctl.yaml} (found from the working
+     * Installs the NPUOperatorCtl CRD from {@code charts/npu-lifecycle/crds/crd-npuoperatorctl.yaml} (found from the working
      * folder or a parent, or the system property {@code npu.crd.file}) and waits until it is served.
      *
      * @return the CRD file applied, or null when the backend registered the type without a file (embedded only)

@@ -83,8 +83,9 @@ public final class EmbeddedCluster implements ClusterBackend {
     public static final String DEFAULT_OS_IMAGE = "openEuler 24.03 (LTS-SP3)";
     /** Kubernetes version the cluster reports on {@code /version}. */
     public static final String KUBERNETES_VERSION = "v1.32.0";
-    /** Where {@link #installCrd()} looks for the CRD, relative to the repository root. */
-    public static final String CRD_FILE = "config/kubernetes/crd-npuoperatorctl.yaml";
+    /** Where {@link #installCrd()} looks for the CRD, relative to the repository root: the chart rendered for kubectl
+     * by module charts (its sources: charts/npu-lifecycle/crds/). */
+    public static final String CRD_FILE = "charts/target/kubectl/crd-npuoperatorctl.yaml";
     /** System property naming the CRD file explicitly. */
     public static final String CRD_FILE_PROPERTY = "npu.crd.file";
 
@@ -479,7 +480,7 @@ public final class EmbeddedCluster implements ClusterBackend {
     }
 
     /**
-     * Creates (or updates) every object of a YAML file, e.g. {@code config/kubernetes/npuoperatorctl-sample.yaml}.
+     * Creates (or updates) every object of a YAML file, e.g. {@code charts/target/samples/80-npuoperatorctl.yaml}.
      * Custom resources need their type served first ({@link #installCrd()}). The mock applies no CRD defaults and
      * no schema validation.
      *

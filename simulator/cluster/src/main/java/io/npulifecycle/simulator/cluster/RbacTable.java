@@ -22,7 +22,7 @@ import java.util.regex.Pattern;
  * | `ClusterRole/npu-lifecycle-node-agent` | `core` | `nodes` | `list`, `watch` | | `NodeSync#startInformers` | why |
  * </pre>
  *
- * The manifests tests compare it with the rules of {@code config/kubernetes/}, the real-server tests with what the API
+ * The manifests tests compare it with the rules of {@code charts/target/kubectl/} (the chart rendered by module charts), the real-server tests with what the API
  * server grants each ServiceAccount ({@code kubectl auth can-i --list}).
  */
 public final class RbacTable {

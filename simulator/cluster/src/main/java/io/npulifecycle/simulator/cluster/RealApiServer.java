@@ -59,17 +59,23 @@ import io.npulifecycle.simulator.cluster.internal.ServerProbe;
  *
  * <pre>
  * try (RealApiServer api = RealApiServer.start()) {
- *     api.apply(Path.of("config/kubernetes/10-rbac-node-agent.yaml"));
+ *     api.apply(Path.of("charts/npu-lifecycle/templates/10-rbac-node-agent.yaml"));
  *     api.addNode(EmbeddedCluster.npuNode("node-0"));
  *     String token = api.podBoundToken("npu-operator", "npu-lifecycle-node-agent", "agent-node-0", Duration.ofHours(1));
  *     try (KubernetesClient agent = api.newTokenClient(token, c -> { })) { ... }
  * }
  * </pre>
  *
+ * <p>Install mode ({@code RealApiServer.builder().installMode(true).start()}, for helm and {@code kubectl apply}
+ * tests): Pod Security admission {@code restricted} is the cluster default, and kube-controller-manager also runs the
+ * Deployment, ReplicaSet, DaemonSet, Job, garbage-collector and ServiceAccount controllers
+ * ({@link Builder#installMode(boolean)}); pods still stay Pending (no scheduler, no kubelet).
+ *
  * <p>Faults for watch-recovery tests: {@link #restartApiServer()} (kube-apiserver killed and started again, etcd and
  * its data kept) and {@link #compact()} (etcd compacted: old resourceVersions answer 410 Gone).
  *
- * <p>No scheduler or kubelet runs, and of the controllers only the disruption controller: nothing creates the
+ * <p>No scheduler or kubelet runs, and of the controllers (outside install mode) only the disruption controller:
+ * nothing creates the
  * {@code default} ServiceAccount of a namespace ({@link #ensureNamespace} does), creates the pods of a ReplicaSet,
  * schedules or runs pods, watches node heartbeats, or garbage-collects; a deleted pod of a node
  * stays Terminating until it is deleted again with grace period 0 (the kubelet's part); the status sent with a
@@ -99,6 +105,7 @@ public final class RealApiServer implements ClusterBackend {
     private Duration controllerManagerStartDuration;
     private final Duration startTimeout;
     private final LongSupplier nanoClock;
+    private final boolean installMode;
     private KubePki pki;
     private ChildProcess etcd;
     private volatile ChildProcess apiserver;
@@ -110,9 +117,10 @@ public final class RealApiServer implements ClusterBackend {
     private final BackendClients.Shared shared = new BackendClients.Shared(this::newClient);
     private volatile boolean closed;
 
-    private RealApiServer(KubeBinaries bin, Duration timeout, LongSupplier nanoClock, List<String> extraApiServerFlags)
-            throws IOException {
+    private RealApiServer(KubeBinaries bin, Duration timeout, LongSupplier nanoClock, List<String> extraApiServerFlags,
+            boolean installMode) throws IOException {
         this.startTimeout = timeout;
+        this.installMode = installMode;
         this.nanoClock = nanoClock;
         long t0 = nanoClock.getAsLong();
         RunRecords records = RunRecords.standard();
@@ -143,6 +151,11 @@ public final class RealApiServer implements ClusterBackend {
                 int apiPort = LoopbackPorts.shared().allocate();
                 List<String> command = new ArrayList<>(KubeCommandLines.kubeApiserver(bin, pki,
                         data.resolve("apiserver-certs"), etcdUrl, apiPort, SERVICE_ACCOUNT_ISSUER));
+                if (installMode) {
+                    Path admission = data.resolve("admission-configuration.yaml");
+                    Files.writeString(admission, KubeCommandLines.RESTRICTED_ADMISSION_CONFIGURATION);
+                    command.addAll(KubeCommandLines.restrictedPodSecurityFlags(admission));
+                }
                 command.addAll(extraApiServerFlags);
                 apiServerCommand = List.copyOf(command);
                 apiserver = startChild("kube-apiserver", apiServerCommand, data.resolve("kube-apiserver.log"));
@@ -158,7 +171,8 @@ public final class RealApiServer implements ClusterBackend {
             for (int attempt = 1; !ready; attempt++) {
                 int port = LoopbackPorts.shared().allocate();
                 controllerManager = startChild("kube-controller-manager",
-                        KubeCommandLines.kubeControllerManager(bin, pki, kubeconfig, port),
+                        KubeCommandLines.kubeControllerManager(bin, pki, kubeconfig, port, installMode
+                                ? KubeCommandLines.INSTALL_CONTROLLERS : KubeCommandLines.CONTROLLERS),
                         data.resolve("kube-controller-manager.log"));
                 record.add(controllerManager);
                 ready = awaitReady("https://127.0.0.1:" + port + "/healthz", controllerManager, timeout, t0, attempt);
@@ -241,11 +255,113 @@ public final class RealApiServer implements ClusterBackend {
      */
     public static RealApiServer start(KubeBinaries bin, Duration timeout, LongSupplier nanoClock,
             List<String> extraApiServerFlags) {
-        try {
-            return new RealApiServer(bin, timeout, nanoClock, extraApiServerFlags);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot create the data folder of a real API server", e);
+        return builder().binaries(bin).startTimeout(timeout).nanoClock(nanoClock).apiServerFlags(extraApiServerFlags)
+                .start();
+    }
+
+    /**
+     * @return a builder with the defaults of {@link #start()}: the binaries of {@link KubeBinaries#fromSystemProperties()},
+     *         {@link #DEFAULT_START_TIMEOUT}, {@link System#nanoTime()}, no extra flags, install mode off
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * How a {@link RealApiServer} starts. Not thread-safe; {@link #start()} may be called more than once (each call
+     * starts a new server).
+     */
+    public static final class Builder {
+        private Supplier<KubeBinaries> binaries = KubeBinaries::fromSystemProperties;
+        private Duration startTimeout = DEFAULT_START_TIMEOUT;
+        private LongSupplier nanoClock = System::nanoTime;
+        private List<String> apiServerFlags = List.of();
+        private boolean installMode;
+
+        private Builder() {
         }
+
+        /**
+         * @param bin the binaries (default: {@link KubeBinaries#fromSystemProperties()}, read at {@link #start()})
+         * @return this builder
+         */
+        public Builder binaries(KubeBinaries bin) {
+            this.binaries = () -> bin;
+            return this;
+        }
+
+        /**
+         * @param timeout how long {@link #start()} waits for each process to get ready, in total (default
+         *        {@link #DEFAULT_START_TIMEOUT})
+         * @return this builder
+         */
+        public Builder startTimeout(Duration timeout) {
+            this.startTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * @param clock monotonic nanoseconds, for the deadlines (default {@link System#nanoTime()})
+         * @return this builder
+         */
+        public Builder nanoClock(LongSupplier clock) {
+            this.nanoClock = clock;
+            return this;
+        }
+
+        /**
+         * @param flags kube-apiserver flags after the standard ones (a later flag wins), e.g.
+         *        {@code --watch-cache=false}; default none
+         * @return this builder
+         */
+        public Builder apiServerFlags(List<String> flags) {
+            this.apiServerFlags = List.copyOf(flags);
+            return this;
+        }
+
+        /**
+         * Install mode, for tests that install the product as an operator would (helm, {@code kubectl apply}):
+         * Pod Security admission {@code restricted} (enforce, audit and warn) is the default of every namespace
+         * without its own {@code pod-security.kubernetes.io/*} labels ({@link
+         * KubeCommandLines#RESTRICTED_ADMISSION_CONFIGURATION}, no exemptions), and kube-controller-manager runs
+         * the controllers an installation needs ({@link KubeCommandLines#INSTALL_CONTROLLERS}: Deployments,
+         * ReplicaSets, DaemonSets, Jobs, garbage collection, default ServiceAccounts). Pods are still never
+         * scheduled nor run: the pods those controllers create stay Pending. Off by default: the other tests and the
+         * scenarios create pods themselves (some privileged, in unlabelled namespaces) and start faster without
+         * these controllers (the garbage collector's graph watches every resource).
+         *
+         * @param on true for install mode
+         * @return this builder
+         */
+        public Builder installMode(boolean on) {
+            this.installMode = on;
+            return this;
+        }
+
+        /**
+         * Starts etcd, kube-apiserver and kube-controller-manager and waits until they are ready, as
+         * {@link RealApiServer#start()}.
+         *
+         * @return the ready server; the caller closes it
+         * @throws IllegalStateException when the binaries are missing (the message says what to install or build),
+         *         a process exits or the timeout passes (the message has the end of its log)
+         * @throws UncheckedIOException when the data folder cannot be written
+         */
+        public RealApiServer start() {
+            try {
+                return new RealApiServer(binaries.get(), startTimeout, nanoClock, apiServerFlags, installMode);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot create the data folder of a real API server", e);
+            }
+        }
+    }
+
+    /**
+     * @return true when started in install mode ({@link Builder#installMode(boolean)}): Pod Security
+     *         {@code restricted} by default, the workload controllers running
+     */
+    public boolean installMode() {
+        return installMode;
     }
 
     @Override

@@ -62,7 +62,7 @@ class KubectlRunbookTest {
         Assumptions.assumeTrue(Files.isExecutable(KUBECTL), "kubectl is not installed at " + KUBECTL
                 + ": the runbook commands cannot be checked here (CI machines have it)");
         cluster = ClusterBackends.start(kind);
-        crd = cluster.installCrd(); // config/kubernetes/crd-npuoperatorctl.yaml when the repository has it
+        crd = cluster.installCrd(); // charts/npu-lifecycle/crds/crd-npuoperatorctl.yaml when the repository has it
         for (int i = 0; i < 3; i++) {
             cluster.addNode(EmbeddedCluster.npuNode("node-" + i));
         }

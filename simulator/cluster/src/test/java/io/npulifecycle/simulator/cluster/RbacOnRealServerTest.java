@@ -28,7 +28,7 @@ import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.npulifecycle.simulator.cluster.RbacTable.Permission;
 
 /**
- * RBAC proven on a real kube-apiserver: after every manifest of {@code config/kubernetes/} is applied, what the server
+ * RBAC proven on a real kube-apiserver: after every manifest of {@code charts/target/kubectl/} (the chart rendered by module charts) is applied, what the server
  * grants each ServiceAccount of the manifests ({@code kubectl auth can-i --list
  * --as=system:serviceaccount:npu-operator:<sa>}) equals the permission table of {@code docs/security.md}, in every
  * namespace the table names and in one it does not name (where only the ClusterRoles apply).
@@ -84,8 +84,8 @@ class RbacOnRealServerTest {
     @Test
     void everyServiceAccountHasExactlyThePermissionsOfSecurityMd() throws Exception {
         assertEquals(List.of("npu-lifecycle-control-plane", "npu-lifecycle-node-agent"), serviceAccounts,
-                "the ServiceAccounts of config/kubernetes");
-        RbacTable table = RbacTable.read(RealApiServerTest.findManifests().resolve("../../docs/security.md")
+                "the ServiceAccounts of the chart");
+        RbacTable table = RbacTable.read(RealApiServerTest.findManifests().resolve("../../../docs/security.md")
                 .normalize());
         Set<String> namespaces = new TreeSet<>(List.of(OTHER_NAMESPACE));
         List<String> problems = new ArrayList<>();

@@ -53,7 +53,7 @@ import io.npulifecycle.simulator.cluster.internal.RunRecords;
 import io.npulifecycle.simulator.cluster.internal.ServerProbe;
 
 /**
- * {@link RealApiServer} against the real kubectl and the product's manifests (config/kubernetes): the install of
+ * {@link RealApiServer} against the real kubectl and the product's manifests (the chart charts/npu-lifecycle, rendered): the install of
  * the README on a clean server, the CRD's printer columns and schema, RBAC and the node agent's
  * ValidatingAdmissionPolicy with a pod-bound token, and that nothing is left behind, also after a SIGKILL.
  * Without the binaries (no Go) or kubectl these tests fail, saying what to install.
@@ -115,24 +115,30 @@ class RealApiServerTest {
         assertTrue(who.out.startsWith("admin ") && who.out.contains("system:masters"), who.toString());
     }
 
-    /** README "Install": namespace and CRD, wait for it, the Jolokia Secret, then the whole folder. */
+    /**
+     * README "Without helm": the combined manifest the chart renders (charts/target/npu-lifecycle.yaml: the namespace,
+     * the CRD, RBAC, the policy, the workloads) with {@code kubectl apply --server-side}, the Jolokia Secret, then an
+     * NPUOperatorCtl of the user's (the chart's default instance, which installing never creates by itself).
+     */
     @Test
     @Order(2)
     void readmeInstallAppliesEveryManifestOnACleanServer() throws Exception {
-        ok("apply", "-f", manifests.resolve("00-namespace.yaml").toString(), "-f",
-                manifests.resolve("crd-npuoperatorctl.yaml").toString());
+        Path combined = manifests.getParent().resolve("npu-lifecycle.yaml");
+        Run all = ok("apply", "--server-side", "-f", combined.toString());
         ok("wait", "--for", "condition=established", "--timeout=60s", "crd/npuoperatorctls.npu.openfuyao.com");
         ok("-n", NS, "create", "secret", "generic", "npu-lifecycle-jolokia", "--from-literal=user=operator",
                 "--from-literal=password=not-a-real-one");
-        Run all = ok("apply", "-f", manifests.toString());
         for (String expected : List.of("namespace/npu-operator", "serviceaccount/" + AGENT_SA,
                 "clusterrole.rbac.authorization.k8s.io/" + AGENT_SA,
                 "validatingadmissionpolicy.admissionregistration.k8s.io/npu-lifecycle-node-agent-own-node",
                 "validatingadmissionpolicybinding.admissionregistration.k8s.io/npu-lifecycle-node-agent-own-node",
                 "deployment.apps/npu-lifecycle-control-plane", "configmap/npu-lifecycle-node-config",
-                "npuoperatorctl.npu.openfuyao.com/npuoperatorctl-sample")) {
+                "configmap/npu-lifecycle-driver-daemonset", "configmap/npu-lifecycle-control-plane-config")) {
             assertTrue(all.out.contains(expected), expected + " in\n" + all);
         }
+        assertFalse(all.out.contains("npuoperatorctl.npu.openfuyao.com/"), "installing starts no rollout: " + all);
+        Run cr = ok("apply", "-f", manifests.getParent().resolve("samples/80-npuoperatorctl.yaml").toString());
+        assertTrue(cr.out.contains("npuoperatorctl.npu.openfuyao.com/npuoperatorctl-sample"), cr.toString());
         assertFalse(all.err.contains("Warning"), "no warnings: " + all);
         Run policies = ok("get", "validatingadmissionpolicy", "npu-lifecycle-node-agent-own-node", "-o",
                 "jsonpath={.status.typeChecking}");
@@ -445,10 +451,10 @@ class RealApiServerTest {
     static Path findManifests() {
         for (Path d = Paths.get("").toAbsolutePath(); d != null; d = d.getParent()) {
             if (Files.isRegularFile(d.resolve(EmbeddedCluster.CRD_FILE))) {
-                return d.resolve("config/kubernetes");
+                return d.resolve(EmbeddedCluster.CRD_FILE).getParent();
             }
         }
-        throw new IllegalStateException("config/kubernetes not found above " + Paths.get("").toAbsolutePath());
+        throw new IllegalStateException(EmbeddedCluster.CRD_FILE + " (build module charts) not found above " + Paths.get("").toAbsolutePath());
     }
 
     static String read(Path p) {

@@ -37,6 +37,8 @@ final class DaemonSetController implements Runnable {
     static final String NAMESPACE = NodeKeys.DRIVER_NAMESPACE;
     static final String APP_LABEL = "app";
     static final String APP = NodeKeys.DRIVER_APP;
+    /** The chart's node-agent DaemonSet of driver.enabled=false (drivers installed on the hosts). */
+    static final String NODE_AGENT_APP = "npu-lifecycle-node-agent";
 
     private final KubernetesClient client;
     private final Map<String, SimNode> nodes;
@@ -112,7 +114,7 @@ final class DaemonSetController implements Runnable {
         kubelet();
         List<DaemonSet> daemonSets = client.apps().daemonSets().inNamespace(NAMESPACE).list().getItems();
         List<Node> clusterNodes = client.nodes().list().getItems();
-        List<Pod> pods = client.pods().inNamespace(NAMESPACE).withLabel(APP_LABEL, APP).list().getItems();
+        List<Pod> pods = client.pods().inNamespace(NAMESPACE).withLabelIn(APP_LABEL, APP, NODE_AGENT_APP).list().getItems();
         for (DaemonSet ds : daemonSets) {
             PodSpec template = ds.getSpec().getTemplate().getSpec();
             Map<String, String> selector = template.getNodeSelector() == null ? Map.of() : template.getNodeSelector();
@@ -145,7 +147,7 @@ final class DaemonSetController implements Runnable {
                 }
             }
         }
-        pods = client.pods().inNamespace(NAMESPACE).withLabel(APP_LABEL, APP).list().getItems();
+        pods = client.pods().inNamespace(NAMESPACE).withLabelIn(APP_LABEL, APP, NODE_AGENT_APP).list().getItems();
         for (SimNode node : nodes.values()) {
             // a terminating pod's container is stopped (SIGTERM) as the kubelet does at the start of the deletion
             Pod pod = pods.stream().filter(p -> node.name().equals(p.getSpec().getNodeName())

@@ -26,9 +26,9 @@ import io.npulifecycle.simulator.cluster.RealApiServer;
  */
 final class RuntimeCredentials {
 
-    /** ServiceAccount of the node agents (config/kubernetes/10-rbac-node-agent.yaml). */
+    /** ServiceAccount of the node agents (charts/npu-lifecycle/templates/10-rbac-node-agent.yaml). */
     static final String NODE_AGENT = "npu-lifecycle-node-agent";
-    /** ServiceAccount of the control plane (config/kubernetes/11-rbac-control-plane.yaml). */
+    /** ServiceAccount of the control plane (charts/npu-lifecycle/templates/11-rbac-control-plane.yaml). */
     static final String CONTROL_PLANE = "npu-lifecycle-control-plane";
     /** The manifests applied before anything runs, from the installation's {@code conf/kubernetes/}. */
     static final List<String> MANIFESTS = List.of("00-namespace.yaml", "10-rbac-node-agent.yaml",

@@ -31,7 +31,8 @@ import java.util.TreeSet;
 final class Scenario {
 
     static final Set<String> TOP = Set.of("name", "cluster", "policy", "timeScale", "steps", "cases", "build");
-    static final Set<String> CLUSTER = Set.of("nodes", "chips", "chipType", "driverVersion", "controlPlanes");
+    static final Set<String> CLUSTER = Set.of("nodes", "chips", "chipType", "driverVersion", "controlPlanes",
+            "driverManagement");
     /** The actions by YAML key, {@code expect} included. */
     static final Map<String, Class<? extends Action>> ACTIONS = Action.types();
     /** Categories of the reliability matrix; the report groups cases by them. */
@@ -82,6 +83,8 @@ final class Scenario {
     String driverVersion = "25.2.0";
     double timeScale = 60;
     int controlPlanes = 1;
+    /** {@code cluster.driverManagement}: {@code managed} (driver DaemonSets) or {@code host} (drivers installed on the hosts). */
+    String driverManagement = "managed";
     /** {@code default}: the reliability IT runs it in every build; {@code long}: only with -Preliability. */
     String build = "default";
     final Map<String, Object> policy = new LinkedHashMap<>();
@@ -203,6 +206,16 @@ final class Scenario {
         }
         if (c.containsKey("controlPlanes")) {
             attempt(() -> controlPlanes = integer(c.get("controlPlanes"), "cluster.controlPlanes", 1, 2));
+        }
+        if (c.containsKey("driverManagement")) {
+            attempt(() -> {
+                String m = string(c.get("driverManagement"), "cluster.driverManagement");
+                if (!m.equals("managed") && !m.equals("host")) {
+                    throw new YamlTree.Invalid(c.get("driverManagement").line(), "cluster.driverManagement '" + m
+                            + "' is not managed or host");
+                }
+                driverManagement = m;
+            });
         }
     }
 

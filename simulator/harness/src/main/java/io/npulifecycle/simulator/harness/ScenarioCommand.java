@@ -298,6 +298,7 @@ final class ScenarioCommand {
         long closing = 0;
         try (SimCluster sim = new SimCluster(settings, dir, install, api, line -> { })) {
             sim.controlPlaneReplicas(s.controlPlanes);
+            sim.hostDrivers("host".equals(s.driverManagement));
             sim.markersOnTmpfs(s.uses(Action.MarkersReadOnly.class) || s.uses(Action.MarkersFull.class));
             sim.watchesFromEtcd(s.uses(Action.ApiGone.class));
             sim.answers503(s.uses(Action.ApiOutage.class));

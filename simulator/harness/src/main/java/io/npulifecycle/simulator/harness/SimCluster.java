@@ -19,6 +19,7 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.cluster.ClusterBackends;
+import io.npulifecycle.simulator.cluster.DriverDaemonSetTemplate;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 import io.npulifecycle.simulator.cluster.ImageWhiteLists;
 import io.npulifecycle.simulator.common.LoopbackPorts;
@@ -54,6 +55,10 @@ public final class SimCluster implements AutoCloseable {
     private RuntimeProcess controlPlane;
     private final List<RuntimeProcess> controlPlanes = new java.util.concurrent.CopyOnWriteArrayList<>();
     private int replicas = 1;
+    /** Drivers installed on the hosts ({@link #hostDrivers(boolean)}). */
+    private boolean hostDrivers;
+    /** The node-agent DaemonSet of host mode (the chart's {@code 50-node-agent.yaml}). */
+    static final String NODE_AGENT_DAEMONSET = "npu-lifecycle-node-agent";
     private boolean markersOnTmpfs;
     private boolean watchesFromEtcd;
     private boolean answers503;
@@ -127,6 +132,11 @@ public final class SimCluster implements AutoCloseable {
         credentials.applyManifests(install.resolve("conf/kubernetes"), log);
         cluster.installCrd();
         cluster.ensureNamespace(DaemonSetController.NAMESPACE);
+        // the driver DaemonSet template the control plane reads at run time (the chart's ConfigMap); host mode has none
+        if (!hostDrivers) {
+            DriverDaemonSetTemplate.install(cluster.client(), DaemonSetController.NAMESPACE,
+                    DriverDaemonSetTemplate.locate(install.resolve("conf/kubernetes")));
+        }
         registry = new FakeRegistry();
         List<String> versions = new ArrayList<>(List.of(settings.installedVersion()));
         versions.addAll(extraVersions);
@@ -158,7 +168,13 @@ public final class SimCluster implements AutoCloseable {
             if (markersOnTmpfs) {
                 node.mountMarkersTmpfs();
             }
+            if (hostDrivers) {
+                node.hostDrivers();
+            }
             nodes.put(name, node);
+        }
+        if (hostDrivers) {
+            createNodeAgentDaemonSet();
         }
         startControlPlane();
         for (int i = 1; i < replicas; i++) {
@@ -172,6 +188,37 @@ public final class SimCluster implements AutoCloseable {
         Map<String, Integer> agents = new LinkedHashMap<>();
         nodes.forEach((name, node) -> agents.put(name, node.metricsPort()));
         PrometheusTargets.write(PrometheusTargets.folder(work), agents, controlPlaneMetricsPorts);
+    }
+
+    /**
+     * Drivers installed on the hosts (chart {@code driver.enabled=false}); before {@link #start(List)}: the control
+     * plane runs with {@code driverManagement=host}, the node agents with {@code mode=host} from the node-agent
+     * DaemonSet {@value #NODE_AGENT_DAEMONSET} (not a driver DaemonSet), each emulated host loads its installed driver
+     * at every boot by itself (simulator {@code loadAtBoot=true}), and no driver DaemonSet template is installed.
+     *
+     * @param host true for host-installed drivers
+     */
+    public void hostDrivers(boolean host) {
+        this.hostDrivers = host;
+    }
+
+    /**
+     * The node-agent DaemonSet of host mode: the node agent alone on every NPU node, label
+     * {@code app=npu-lifecycle-node-agent}; its pods are started by the {@link DaemonSetController} like driver pods.
+     */
+    private void createNodeAgentDaemonSet() {
+        Map<String, String> labels = Map.of("app", DaemonSetController.NODE_AGENT_APP);
+        cluster.client().apps().daemonSets().inNamespace(DaemonSetController.NAMESPACE).resource(
+                new io.fabric8.kubernetes.api.model.apps.DaemonSetBuilder().withNewMetadata()
+                        .withName(NODE_AGENT_DAEMONSET).withNamespace(DaemonSetController.NAMESPACE).withLabels(labels)
+                        .endMetadata().withNewSpec().withNewSelector().withMatchLabels(labels).endSelector()
+                        .withNewUpdateStrategy().withType("RollingUpdate").endUpdateStrategy()
+                        .withNewTemplate().withNewMetadata().withLabels(labels).endMetadata().withNewSpec()
+                        .withServiceAccountName("npu-lifecycle-node-agent")
+                        .withNodeSelector(Map.of(EmbeddedCluster.NPU_PRESENT_LABEL, "true"))
+                        .addNewContainer().withName("node-agent").withImage("registry.local/npu-lifecycle/node-agent:"
+                                + settings.installedVersion()).endContainer()
+                        .endSpec().endTemplate().endSpec().build()).create();
     }
 
     /**
@@ -236,7 +283,8 @@ public final class SimCluster implements AutoCloseable {
         SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + LoopbackPorts.shared().allocate()
                 + "\nmetrics.port=" + metricsPort + "\nlog.level=" + settings.logLevel() + "\n");
         SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
-        SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n");
+        SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n"
+                + (hostDrivers ? "driverManagement=host\n" : ""));
         RuntimeProcess rp = new RuntimeProcess("control-plane-" + i, install, "control-plane", home,
                 controlPlaneEnv(i), CrashLoop.CONTROL_PLANE_EXITS);
         rp.start(Map.of());
@@ -392,7 +440,8 @@ public final class SimCluster implements AutoCloseable {
         SimNode.write(etc.resolve("runtime.properties"), "http.host=127.0.0.1\nhttp.port=" + controlPlanePort
                 + "\nmetrics.port=" + controlPlaneMetricsPort + "\nlog.level=" + settings.logLevel() + "\n");
         SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
-        SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n");
+        SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n"
+                + (hostDrivers ? "driverManagement=host\n" : ""));
         controlPlane = new RuntimeProcess("control-plane", install, "control-plane", home, controlPlaneEnv(0),
                 CrashLoop.CONTROL_PLANE_EXITS);
         controlPlane.start(Map.of());

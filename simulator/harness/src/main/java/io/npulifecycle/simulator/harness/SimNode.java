@@ -232,6 +232,21 @@ public final class SimNode {
      *
      * @throws IOException if the process cannot start
      */
+    /**
+     * Drivers installed on this host: the node agent runs with {@code mode=host} (never stages nor loads) and the
+     * emulated host loads its installed driver at every boot by itself ({@code loadAtBoot=true}); before the first
+     * {@link #startAgent(String)}.
+     *
+     * @throws IOException when the configuration cannot be written
+     */
+    public void hostDrivers() throws IOException {
+        Path etc = root.resolve("home/etc");
+        write(etc.resolve("io.npulifecycle.driver.cfg"), Files.readString(etc.resolve("io.npulifecycle.driver.cfg"))
+                + "mode=host\n");
+        write(etc.resolve("io.npulifecycle.simulator.cfg"), Files.readString(etc.resolve("io.npulifecycle.simulator.cfg"))
+                + "loadAtBoot=true\n");
+    }
+
     public synchronized void startAgent(String version) throws IOException {
         runtime.stop();
         podVersion = version;

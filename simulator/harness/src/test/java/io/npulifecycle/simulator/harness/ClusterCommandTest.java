@@ -79,7 +79,7 @@ class ClusterCommandTest {
         CountDownLatch stop = new CountDownLatch(1);
         ClusterCommand.Options o = ClusterCommand.Options.parse(new String[] {"--api", "embedded", "--nodes", "2",
                 "--kubeconfig", kubeconfig.toString()});
-        Path manifests = repositoryRoot().resolve("config/kubernetes");
+        Path manifests = repositoryRoot().resolve("charts/target/kubectl");
         CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> ClusterCommand.run(o,
                 new ClusterCommand.Layout(manifests, tmp.resolve("no-build.sh")),
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
@@ -181,10 +181,10 @@ class ClusterCommandTest {
 
     static Path repositoryRoot() {
         for (Path d = Path.of("").toAbsolutePath(); d != null; d = d.getParent()) {
-            if (Files.isRegularFile(d.resolve("config/kubernetes/crd-npuoperatorctl.yaml"))) {
+            if (Files.isRegularFile(d.resolve("charts/npu-lifecycle/crds/crd-npuoperatorctl.yaml"))) {
                 return d;
             }
         }
-        throw new IllegalStateException("config/kubernetes not found above " + Path.of("").toAbsolutePath());
+        throw new IllegalStateException("charts/npu-lifecycle not found above " + Path.of("").toAbsolutePath());
     }
 }

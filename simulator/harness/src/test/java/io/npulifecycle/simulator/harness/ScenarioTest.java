@@ -436,4 +436,14 @@ class ScenarioTest {
         assertTrue(rejected(CASES.replace("name: killed after strike 1", "name: a | b")).contains("'|'"));
         assertTrue(rejected(CASES.replace("build: long", "build: sometimes")).contains("build must be"));
     }
+
+    @Test
+    void driverManagementIsManagedOrHost() throws Exception {
+        assertEquals("managed", Scenario.parse("a.yaml", EXAMPLE).driverManagement);
+        Scenario host = Scenario.parse("h.yaml", EXAMPLE.replace("driverVersion: 25.2.0}",
+                "driverVersion: 25.2.0, driverManagement: host}"));
+        assertEquals("host", host.driverManagement);
+        String m = rejected(EXAMPLE.replace("driverVersion: 25.2.0}", "driverVersion: 25.2.0, driverManagement: hosted}"));
+        assertTrue(m.contains("cluster.driverManagement 'hosted' is not managed or host"), m);
+    }
 }

@@ -27,6 +27,7 @@ import io.npulifecycle.simulator.cluster.ClusterBackends;
 import io.npulifecycle.simulator.cluster.RealApiServer;
 import io.npulifecycle.simulator.cluster.ServerBaseline;
 import io.npulifecycle.simulator.cluster.internal.KubeBinaries;
+import io.npulifecycle.simulator.cluster.DriverDaemonSetTemplate;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
 
 /**
@@ -50,7 +51,7 @@ public final class ClusterFixture implements AutoCloseable {
 
     /** User-Agent of {@link #admin()}. */
     public static final String ADMIN_USER_AGENT = "npu-test";
-    /** The manifests of {@code config/kubernetes/} that {@link #start(String)} applies to a real server. */
+    /** The manifests of {@code charts/target/kubectl/} (the chart rendered by module charts) that {@link #start(String)} applies to a real server. */
     public static final String INSTALLED_MANIFESTS =
             "00-namespace.yaml, 10-rbac-node-agent.yaml, 11-rbac-control-plane.yaml, 20-admission-node-agent.yaml";
     /** How often a write that meets {@code 409 Conflict} is tried. */
@@ -101,6 +102,7 @@ public final class ClusterFixture implements AutoCloseable {
         EmbeddedCluster cluster = EmbeddedCluster.start();
         try {
             cluster.installCrd();
+            installDriverTemplate(cluster.client());
             return new ClusterFixture(cluster);
         } catch (RuntimeException e) {
             cluster.close();
@@ -111,7 +113,7 @@ public final class ClusterFixture implements AutoCloseable {
     /**
      * Starts the backend of that kind with the product installed as far as the tests need: the NPUOperatorCtl type,
      * and on a real server also the namespace, both ServiceAccounts with their RBAC and the node agent's
-     * ValidatingAdmissionPolicy ({@value #INSTALLED_MANIFESTS} of {@code config/kubernetes/}, found beside the CRD
+     * ValidatingAdmissionPolicy ({@value #INSTALLED_MANIFESTS} of {@code charts/target/kubectl/} (the chart rendered by module charts), found beside the CRD
      * file). The workloads (30-, 40-) are not applied: the tests run the product in their own JVM.
      *
      * @param kind {@value ClusterBackend#EMBEDDED} or {@value ClusterBackend#REAL} ({@link ClusterBackends#start})
@@ -153,12 +155,23 @@ public final class ClusterFixture implements AutoCloseable {
             for (String m : INSTALLED_MANIFESTS.split(", ")) {
                 api.apply(crd.resolveSibling(m));
             }
+            installDriverTemplate(api.client());
             return reuse ? new ClusterFixture(api, flags, ServerBaseline.of(api.client()))
                     : new ClusterFixture(api);
         } catch (RuntimeException e) {
             api.close();
             throw e;
         }
+    }
+
+    /**
+     * Creates the ConfigMap of the driver DaemonSet template in {@code npu-operator}, as the chart does
+     * ({@link DriverDaemonSetTemplate}; the control plane reads it at run time).
+     *
+     * @param client an administrator's client
+     */
+    static void installDriverTemplate(KubernetesClient client) {
+        DriverDaemonSetTemplate.install(client, EmbeddedCluster.NPU_NAMESPACE, DriverDaemonSetTemplate.locate());
     }
 
     /**

@@ -1,7 +1,7 @@
 /**
  * The typed fabric8 model of the {@code NPUOperatorCtl} custom resource ({@code npu.openfuyao.com/v1}, namespaced,
  * plural {@code npuoperatorctls}; DESIGN.md "The user-facing contract"). The schema that validates it is
- * {@code config/kubernetes/crd-npuoperatorctl.yaml}.
+ * {@code charts/npu-lifecycle/crds/crd-npuoperatorctl.yaml}.
  */
 @Export
 @Version("1.2.0")

@@ -59,6 +59,41 @@ public final class KubeCommandLines {
     }
 
     /**
+     * The Pod Security admission levels of an install-mode server: {@code enforce}, {@code audit} and {@code warn}
+     * all {@code restricted} (version {@code latest}) for every namespace without its own
+     * {@code pod-security.kubernetes.io/*} labels, no exemptions: a cluster hardened as the Pod Security Standards
+     * recommend, on which a privileged pod is refused unless its namespace is labelled to allow it.
+     */
+    public static final String RESTRICTED_ADMISSION_CONFIGURATION = String.join("\n",
+            "apiVersion: apiserver.config.k8s.io/v1",
+            "kind: AdmissionConfiguration",
+            "plugins:",
+            "- name: PodSecurity",
+            "  configuration:",
+            "    apiVersion: pod-security.admission.config.k8s.io/v1",
+            "    kind: PodSecurityConfiguration",
+            "    defaults:",
+            "      enforce: restricted",
+            "      enforce-version: latest",
+            "      audit: restricted",
+            "      audit-version: latest",
+            "      warn: restricted",
+            "      warn-version: latest",
+            "    exemptions:",
+            "      usernames: []",
+            "      runtimeClasses: []",
+            "      namespaces: []",
+            "");
+
+    /**
+     * @param admissionConfiguration a file holding {@link #RESTRICTED_ADMISSION_CONFIGURATION}
+     * @return the kube-apiserver flags that make Pod Security {@code restricted} the cluster default
+     */
+    public static List<String> restrictedPodSecurityFlags(Path admissionConfiguration) {
+        return List.of("--admission-control-config-file=" + admissionConfiguration);
+    }
+
+    /**
      * The controllers {@link #kubeControllerManager} runs. {@code disruption} computes the status of
      * PodDisruptionBudgets ({@code disruptionsAllowed}, {@code observedGeneration}), without which the Eviction API
      * refuses every pod a budget selects. Not run: those whose part the simulator plays itself or that would fight
@@ -85,8 +120,36 @@ public final class KubeCommandLines {
      * @return the command line
      */
     public static List<String> kubeControllerManager(KubeBinaries bin, KubePki pki, Path kubeconfig, int port) {
+        return kubeControllerManager(bin, pki, kubeconfig, port, CONTROLLERS);
+    }
+
+    /**
+     * The controllers of an install-mode server ({@code RealApiServer.builder().installMode(true)}): those an
+     * installation needs, beside {@code disruption}: {@code deployment} and {@code replicaset} (a Deployment gets its
+     * ReplicaSet, the ReplicaSet its pods), {@code daemonset} (a pod per node it selects), {@code job} (helm's hook
+     * Jobs), {@code garbagecollector} ({@code helm uninstall} deletes owners: their ReplicaSets, pods and
+     * ControllerRevisions go with them) and {@code serviceaccount} (the {@code default} ServiceAccount of every new
+     * namespace, e.g. one made by {@code helm install --create-namespace}). Still not run: {@code nodelifecycle} and
+     * {@code podgc} (see {@link #CONTROLLERS}), {@code serviceaccount-token} (legacy token Secrets: the pods of an
+     * install get bound tokens through TokenRequest, and no kubelet mounts them anyway).
+     */
+    public static final List<String> INSTALL_CONTROLLERS = List.of("disruption", "deployment", "replicaset",
+            "daemonset", "job", "garbagecollector", "serviceaccount");
+
+    /**
+     * As {@link #kubeControllerManager(KubeBinaries, KubePki, Path, int)} with the given controllers.
+     *
+     * @param bin the binaries
+     * @param pki the certificates and keys
+     * @param kubeconfig its kubeconfig ({@link Kubeconfigs#forControllerManager})
+     * @param port the HTTPS port of its health endpoints on 127.0.0.1
+     * @param controllers e.g. {@link #CONTROLLERS} or {@link #INSTALL_CONTROLLERS}
+     * @return the command line
+     */
+    public static List<String> kubeControllerManager(KubeBinaries bin, KubePki pki, Path kubeconfig, int port,
+            List<String> controllers) {
         return List.of(bin.kubeControllerManager().toString(), "--kubeconfig=" + kubeconfig,
-                "--controllers=" + String.join(",", CONTROLLERS), "--leader-elect=false",
+                "--controllers=" + String.join(",", controllers), "--leader-elect=false",
                 "--use-service-account-credentials=true", "--bind-address=127.0.0.1", "--secure-port=" + port,
                 "--tls-cert-file=" + pki.serverCert(), "--tls-private-key-file=" + pki.serverKey(),
                 "--profiling=false");

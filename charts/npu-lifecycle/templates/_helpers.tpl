@@ -1,0 +1,203 @@
+{{/* Names and labels shared by every template. Object names are fixed (DESIGN.md, docs/security.md): the code and
+the RBAC refer to them, so they do not depend on the release name. */}}
+
+{{/* chart label value: <name>-<version> */}}
+{{- define "npu-lifecycle.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* the common labels of every object */}}
+{{- define "npu-lifecycle.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: npu-lifecycle
+helm.sh/chart: {{ include "npu-lifecycle.chart" . }}
+{{- end -}}
+
+{{/* An image reference: {{ include "npu-lifecycle.image" (dict "root" . "image" .Values.images.controlPlane) }}.
+A digest wins over the tag; the tag defaults to the chart's appVersion; the registry is images.registry unless the
+image names its own. */}}
+{{- define "npu-lifecycle.image" -}}
+{{- $registry := .image.registry | default .root.Values.images.registry -}}
+{{- $repo := .image.repository -}}
+{{- $name := ternary $repo (printf "%s/%s" $registry $repo) (empty $registry) -}}
+{{- if .image.digest -}}
+{{- printf "%s@%s" $name .image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $name (.image.tag | default .root.Chart.AppVersion) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* imagePullSecrets of a pod spec (nothing when the list is empty) */}}
+{{- define "npu-lifecycle.imagePullSecrets" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+{{- range . }}
+  - name: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* The Secret holding the Jolokia user and password */}}
+{{- define "npu-lifecycle.jolokiaSecret" -}}
+{{- .Values.jolokia.existingSecret | default "npu-lifecycle-jolokia" -}}
+{{- end -}}
+
+{{/* The scheduling of a node workload (nodeAgent or driver): nodeSelector, affinity, tolerations, priority.
+   Called with (dict "w" .Values.nodeAgent) */}}
+{{- define "npu-lifecycle.scheduling" -}}
+{{- with .w.priorityClassName }}
+priorityClassName: {{ . | quote }}
+{{- end }}
+{{- with .w.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .w.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .w.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* The Jolokia credentials and listeners of a runtime container (env entries) */}}
+{{- define "npu-lifecycle.runtimeEnv" -}}
+# Jolokia (and the health endpoints) on the pod's loopback only: reach Jolokia with kubectl port-forward
+# (RBAC pods/portforward in the namespace); the probes run inside the container
+- name: NPU_LIFECYCLE_HTTP_HOST
+  value: "127.0.0.1"
+- name: NPU_LIFECYCLE_HTTP_PORT
+  value: {{ .Values.jolokia.port | quote }}
+# /metrics (read-only, no operation) on its own listener: every address of the pod (the default inside a pod), so
+# Prometheus scrapes the pod IP while Jolokia stays on loopback
+- name: NPU_LIFECYCLE_METRICS_PORT
+  value: {{ .Values.metrics.port | quote }}
+- name: NPU_LIFECYCLE_JOLOKIA_USER
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "npu-lifecycle.jolokiaSecret" . }}
+      key: user
+- name: NPU_LIFECYCLE_JOLOKIA_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "npu-lifecycle.jolokiaSecret" . }}
+      key: password
+{{- end -}}
+
+{{/* exec probes against the loopback-bound health endpoints (the kubelet cannot reach the pod's loopback) */}}
+{{- define "npu-lifecycle.probes" -}}
+startupProbe:
+  exec:
+    command: ["curl", "-fsS", "-o", "/dev/null", "--max-time", "4", "http://127.0.0.1:{{ .Values.jolokia.port }}/health/live"]
+  periodSeconds: 5
+  timeoutSeconds: 5
+  failureThreshold: 36
+livenessProbe:
+  exec:
+    command: ["curl", "-fsS", "-o", "/dev/null", "--max-time", "4", "http://127.0.0.1:{{ .Values.jolokia.port }}/health/live"]
+  periodSeconds: 30
+  timeoutSeconds: 5
+  failureThreshold: 3
+readinessProbe:
+  exec:
+    command: ["curl", "-fsS", "-o", "/dev/null", "--max-time", "4", "http://127.0.0.1:{{ .Values.jolokia.port }}/health/ready"]
+  periodSeconds: 10
+  timeoutSeconds: 5
+  failureThreshold: 3
+{{- end -}}
+
+{{/* The prometheus.io annotations of a pod (plain Prometheus, kubernetes_sd_configs role: pod) */}}
+{{- define "npu-lifecycle.scrapeAnnotations" -}}
+prometheus.io/scrape: "true"
+prometheus.io/port: {{ .Values.metrics.port | quote }}
+prometheus.io/path: "/metrics"
+{{- end -}}
+
+{{/* Node configuration files (ConfigMap npu-lifecycle-node-config) mounted into <home>/etc/ one by one */}}
+{{- define "npu-lifecycle.nodeConfigFiles" -}}
+{{- list "io.npulifecycle.probe.cfg" "io.npulifecycle.rebooter.executor.cfg" "io.npulifecycle.markers.cfg" "io.npulifecycle.driver.cfg" | toJson -}}
+{{- end -}}
+
+
+{{/* The node agent's environment (node-agent DaemonSet and the node-agent container of the driver DaemonSets) */}}
+{{- define "npu-lifecycle.nodeAgentEnv" -}}
+# the small-footprint JVM options measured in docs/benchmarks.md (the same as bin/npu-lifecycle's default for the
+# node role; stated here so an operator sees and tunes them with the memory limit)
+- name: NPU_LIFECYCLE_JAVA_OPTS
+  value: "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CompileThresholdScaling=4 -Xms16m -Xmx128m -Xmn2m -XX:MinHeapFreeRatio=5 -XX:MaxHeapFreeRatio=15 -XX:MaxMetaspaceSize=96m -XX:ReservedCodeCacheSize=24m -Xss512k -XX:TrimNativeHeapInterval=5000 -XX:+ExitOnOutOfMemoryError -XX:+DisableAttachMechanism"
+# PID io.npulifecycle.kube.node reads the node name from NODE_NAME when its nodeName key is empty
+- name: NODE_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: spec.nodeName
+{{ include "npu-lifecycle.runtimeEnv" . }}
+{{- end -}}
+
+{{/* The node agent's volume mounts: runtime home, the node configuration files, the five host paths */}}
+{{- define "npu-lifecycle.nodeAgentMounts" -}}
+- name: home
+  mountPath: /var/lib/npu-lifecycle
+- name: tmp
+  mountPath: /tmp
+{{- range (include "npu-lifecycle.nodeConfigFiles" . | fromJsonArray) }}
+- name: node-config
+  mountPath: /var/lib/npu-lifecycle/etc/{{ . }}
+  subPath: {{ . }}
+  readOnly: true
+{{- end }}
+# markers (driver-ready, reboot-required): a tmpfs on the host, cleared by a reboot
+- name: run-npu-operator
+  mountPath: /run/npu-operator
+# state that outlives a reboot: rebooter.state, driver-staged / driver-current, and the driver packages the driver
+# container copies (driver-packages/<version>/), which the loader reads at the next boot
+- name: var-lib-npu-operator
+  mountPath: /var/lib/npu-operator
+# npu-smi, the driver's libraries (LD_LIBRARY_PATH of DESIGN.md), where the loader installs a driver
+- name: ascend
+  mountPath: /var/lib/Ascend
+# /dev/davinci*, /dev/davinci_manager, /dev/devmm_svm, /dev/hisi_hdc, also those created after start
+- name: dev
+  mountPath: /dev
+# the host's /proc/modules and boot id (io.npulifecycle.driver procModules, io.npulifecycle.markers bootIdPath),
+# independent of what the runtime masks in the container's own /proc
+- name: host-proc
+  mountPath: /host/proc
+  readOnly: true
+{{- end -}}
+
+{{/* The node agent's volumes */}}
+{{- define "npu-lifecycle.nodeAgentVolumes" -}}
+- name: home
+  emptyDir: {}
+- name: tmp
+  emptyDir:
+    sizeLimit: 64Mi
+- name: node-config
+  configMap:
+    name: npu-lifecycle-node-config
+- name: run-npu-operator
+  hostPath:
+    path: /run/npu-operator
+    type: DirectoryOrCreate
+- name: var-lib-npu-operator
+  hostPath:
+    path: /var/lib/npu-operator
+    type: DirectoryOrCreate
+- name: ascend
+  hostPath:
+    path: /var/lib/Ascend
+    type: DirectoryOrCreate
+- name: dev
+  hostPath:
+    path: /dev
+    type: Directory
+- name: host-proc
+  hostPath:
+    path: /proc
+    type: Directory
+{{- end -}}

@@ -1,0 +1,342 @@
+package io.npulifecycle.manifests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.api.Test;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.LocalObjectReference;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+
+/**
+ * The chart over a matrix of values (issue #25): {@code helm lint}, then {@code helm template} with every switch both
+ * ways, the output parsed into fabric8's typed models; and bad values refused by values.schema.json, naming the value.
+ */
+class HelmChartTest {
+
+    static final String DIGEST = "sha256:" + "0123456789abcdef".repeat(4);
+
+    static List<HasMetadata> render(Map<String, String> set) throws Exception {
+        return Manifests.template(set, Map.of()).objects();
+    }
+
+    static Map<String, String> set(String... kv) {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put(kv[i], kv[i + 1]);
+        }
+        return m;
+    }
+
+    static <T extends HasMetadata> List<T> of(List<HasMetadata> objects, Class<T> type) {
+        return objects.stream().filter(type::isInstance).map(type::cast).toList();
+    }
+
+    static <T extends HasMetadata> T named(List<HasMetadata> objects, Class<T> type, String name) {
+        return of(objects, type).stream().filter(o -> name.equals(o.getMetadata().getName())).findFirst().orElse(null);
+    }
+
+    static boolean hasKind(List<HasMetadata> objects, String kind) {
+        return objects.stream().anyMatch(o -> kind.equals(o.getKind()));
+    }
+
+    /** Every pod spec the chart renders: Deployment, DaemonSets, Jobs, and the driver DaemonSet template. */
+    static List<PodSpec> podSpecs(List<HasMetadata> objects) {
+        List<PodSpec> out = new ArrayList<>();
+        of(objects, Deployment.class).forEach(d -> out.add(d.getSpec().getTemplate().getSpec()));
+        of(objects, DaemonSet.class).forEach(d -> out.add(d.getSpec().getTemplate().getSpec()));
+        of(objects, Job.class).forEach(j -> out.add(j.getSpec().getTemplate().getSpec()));
+        ConfigMap t = named(objects, ConfigMap.class, "npu-lifecycle-driver-daemonset");
+        if (t != null) {
+            DaemonSet ds = (DaemonSet) Manifests.SER.unmarshal(t.getData().get("driver-daemonset.yaml"));
+            out.add(ds.getSpec().getTemplate().getSpec());
+        }
+        return out;
+    }
+
+    @Test
+    void helmLintPassesWithBothDriverModes() throws Exception {
+        for (String enabled : List.of("true", "false")) {
+            Manifests.Helm h = Manifests.runHelm(List.of("lint", Manifests.CHART.toString(), "--strict", "--set",
+                    "driver.enabled=" + enabled));
+            assertEquals(0, h.exit(), h.out() + h.err());
+            assertTrue(h.out().contains("0 chart(s) failed"), h.out());
+        }
+    }
+
+    @Test
+    void theChartsAppVersionIsTheProjectVersion() throws Exception {
+        String chart = Files.readString(Manifests.CHART.resolve("Chart.yaml"));
+        String pom = Files.readString(Manifests.ROOT.resolve("pom.xml"));
+        java.util.regex.Matcher v = java.util.regex.Pattern.compile("<artifactId>npu-lifecycle-parent</artifactId>\\s*<version>([^<]+)</version>").matcher(pom);
+        assertTrue(v.find());
+        assertTrue(chart.contains("appVersion: \"" + v.group(1) + "\""), "appVersion " + v.group(1));
+    }
+
+    @Test
+    void driverEnabledChoosesTheTemplateConfigMapOrTheNodeAgentDaemonSet() throws Exception {
+        List<HasMetadata> managed = render(set("driver.enabled", "true"));
+        assertNotNull(named(managed, ConfigMap.class, "npu-lifecycle-driver-daemonset"), "managed: the template ConfigMap");
+        assertEquals(List.of(), of(managed, DaemonSet.class), "managed: no DaemonSet of the chart's own");
+        assertTrue(named(managed, ConfigMap.class, "npu-lifecycle-control-plane-config").getData()
+                .get("io.npulifecycle.upgrade.cfg").contains("driverManagement=managed\n"));
+        assertTrue(named(managed, ConfigMap.class, "npu-lifecycle-node-config").getData()
+                .get("io.npulifecycle.driver.cfg").contains("mode=managed\n"));
+        List<HasMetadata> host = render(set("driver.enabled", "false"));
+        assertEquals(null, named(host, ConfigMap.class, "npu-lifecycle-driver-daemonset"), "host: no template ConfigMap");
+        DaemonSet agent = named(host, DaemonSet.class, "npu-lifecycle-node-agent");
+        assertNotNull(agent, "host: the node-agent DaemonSet");
+        assertEquals("npu-lifecycle-node-agent", agent.getSpec().getTemplate().getMetadata().getLabels().get("app"));
+        assertTrue(agent.getSpec().getTemplate().getSpec().getContainers().get(0).getImage().contains("/npu-lifecycle/node-agent:"));
+        assertTrue(named(host, ConfigMap.class, "npu-lifecycle-control-plane-config").getData()
+                .get("io.npulifecycle.upgrade.cfg").contains("driverManagement=host\n"));
+    }
+
+    @Test
+    void aDigestWinsOverTheTagAndTheTagDefaultsToTheAppVersion() throws Exception {
+        List<HasMetadata> d = render(set());
+        String cp = of(d, Deployment.class).get(0).getSpec().getTemplate().getSpec().getContainers().get(0).getImage();
+        assertEquals("registry.local/npu-lifecycle/control-plane:0.1.0-SNAPSHOT", cp);
+        List<HasMetadata> dig = render(set("images.controlPlane.digest", DIGEST, "images.controlPlane.tag", "9.9.9",
+                "images.nodeAgent.digest", DIGEST, "images.registry", "mirror.example:5000/ops", "driver.enabled", "false"));
+        assertEquals("mirror.example:5000/ops/npu-lifecycle/control-plane@" + DIGEST,
+                of(dig, Deployment.class).get(0).getSpec().getTemplate().getSpec().getContainers().get(0).getImage());
+        assertEquals("mirror.example:5000/ops/npu-lifecycle/node-agent@" + DIGEST,
+                of(dig, DaemonSet.class).get(0).getSpec().getTemplate().getSpec().getContainers().get(0).getImage());
+        assertEquals("mirror.example:5000/ops/npu-lifecycle/control-plane@" + DIGEST,
+                of(dig, Job.class).get(0).getSpec().getTemplate().getSpec().getContainers().get(0).getImage(), "the uninstall hook");
+        List<HasMetadata> tag = render(set("images.controlPlane.tag", "9.9.9"));
+        assertEquals("registry.local/npu-lifecycle/control-plane:9.9.9",
+                of(tag, Deployment.class).get(0).getSpec().getTemplate().getSpec().getContainers().get(0).getImage());
+    }
+
+    @Test
+    void imagePullSecretsOnEveryPodSpec() throws Exception {
+        for (String enabled : List.of("true", "false")) {
+            List<PodSpec> none = podSpecs(render(set("driver.enabled", enabled)));
+            assertTrue(none.size() >= 3, "pod specs: " + none.size());
+            none.forEach(p -> assertTrue(p.getImagePullSecrets() == null || p.getImagePullSecrets().isEmpty()));
+            List<PodSpec> with = podSpecs(render(set("driver.enabled", enabled, "imagePullSecrets[0]", "regcred",
+                    "imagePullSecrets[1]", "other")));
+            assertEquals(none.size(), with.size());
+            for (PodSpec p : with) {
+                assertEquals(List.of("regcred", "other"), p.getImagePullSecrets().stream().map(LocalObjectReference::getName).toList(),
+                        "driver.enabled=" + enabled + ": " + p.getContainers().stream().map(Container::getName).toList());
+            }
+        }
+    }
+
+    @Test
+    void noNpuOperatorCtlByDefaultAndItsSpecWhenAsked() throws Exception {
+        assertFalse(hasKind(render(set()), "NPUOperatorCtl"), "installing never starts a rollout");
+        List<HasMetadata> cr = render(set("npuOperatorCtl.create", "true", "npuOperatorCtl.spec.driver.version", "26.0.0"));
+        GenericKubernetesResource g = cr.stream().filter(o -> "NPUOperatorCtl".equals(o.getKind()))
+                .map(GenericKubernetesResource.class::cast).findFirst().orElseThrow();
+        assertEquals("npuoperatorctl-sample", g.getMetadata().getName());
+        assertEquals(Manifests.NS, g.getMetadata().getNamespace());
+        assertEquals("26.0.0", g.get("spec", "driver", "version"));
+        assertEquals(Boolean.FALSE, g.get("spec", "driver", "upgradePolicy", "autoUpgrade"));
+    }
+
+    @Test
+    void monitoringSwitches() throws Exception {
+        List<HasMetadata> off = render(set());
+        assertFalse(hasKind(off, "PodMonitor"));
+        assertFalse(hasKind(off, "PrometheusRule"));
+        List<HasMetadata> pm = render(set("metrics.podMonitor.enabled", "true", "metrics.podMonitor.labels.release", "prom"));
+        assertEquals(2, pm.stream().filter(o -> "PodMonitor".equals(o.getKind())).count());
+        assertFalse(hasKind(pm, "PrometheusRule"));
+        assertTrue(pm.stream().filter(o -> "PodMonitor".equals(o.getKind())).allMatch(o -> "prom".equals(o.getMetadata().getLabels().get("release"))));
+        List<HasMetadata> pr = render(set("metrics.prometheusRule.enabled", "true"));
+        GenericKubernetesResource rule = pr.stream().filter(o -> "PrometheusRule".equals(o.getKind()))
+                .map(GenericKubernetesResource.class::cast).findFirst().orElseThrow();
+        assertFalse(hasKind(pr, "PodMonitor"));
+        List<Map<String, Object>> groups = rule.get("spec", "groups");
+        assertFalse(groups.isEmpty());
+        assertTrue(Manifests.SER.asJson(groups).contains("{{ $labels.node }}"), "alert templates pass through helm untouched");
+        List<HasMetadata> port = render(set("metrics.port", "9500"));
+        Container c = of(port, Deployment.class).get(0).getSpec().getTemplate().getSpec().getContainers().get(0);
+        assertEquals(9500, c.getPorts().get(0).getContainerPort());
+    }
+
+    @Test
+    void uninstallCleanupHook() throws Exception {
+        Job job = of(render(set()), Job.class).stream().findFirst().orElseThrow(() -> new AssertionError("no uninstall Job by default"));
+        assertEquals("npu-lifecycle-uninstall", job.getMetadata().getName());
+        assertEquals("pre-delete", job.getMetadata().getAnnotations().get("helm.sh/hook"));
+        assertEquals("before-hook-creation,hook-succeeded", job.getMetadata().getAnnotations().get("helm.sh/hook-delete-policy"));
+        PodSpec pod = job.getSpec().getTemplate().getSpec();
+        assertEquals("npu-lifecycle-control-plane", pod.getServiceAccountName());
+        Container c = pod.getContainers().get(0);
+        assertEquals(List.of("uninstall", "--namespace", Manifests.NS), c.getArgs().subList(0, 3));
+        RestrictedPodSecurity.check("uninstall Job", pod);
+        assertEquals(List.of(), of(render(set("uninstall.cleanup", "false")), Job.class));
+    }
+
+    @Test
+    void controlPlaneIsRestrictedCompliant() throws Exception {
+        for (String enabled : List.of("true", "false")) {
+            PodSpec pod = of(render(set("driver.enabled", enabled)), Deployment.class).get(0).getSpec().getTemplate().getSpec();
+            RestrictedPodSecurity.check("control plane", pod);
+        }
+    }
+
+    @Test
+    void jolokiaSecretGeneratedOrExisting() throws Exception {
+        List<HasMetadata> a = render(set());
+        Secret s = named(a, Secret.class, "npu-lifecycle-jolokia");
+        assertNotNull(s, "a generated Secret without jolokia.existingSecret");
+        String pw = new String(java.util.Base64.getDecoder().decode(s.getData().get("password")));
+        assertTrue(pw.length() >= 24, "a long random password");
+        String pw2 = new String(java.util.Base64.getDecoder().decode(named(render(set()), Secret.class, "npu-lifecycle-jolokia").getData().get("password")));
+        assertNotEquals(pw, pw2, "random at each install (kept across upgrade by lookup), never a default");
+        List<HasMetadata> e = render(set("jolokia.existingSecret", "mine"));
+        assertEquals(List.of(), of(e, Secret.class), "no Secret of the chart with jolokia.existingSecret");
+        for (PodSpec p : podSpecs(e)) {
+            for (Container c : p.getContainers()) {
+                c.getEnv().stream().filter(v -> v.getName().startsWith("NPU_LIFECYCLE_JOLOKIA_"))
+                        .forEach(v -> assertEquals("mine", v.getValueFrom().getSecretKeyRef().getName(), c.getName()));
+            }
+        }
+    }
+
+    @Test
+    void podSecurityLabelsAreRenderedIntoTheControlPlaneConfiguration() throws Exception {
+        String on = named(render(set()), ConfigMap.class, "npu-lifecycle-control-plane-config").getData().get("io.npulifecycle.upgrade.cfg");
+        assertTrue(on.contains("podSecurityLabels=enforce=privileged,warn=privileged,audit=privileged\n"), on);
+        String off = named(render(set("podSecurity.enabled", "false")), ConfigMap.class, "npu-lifecycle-control-plane-config")
+                .getData().get("io.npulifecycle.upgrade.cfg");
+        assertTrue(off.contains("podSecurityLabels=\n"), off);
+        String base = named(render(set("podSecurity.labels.enforce", "baseline")), ConfigMap.class,
+                "npu-lifecycle-control-plane-config").getData().get("io.npulifecycle.upgrade.cfg");
+        assertTrue(base.contains("podSecurityLabels=enforce=baseline,"), base);
+    }
+
+    @Test
+    void nodeConfigurationAndPreflightValues() throws Exception {
+        List<HasMetadata> o = Manifests.template(set("node.healthWatch.intervalSeconds", "30", "node.healthWatch.failureThreshold", "5",
+                "node.healthWatch.probeMethod", "dcmi", "node.reboot.executor", "none", "preflight.mirror", "mirror.local:5000",
+                "preflight.insecure", "true", "preflight.registryCABundle", "PEM", "preflight.pullSecret", "regcred"),
+                Map.of("driver.loader.command", "[\"/opt/load\",\"{version}\"]")).objects();
+        assertTrue(named(render(set()), ConfigMap.class, "npu-lifecycle-node-config").getData().get("io.npulifecycle.driver.cfg")
+                .contains("loaderCommand=nsenter -t 1 -m -- /var/lib/npu-operator/driver-packages/{version}/load {version}\n"),
+                "the default loader: the package's load script in the host's mount namespace");
+        assertFalse(Manifests.template(Map.of(), Map.of("driver.loader.command", "[]")).objects().stream()
+                .filter(x -> "npu-lifecycle-node-config".equals(x.getMetadata().getName())).map(ConfigMap.class::cast)
+                .findFirst().orElseThrow().getData().get("io.npulifecycle.driver.cfg").contains("loaderCommand"), "no loader: none");
+        Map<String, String> node = named(o, ConfigMap.class, "npu-lifecycle-node-config").getData();
+        assertEquals("interval=30\nfailureThreshold=5\nmethod=dcmi\n", node.get("io.npulifecycle.probe.cfg"));
+        assertTrue(node.get("io.npulifecycle.rebooter.executor.cfg").startsWith("type=none\n"));
+        assertTrue(node.get("io.npulifecycle.driver.cfg").contains("loaderCommand=/opt/load {version}\n"), node.toString());
+        Map<String, String> cp = named(o, ConfigMap.class, "npu-lifecycle-control-plane-config").getData();
+        String cfg = cp.get("io.npulifecycle.upgrade.cfg");
+        assertTrue(cfg.contains("registryMirror=mirror.local:5000\n") && cfg.contains("registryInsecure=true\n")
+                && cfg.contains("registryCaBundle=/var/lib/npu-lifecycle/etc/registry-ca.pem\n") && cfg.contains("pullSecret=regcred\n"), cfg);
+        assertEquals("PEM", cp.get("registry-ca.pem").strip());
+        Container c = of(o, Deployment.class).get(0).getSpec().getTemplate().getSpec().getContainers().get(0);
+        assertTrue(c.getVolumeMounts().stream().anyMatch(m -> "registry-ca.pem".equals(m.getSubPath())), "the CA bundle is mounted");
+        // the pull secret: get on exactly that Secret, nothing more
+        Role role = named(o, Role.class, "npu-lifecycle-control-plane");
+        assertTrue(role.getRules().stream().anyMatch(r -> r.getResources().equals(List.of("secrets"))
+                && r.getResourceNames().equals(List.of("regcred")) && r.getVerbs().equals(List.of("get"))));
+        assertFalse(named(render(set()), Role.class, "npu-lifecycle-control-plane").getRules().stream()
+                .anyMatch(r -> r.getResources().contains("secrets")), "no Secret access without a pull secret");
+    }
+
+    @Test
+    void schedulingValuesReachTheirWorkloads() throws Exception {
+        List<HasMetadata> o = render(set("driver.enabled", "false", "nodeAgent.nodeSelector.pool", "npu",
+                "nodeAgent.priorityClassName", "my-prio", "controlPlane.replicas", "3",
+                "controlPlane.tolerations[0].key", "infra", "controlPlane.tolerations[0].operator", "Exists",
+                "nodeAgent.resources.limits.memory", "300Mi"));
+        PodSpec agent = of(o, DaemonSet.class).get(0).getSpec().getTemplate().getSpec();
+        assertEquals(Map.of("pool", "npu"), agent.getNodeSelector());
+        assertEquals("my-prio", agent.getPriorityClassName());
+        assertEquals("300Mi", agent.getContainers().get(0).getResources().getLimits().get("memory").toString());
+        Deployment d = of(o, Deployment.class).get(0);
+        assertEquals(3, d.getSpec().getReplicas());
+        assertEquals("infra", d.getSpec().getTemplate().getSpec().getTolerations().get(0).getKey());
+        // the default tolerations of the node agent are today's
+        Set<String> tolerated = of(render(set("driver.enabled", "false")), DaemonSet.class).get(0).getSpec().getTemplate().getSpec()
+                .getTolerations().stream().map(t -> t.getKey()).collect(Collectors.toSet());
+        assertTrue(tolerated.containsAll(List.of("node.kubernetes.io/not-ready", "npu.openfuyao.com/npu-unhealthy", "huawei.com/Ascend910")));
+    }
+
+    @Test
+    void commonLabelsOnEveryObject() throws Exception {
+        for (HasMetadata o : render(set("driver.enabled", "false", "metrics.podMonitor.enabled", "true", "npuOperatorCtl.create", "true"))) {
+            if (o instanceof io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition) {
+                continue; // crds/ is static: helm never templates nor deletes it
+            }
+            Map<String, String> l = o.getMetadata().getLabels();
+            String what = o.getKind() + " " + o.getMetadata().getName();
+            assertNotNull(l, what);
+            for (String k : List.of("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version",
+                    "app.kubernetes.io/managed-by", "app.kubernetes.io/part-of", "helm.sh/chart")) {
+                assertTrue(l.containsKey(k), what + " lacks label " + k);
+            }
+            assertEquals("Helm", l.get("app.kubernetes.io/managed-by"), what);
+        }
+    }
+
+    @Test
+    void clusterRolesAreTheSameInEveryMode() throws Exception {
+        // RBAC does not depend on the driver mode: docs/security.md's table holds for both
+        assertEquals(rules(render(set("driver.enabled", "true"))), rules(render(set("driver.enabled", "false"))));
+    }
+
+    static String rules(List<HasMetadata> o) {
+        return Manifests.SER.asJson(of(o, ClusterRole.class).stream().map(ClusterRole::getRules).toList())
+                + Manifests.SER.asJson(of(o, Role.class).stream().map(Role::getRules).toList());
+    }
+
+    // ---- the schema ----
+
+    static void assertRefused(Map<String, String> set, String... inMessage) throws Exception {
+        Manifests.Helm h = Manifests.template(set, Map.of());
+        assertNotEquals(0, h.exit(), "accepted: " + set);
+        for (String s : inMessage) {
+            assertTrue(h.err().contains(s), "the refusal of " + set + " names " + s + ": " + h.err());
+        }
+    }
+
+    @Test
+    void badValuesAreRefusedByTheSchemaNamingTheValue() throws Exception {
+        assertRefused(set("controlPlane.replicas", "two"), "/controlPlane/replicas", "want integer");
+        assertRefused(set("driver.enabled", "yes"), "/driver/enabled", "want boolean");
+        assertRefused(set("bogus", "1"), "bogus");
+        assertRefused(set("controlPlane.bogus", "1"), "/controlPlane", "bogus");
+        assertRefused(set("images.nodeAgent.digest", "sha256:abc"), "/images/nodeAgent/digest");
+        assertRefused(set("node.healthWatch.probeMethod", "ping"), "/node/healthWatch/probeMethod");
+        assertRefused(set("node.reboot.executor", "kexec"), "/node/reboot/executor");
+        assertRefused(set("podSecurity.labels.enforce", "open"), "/podSecurity/labels/enforce");
+        assertRefused(set("node.healthWatch.failureThreshold", "0"), "/node/healthWatch/failureThreshold");
+        Manifests.Helm space = Manifests.template(Map.of(), Map.of("driver.loader.command", "[\"/opt/my load\"]"));
+        assertNotEquals(0, space.exit(), "a loader argument with a space (the .cfg line is split on whitespace)");
+        assertTrue(space.err().contains("/driver/loader/command/0"), space.err());
+        Manifests.Helm json = Manifests.template(Map.of(), Map.of("imagePullSecrets", "\"regcred\""));
+        assertNotEquals(0, json.exit(), "a string for a list");
+        assertTrue(json.err().contains("/imagePullSecrets"), json.err());
+    }
+}
