@@ -157,6 +157,10 @@ class HelmChartTest {
         assertEquals(Manifests.NS, g.getMetadata().getNamespace());
         assertEquals("26.0.0", g.get("spec", "driver", "version"));
         assertEquals(Boolean.FALSE, g.get("spec", "driver", "upgradePolicy", "autoUpgrade"));
+        // made once after the install and the operator's from then on: helm upgrade never rewrites it (a kubectl
+        // patch of spec.driver.version would otherwise conflict or be reverted) and helm uninstall keeps it
+        assertEquals("post-install", g.getMetadata().getAnnotations().get("helm.sh/hook"));
+        assertEquals("keep", g.getMetadata().getAnnotations().get("helm.sh/resource-policy"));
     }
 
     @Test
@@ -335,6 +339,24 @@ class HelmChartTest {
         Manifests.Helm space = Manifests.template(Map.of(), Map.of("driver.loader.command", "[\"/opt/my load\"]"));
         assertNotEquals(0, space.exit(), "a loader argument with a space (the .cfg line is split on whitespace)");
         assertTrue(space.err().contains("/driver/loader/command/0"), space.err());
+        // image references: a scheme, a trailing slash, a space, upper case in a repository, a bad Secret name
+        assertRefused(set("images.registry", "https://registry.example.com"), "/images/registry");
+        assertRefused(set("images.registry", "registry.example.com/"), "/images/registry");
+        assertRefused(set("images.nodeAgent.registry", "bad registry"), "/images/nodeAgent/registry");
+        assertRefused(set("images.controlPlane.repository", "Npu/Control"), "/images/controlPlane/repository");
+        assertRefused(set("driver.registry", ""), "/driver/registry");
+        assertRefused(set("imagePullSecrets[0]", "Bad_Name!"), "/imagePullSecrets/0");
+        // the CR's version is checked before anything is applied (the CRD would refuse it only on the server)
+        assertRefused(set("npuOperatorCtl.create", "true", "npuOperatorCtl.spec.driver.version", "banana"),
+                "/npuOperatorCtl/spec/driver/version");
+        // driverManagement follows driver.enabled: no value can contradict it
+        assertRefused(set("controlPlane.config.driverManagement", "host"), "/controlPlane/config", "driverManagement");
+        // two replicas without leader election would be two leaders
+        assertRefused(set("controlPlane.config.leaderElection", "false"), "leaderElection=false needs controlPlane.replicas=1");
+        Manifests.Helm one = Manifests.template(set("controlPlane.config.leaderElection", "false", "controlPlane.replicas", "1"), Map.of());
+        assertEquals(0, one.exit(), one.err());
+        Manifests.Helm ok = Manifests.template(set("images.registry", "127.0.0.1:5000/mirror", "imagePullSecrets[0]", "regcred"), Map.of());
+        assertEquals(0, ok.exit(), "a registry with a port and a path prefix: " + ok.err());
         Manifests.Helm json = Manifests.template(Map.of(), Map.of("imagePullSecrets", "\"regcred\""));
         assertNotEquals(0, json.exit(), "a string for a list");
         assertTrue(json.err().contains("/imagePullSecrets"), json.err());
