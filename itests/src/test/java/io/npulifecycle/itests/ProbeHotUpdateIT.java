@@ -201,7 +201,11 @@ public class ProbeHotUpdateIT extends NodeRuntimeSupport {
             } catch (Exception e) {
                 return false;
             }
-        }, () -> String.valueOf(attr("io.npulifecycle:type=Deploy", "RejectedFiles")));
+        }, () -> {
+            Object rejected = attr("io.npulifecycle:type=Deploy", "RejectedFiles");
+            return "RejectedFiles: " + (rejected instanceof Object[] a ? java.util.Arrays.toString(a) : String.valueOf(rejected))
+                    + "; expected one entry starting with " + expected;
+        });
         // FileInstall polls every second: during three polls there is never a second copy
         org.awaitility.Awaitility.await("never two copies").during(Duration.ofSeconds(3)).atMost(TIMEOUT)
                 .pollInterval(Duration.ofMillis(100))
