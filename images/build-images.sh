@@ -5,6 +5,9 @@
 #   <out>/npu-lifecycle-<image>-<version>-linux-<arch>.oci.tar    image = node-agent | control-plane, arch = amd64 | arm64
 #   <out>/npu-lifecycle-<image>-<version>.oci.tar    both architectures under one tag (an OCI image index)
 #   <out>/images.txt              every image reference the chart uses by default, one a line (for mirroring)
+#   <out>/images-digests.txt      the same images pinned by digest, "<registry>/npu-lifecycle/<image>@sha256:<hex>" a
+#                                 line: the digest of the multi-architecture index, which `skopeo copy --all` keeps
+#                                 (the value of the chart's <image>.image.digest)
 #   <out>/base-<arch>.packages    the Debian packages of the base, "name version" a line
 #
 #   build-images.sh <distribution tarball> <version> <out dir> <registry> <source date epoch> [skip] [arches]
@@ -189,7 +192,7 @@ done
 pids=()
 for a in $arches; do base_layout "$a" >/dev/null & pids+=($!); done
 for p in "${pids[@]}"; do wait "$p" || { echo "build-images.sh: a base could not be built (output above)" >&2; exit 1; }; done
-rm -f "$out"/npu-lifecycle-*.oci.tar "$out"/base-*.packages "$out/images.txt"
+rm -f "$out"/npu-lifecycle-*.oci.tar "$out"/base-*.packages "$out/images.txt" "$out/images-digests.txt"
 for a in $arches; do
   base=$(base_layout "$a")
   cp "$base/packages" "$out/base-$a.packages"
@@ -251,6 +254,7 @@ for image in "${images[@]}"; do
   printf '%s\n' "${entries[@]}" | jq -c -s '{schemaVersion: 2, mediaType: "application/vnd.oci.image.index.v1+json", manifests: .}' \
     | tr -d '\n' > "$work/index-$image.json"
   digest=$(sha256sum "$work/index-$image.json" | cut -d' ' -f1)
+  printf '%s\n' "${registry:+$registry/}npu-lifecycle/$image@sha256:$digest" >> "$work/digests.txt"
   size=$(stat -c %s "$work/index-$image.json")
   cp "$work/index-$image.json" "$multi/blobs/sha256/$digest"
   cp "$work/layout-$image-${arches%% *}/oci-layout" "$multi/oci-layout"
@@ -270,4 +274,5 @@ done
     printf '%s\n' "${registry:+$registry/}npu-lifecycle/$image:$version"
   done
 } > "$out/images.txt"
-echo "images: $out/images.txt"
+cp "$work/digests.txt" "$out/images-digests.txt"
+echo "images: $out/images.txt, $out/images-digests.txt"

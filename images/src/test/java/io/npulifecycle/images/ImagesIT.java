@@ -178,6 +178,12 @@ class ImagesIT {
                     .output().trim());
         }
         assertEquals(expected, byArch, "the index names each architecture's image by its digest");
+        // images-digests.txt pins the image by the digest of that index (the bytes skopeo copy --all pushes)
+        String raw = ok(List.of("skopeo", "inspect", "--raw", "oci-archive:" + multiArchive(image))).output();
+        String digest = "sha256:" + sha256(raw.strip().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        String pinned = (REGISTRY.isEmpty() ? "" : REGISTRY + "/") + "npu-lifecycle/" + image + "@" + digest;
+        assertTrue(Files.readAllLines(DIR.resolve("images-digests.txt")).contains(pinned),
+                pinned + " in images-digests.txt: " + Files.readAllLines(DIR.resolve("images-digests.txt")));
     }
 
     static Stream<String> imageNames() {
@@ -322,6 +328,10 @@ class ImagesIT {
         List<String> out = new ArrayList<>();
         array.forEach(n -> out.add(n.asText()));
         return out;
+    }
+
+    static String sha256(byte[] bytes) throws NoSuchAlgorithmException {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
     }
 
     static String sha256(Path file) throws IOException, NoSuchAlgorithmException {

@@ -46,6 +46,12 @@ public final class UninstallCommand {
     public static final int DEFAULT_TIMEOUT_SECONDS = 300;
     /** Time between two passes. */
     static final Duration POLL = Duration.ofSeconds(2);
+    /** How long connecting to the API server may take. */
+    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+    /** How long one request may take. */
+    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
+    /** How many times a failed request is sent again (with the client's back-off) before the command gives up. */
+    static final int REQUEST_RETRIES = 1;
     /** Where a pod finds its own namespace. */
     static final Path POD_NAMESPACE = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
 
@@ -143,14 +149,36 @@ public final class UninstallCommand {
                     : Config.autoConfigure(null);
         } catch (IOException | RuntimeException e) {
             err.println("npu-lifecycle uninstall: cannot read the credentials"
-                    + (kubeconfig == null ? "" : " of --kubeconfig " + kubeconfig) + ": " + e.getMessage());
+                    + (kubeconfig == null ? " (the pod's ServiceAccount, $KUBECONFIG or ~/.kube/config)"
+                            : " of --kubeconfig " + kubeconfig)
+                    + ": expected a kubeconfig (YAML with clusters, contexts and users and a current-context): "
+                    + firstLine(e.getMessage()));
             return USAGE;
         }
+        if (config.getMasterUrl() == null || config.getMasterUrl().isBlank()) {
+            err.println("npu-lifecycle uninstall: the credentials" + (kubeconfig == null ? "" : " of --kubeconfig "
+                    + kubeconfig) + " name no API server (a kubeconfig's current-context with a cluster server)");
+            return USAGE;
+        }
+        // an unreachable API server fails within seconds, not after the client's retries with back-off (minutes):
+        // --timeout bounds waiting for reboots and pods, never a connection
+        config.setConnectionTimeout((int) CONNECT_TIMEOUT.toMillis());
+        config.setRequestTimeout((int) REQUEST_TIMEOUT.toMillis());
+        config.setRequestRetryBackoffLimit(REQUEST_RETRIES);
         try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config)
                 .withHttpClientFactory(new JdkHttpClientFactory()).build()) {
             return uninstall(client, namespace, Duration.ofSeconds(timeout), Instant::now, System::nanoTime,
                     d -> Thread.sleep(d.toMillis()), out, err);
         }
+    }
+
+    private static String firstLine(String s) {
+        if (s == null || s.isBlank()) {
+            return "(no detail)";
+        }
+        int nl = s.indexOf('\n');
+        String line = (nl < 0 ? s : s.substring(0, nl)).trim();
+        return line.length() > 200 ? line.substring(0, 200) + "..." : line;
     }
 
     /** @return the pod's namespace, else {@value NpuOperatorCtlType#DEFAULT_NAMESPACE} */
@@ -188,9 +216,16 @@ public final class UninstallCommand {
         List<String> waiting = new ArrayList<>();
         try {
             cleanup.checkPermissions();
-            for (String name : cleanup.markUninstalling(wall.get())) {
+            List<String> marked = cleanup.markUninstalling(wall.get());
+            for (String name : marked) {
                 out.println("marked NPUOperatorCtl " + namespace + "/" + name + " " + ClusterCleanup.UNINSTALLING
                         + ": the running control plane writes nothing more");
+            }
+            if (marked.isEmpty()) {
+                // a mistyped --namespace would otherwise pass silently while the control plane keeps writing
+                err.println("npu-lifecycle uninstall: warning: no NPUOperatorCtl in namespace " + namespace
+                        + " (is --namespace the namespace npu-lifecycle was installed in?); the Nodes are cleaned, "
+                        + "and the DaemonSets of " + namespace + " if any");
             }
             while (true) {
                 ClusterCleanup.Report r = cleanup.pass();
@@ -225,7 +260,7 @@ public final class UninstallCommand {
                 }
             }
         } catch (ClusterCleanup.CleanupException e) {
-            err.println("npu-lifecycle uninstall: " + e.getMessage());
+            err.println("npu-lifecycle uninstall: " + e.getMessage() + " (API server " + client.getMasterUrl() + ")");
             if (!removed.isEmpty()) {
                 err.println("removed before that: " + removed.size() + " items (listed above); run it again once fixed");
             }

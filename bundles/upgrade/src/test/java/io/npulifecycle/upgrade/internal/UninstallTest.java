@@ -263,6 +263,48 @@ class UninstallTest {
     }
 
     @Test
+    void aKubeconfigThatIsNotOneOrNamesNoReachableServerIsRefusedNamingIt(@org.junit.jupiter.api.io.TempDir
+            java.nio.file.Path dir) throws Exception {
+        assumeTrue(ClusterBackend.EMBEDDED.equals(kind), "no server needed");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
+        PrintStream o = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+        java.nio.file.Path garbage = java.nio.file.Files.writeString(dir.resolve("garbage"), "clusters: [ {{ not yaml\n");
+        assertEquals(UninstallCommand.USAGE, UninstallCommand.run(new String[] {"--kubeconfig", garbage.toString()}, o, e));
+        String text = err.toString(StandardCharsets.UTF_8);
+        assertTrue(text.contains("of --kubeconfig " + garbage + ": expected a kubeconfig"), text);
+        assertEquals(1, text.strip().lines().count(), "one line, not a parser's stack of messages: " + text);
+        // a well-formed kubeconfig whose server nothing listens on: refused after the bounded retries
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        java.nio.file.Path unreachable = java.nio.file.Files.writeString(dir.resolve("unreachable"), String.join("\n",
+                "apiVersion: v1", "kind: Config", "current-context: c",
+                "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:" + port + "', insecure-skip-tls-verify: true}}]",
+                "contexts: [{name: c, context: {cluster: k, user: u}}]", "users: [{name: u, user: {token: t}}]", ""));
+        err.reset();
+        assertEquals(UninstallCommand.REFUSED, UninstallCommand.run(new String[] {"--kubeconfig", unreachable.toString(),
+                "--timeout", "5"}, o, e));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("127.0.0.1:" + port), err.toString());
+    }
+
+    @Test
+    void aNamespaceWithoutAnNpuOperatorCtlIsNamedInAWarning() {
+        assumeTrue(ClusterBackend.EMBEDDED.equals(kind), "the same on both servers");
+        c = ClusterFixture.start(kind);
+        time = c.own(new ScaledTestClock(200));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = UninstallCommand.uninstall(c.admin(), "npu-operatr", Duration.ofSeconds(10), time::now, () -> 0L,
+                d -> { }, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(UninstallCommand.OK, code, out + " " + err);
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("no NPUOperatorCtl in namespace npu-operatr"),
+                err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
     void malformedAnnotationsOfOursAreRemovedAndAForeignCordonRecordKeepsTheCordon() {
         assumeTrue(ClusterBackend.EMBEDDED.equals(kind), "the same on both servers");
         c = ClusterFixture.start(kind);

@@ -228,11 +228,6 @@ public final class SimNode {
     }
 
     /**
-     * Starts (or restarts) the node agent as the container of a driver pod carrying {@code version}.
-     *
-     * @throws IOException if the process cannot start
-     */
-    /**
      * Drivers installed on this host: the node agent runs with {@code mode=host} (never stages nor loads) and the
      * emulated host loads its installed driver at every boot by itself ({@code loadAtBoot=true}); before the first
      * {@link #startAgent(String)}.
@@ -247,6 +242,13 @@ public final class SimNode {
                 + "loadAtBoot=true\n");
     }
 
+    /**
+     * Starts (or restarts) the node agent as the container of a driver pod carrying {@code version}.
+     *
+     * @param version the driver version of the pod (its {@code DRIVER_VERSION})
+     *
+     * @throws IOException if the process cannot start
+     */
     public synchronized void startAgent(String version) throws IOException {
         runtime.stop();
         podVersion = version;
