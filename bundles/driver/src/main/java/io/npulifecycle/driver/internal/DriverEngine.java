@@ -343,7 +343,8 @@ public final class DriverEngine implements DriverMXBean {
             w.recordEvent(NodeKeys.EVENT_DRIVER_VALIDATION_FAILED + "/" + boot + "/" + pod, NodeKeys.WARNING,
                     NodeKeys.EVENT_DRIVER_VALIDATION_FAILED, text);
         });
-        set("VALIDATION_FAILED", text);
+        // logged once per pod and problem: the text's waited seconds grow at every evaluation
+        set("VALIDATION_FAILED", text, "VALIDATION_FAILED" + pod + problem);
     }
 
     static String healthProblem(HealthView h) {
@@ -432,9 +433,14 @@ public final class DriverEngine implements DriverMXBean {
     }
 
     private void set(String st, String text) {
+        set(st, text, st + text);
+    }
+
+    /** Sets the state; logs it when {@code logKey} differs from the last one logged. */
+    private void set(String st, String text, String logKey) {
         state = st;
         why = text;
-        String key = st + text;
+        String key = logKey;
         if (!key.equals(lastLogged)) {
             lastLogged = key;
             LOG.log(st.endsWith("FAILED") || "ERROR".equals(st) ? Level.WARNING : Level.INFO, "driver " + st + ": " + text);

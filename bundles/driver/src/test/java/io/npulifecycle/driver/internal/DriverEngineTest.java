@@ -359,8 +359,34 @@ class DriverEngineTest {
         assertEquals("wedged", writer.labels.get(NodeKeys.NPU_HEALTH));
 
         time.advance(Duration.ofSeconds(1));
-        e.evaluate();
-        e.evaluate();
+        List<String> logged = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Logger jul = java.util.logging.Logger.getLogger(DriverEngine.class.getName());
+        java.util.logging.Handler handler = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                logged.add(r.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        jul.addHandler(handler);
+        try {
+            e.evaluate();
+            time.advance(Duration.ofSeconds(30));
+            e.evaluate();
+            time.advance(Duration.ofSeconds(30));
+            e.evaluate();
+        } finally {
+            jul.removeHandler(handler);
+        }
+        // the waited seconds grow at each evaluation; the failure is logged once, not at every probe
+        assertEquals(1, logged.stream().filter(m -> m.contains("validation failed")).count(), logged.toString());
         assertEquals("VALIDATION_FAILED", e.getState());
         List<String[]> failed = writer.events(NodeKeys.EVENT_DRIVER_VALIDATION_FAILED);
         assertEquals(1, failed.size());
