@@ -48,6 +48,8 @@ public final class RuntimeProcess {
     private final Map<String, String> env;
     private final CrashLoop crashLoop;
     private volatile Run current;
+    /** The class-data sharing archives of the runtimes' JVMs. */
+    private final ClassArchives archives = ClassArchives.standard();
     private int starts;
 
     /**
@@ -84,7 +86,8 @@ public final class RuntimeProcess {
      */
     public synchronized void start(Map<String, String> extraEnv) throws IOException {
         Map<String, String> all = new HashMap<>();
-        all.put("JAVA_OPTS", JAVA_OPTS);
+        ClassArchives.Start archive = archives.forStart(install, role);
+        all.put("JAVA_OPTS", archive.options().isEmpty() ? JAVA_OPTS : JAVA_OPTS + " " + archive.options());
         all.putAll(env);
         all.putAll(extraEnv);
         Path log = consoleLog();
@@ -103,7 +106,10 @@ public final class RuntimeProcess {
         Run run = new Run(p, t0, from);
         current = run;
         starts++;
-        p.process().onExit().thenRun(() -> exited(run));
+        p.process().onExit().thenRun(() -> {
+            archive.exited();
+            exited(run);
+        });
     }
 
     /** Reports an ended run to the crash-loop count (on the thread that saw the process end). */
