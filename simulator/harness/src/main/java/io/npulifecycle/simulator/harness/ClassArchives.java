@@ -26,7 +26,8 @@ import java.util.stream.Stream;
  * installation's {@code lib/} and {@code bundles/}, so a rebuilt distribution or another JDK gets a new archive. The
  * first start of a role without an archive writes it when that JVM exits (one writer: a claim file created
  * atomically; the archive is written under a temporary name and moved into place after the exit); every later start
- * maps it ({@code -XX:SharedArchiveFile}). A JVM that cannot use an archive (another JDK, a damaged file) runs without
+ * maps it ({@code -XX:SharedArchiveFile}). The archives of other keys are deleted {@link #KEEP} after they were
+ * written. A JVM that cannot use an archive (another JDK, a damaged file) runs without
  * one: the JVM validates the archive's header against itself and its class path and otherwise loads classes as usual
  * ({@code -Xshare:auto}, the default). Off with the system property {@value #PROPERTY}{@code =false}.
  */
@@ -34,6 +35,8 @@ final class ClassArchives {
 
     /** System property: {@code false} turns the archives off. */
     static final String PROPERTY = "npu.sim.classArchives";
+    /** How long the archives of other builds are kept after their last write. */
+    static final java.time.Duration KEEP = java.time.Duration.ofDays(2);
 
     /**
      * The JVM's CDS messages off: writing an archive lists every class it skips on standard output (hundreds of lines
@@ -120,11 +123,32 @@ final class ClassArchives {
             } catch (FileAlreadyExistsException e) {
                 return new Start("", null, null, null); // another start writes it
             }
+            prune(role, key);
             Path dump = dir.resolve(role + "-" + key + "." + ProcessHandle.current().pid() + "-"
                     + System.nanoTime() + ".tmp");
             return new Start(QUIET + " -XX:ArchiveClassesAtExit=" + dump, dump, archive, claim);
         } catch (IOException | RuntimeException e) {
             return new Start("", null, null, null); // no cache folder: start as without archives
+        }
+    }
+
+    /**
+     * Deletes this role's files of other keys (other builds, clones or JDKs) untouched for {@link #KEEP}: every
+     * rebuilt distribution makes a new archive of 40 to 70 MB per role. A JVM that still maps a deleted archive keeps
+     * its pages (Linux).
+     */
+    private void prune(String role, String key) {
+        long oldest = System.currentTimeMillis() - KEEP.toMillis();
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path f : files.toList()) {
+                String name = f.getFileName().toString();
+                if (name.startsWith(role + "-") && !name.startsWith(role + "-" + key + ".")
+                        && Files.getLastModifiedTime(f).toMillis() < oldest) {
+                    Files.deleteIfExists(f);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // a file another build deletes at the same time, or no permission: left for the next start
         }
     }
 

@@ -72,6 +72,22 @@ class ClassArchivesTest {
     }
 
     @Test
+    void theArchivesOfOtherBuildsAreDeletedOnceOldTheOtherRolesAndRecentOnesAreKept() throws Exception {
+        Path install = install();
+        Path dir = Files.createDirectories(tmp.resolve("cds"));
+        Path old = Files.writeString(dir.resolve("node-0123456789abcdef.jsa"), "old");
+        Files.setLastModifiedTime(old, FileTime.fromMillis(System.currentTimeMillis()
+                - ClassArchives.KEEP.toMillis() - 60_000));
+        Path recent = Files.writeString(dir.resolve("node-fedcba9876543210.jsa"), "recent");
+        Path otherRole = Files.writeString(dir.resolve("control-plane-0123456789abcdef.jsa"), "cp");
+        Files.setLastModifiedTime(otherRole, Files.getLastModifiedTime(old));
+        new ClassArchives(dir, true).forStart(install, "node");
+        assertFalse(Files.exists(old), "another build's archive, untouched for longer than KEEP");
+        assertTrue(Files.exists(recent), "another build's recent archive (a clone whose tests run now)");
+        assertTrue(Files.exists(otherRole), "pruned when that role starts");
+    }
+
+    @Test
     void offOrWithoutACacheFolderNothingIsAdded() throws Exception {
         Path install = install();
         assertEquals("", new ClassArchives(tmp.resolve("cds"), false).forStart(install, "node").options());
