@@ -17,6 +17,7 @@ import java.util.Map;
  * npu-lifecycle scenario --list FILE...
  * npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]
  * npu-lifecycle uninstall [--namespace NS] [--timeout SECONDS] [--kubeconfig FILE]
+ *                         [--allow-missing-namespace]
  * npu-lifecycle help
  * </pre>
  */
@@ -44,7 +45,7 @@ public final class LaunchOptions {
             "                  classify a saved 'npu-smi info' output the way the health-watch does; prints JSON;",
             "                  --alarm-is-failure: an Alarm health is a failure (the health-watch's alarmIsFailure);",
             "                  check-npu-smi --help lists every option",
-            "  uninstall       [--namespace NS] [--timeout SECONDS] [--kubeconfig FILE]",
+            "  uninstall       [--namespace NS] [--timeout SECONDS] [--kubeconfig FILE] [--allow-missing-namespace]",
             "                  remove what npu-lifecycle added to the cluster (driver and node-agent DaemonSets, the",
             "                  npu.openfuyao.com/ node labels, annotations, taint, the NpuHealthy condition, its own",
             "                  cordons, the NPUOperatorCtl finalizers); keeps an administrator's cordon and approvals;",

@@ -351,8 +351,18 @@ class HelmChartTest {
                 "/npuOperatorCtl/spec/driver/version");
         // driverManagement follows driver.enabled: no value can contradict it
         assertRefused(set("controlPlane.config.driverManagement", "host"), "/controlPlane/config", "driverManagement");
-        // two replicas without leader election would be two leaders
-        assertRefused(set("controlPlane.config.leaderElection", "false"), "leaderElection=false needs controlPlane.replicas=1");
+        // two replicas without leader election would be two leaders: the schema refuses it (helm lint too), and the
+        // template once more when the schema is skipped (helm --skip-schema-validation)
+        assertRefused(set("controlPlane.config.leaderElection", "false"), "/controlPlane/replicas", "want 1");
+        Manifests.Helm lint = Manifests.runHelm(List.of("lint", Manifests.CHART.toString(), "--set",
+                "controlPlane.config.leaderElection=false"));
+        assertNotEquals(0, lint.exit(), "helm lint refuses it too: " + lint.out());
+        Manifests.Helm skipped = Manifests.runHelm(List.of("template", "npu-lifecycle", Manifests.CHART.toString(),
+                "--skip-schema-validation", "--set", "controlPlane.config.leaderElection=false"));
+        assertNotEquals(0, skipped.exit(), skipped.out());
+        assertTrue(skipped.err().contains("leaderElection=false needs controlPlane.replicas=1"), skipped.err());
+        // the HTTP server and the metrics server of a runtime cannot share a port (the runtime would exit 2, a crash loop)
+        assertRefused(set("jolokia.port", "9464"), "jolokia.port and metrics.port are both 9464");
         Manifests.Helm one = Manifests.template(set("controlPlane.config.leaderElection", "false", "controlPlane.replicas", "1"), Map.of());
         assertEquals(0, one.exit(), one.err());
         Manifests.Helm ok = Manifests.template(set("images.registry", "127.0.0.1:5000/mirror", "imagePullSecrets[0]", "regcred"), Map.of());

@@ -520,10 +520,35 @@ public final class ClusterCleanup {
 
     private static CleanupException refused(String what, KubernetesClientException e) {
         String why = e.getCode() == 403 ? "forbidden (403): a permission is missing: " + e.getMessage()
-                : e.getCode() <= 0 ? "no answer from the API server (" + (e.getCause() == null ? e.getMessage()
-                        : e.getCause()) + "); check --kubeconfig, or the pod's ServiceAccount and network"
+                : e.getCode() == 401 ? "unauthorized (401): the API server rejected the credentials (an expired or "
+                        + "wrong token, a client certificate it does not trust); check them with kubectl auth whoami"
+                : e.getCode() <= 0 ? noAnswer(e)
                         : "the API server answered " + e.getCode() + ": " + e.getMessage();
         return new CleanupException("cannot " + what + ": " + why, e);
+    }
+
+    /** @return why a request got no HTTP answer, from the exception's causes (TLS, refused, closed connection) */
+    static String noAnswer(Throwable e) {
+        StringBuilder causes = new StringBuilder();
+        for (Throwable t = e; t != null && causes.length() < 2000; t = t.getCause()) {
+            causes.append(t.getClass().getName()).append(": ").append(t.getMessage()).append('\n');
+        }
+        String all = causes.toString();
+        String detail = e.getCause() == null ? e.getMessage() : String.valueOf(e.getCause());
+        if (all.contains("PKIX") || all.contains("SSLHandshakeException") || all.contains("CertificateException")) {
+            return "TLS handshake failed: the API server's certificate is not trusted by the credentials' "
+                    + "certificate-authority (" + detail + ")";
+        }
+        if (all.contains("GOAWAY")) {
+            return "the API server closed the connection (" + detail + "): a token or client certificate it rejects "
+                    + "ends an HTTP/2 connection this way; check the credentials with kubectl auth whoami";
+        }
+        if (all.contains("ConnectException") || all.contains("Connection refused")) {
+            return "connection refused (" + detail + "): nothing listens at the server address; check --kubeconfig, "
+                    + "or the pod's network";
+        }
+        return "no answer from the API server (" + detail + "); check --kubeconfig, or the pod's ServiceAccount and "
+                + "network";
     }
 
     /** The finalizer list of an NPUOperatorCtl. */

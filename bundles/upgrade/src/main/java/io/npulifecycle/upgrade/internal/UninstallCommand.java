@@ -20,7 +20,8 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 
 /**
- * {@code npu-lifecycle uninstall [--namespace NS] [--timeout SECONDS] [--kubeconfig FILE]}: removes what npu-lifecycle
+ * {@code npu-lifecycle uninstall [--namespace NS] [--timeout SECONDS] [--kubeconfig FILE]
+ * [--allow-missing-namespace]}: removes what npu-lifecycle
  * added to the cluster ({@link ClusterCleanup}, {@link ClusterCleanup.Scope#UNINSTALL}), for the chart's pre-delete
  * hook Job or an administrator. It first marks the NPUOperatorCtl resources {@value ClusterCleanup#UNINSTALLING}, so
  * the running control plane writes nothing more, then repeats cleanup passes every {@link #POLL} until one finds
@@ -58,6 +59,7 @@ public final class UninstallCommand {
     /** The command's usage text. */
     public static final String USAGE_TEXT = """
             Usage: npu-lifecycle uninstall [--namespace NS] [--timeout SECONDS] [--kubeconfig FILE]
+                                           [--allow-missing-namespace]
               Removes what npu-lifecycle added to the cluster: the driver DaemonSets (app=npu-driver-daemonset) and the
               node-agent DaemonSet (app=npu-lifecycle-node-agent) with their pods; on every Node the npu.openfuyao.com/
               labels and annotations of the contract, the taint npu.openfuyao.com/npu-unhealthy, the NodeCondition
@@ -67,6 +69,9 @@ public final class UninstallCommand {
               Never in the middle of a node's reboot: it waits (up to --timeout) and names the node.
               --namespace NS     the control plane's namespace (default: the pod's own, else npu-operator)
               --timeout SECONDS  the longest wait for reboots and terminating pods (default 300)
+              --allow-missing-namespace
+                                 clean the Nodes even though the --namespace given does not exist (e.g. it was
+                                 deleted before the uninstall); without it a namespace that does not exist is refused
               --kubeconfig FILE  credentials (default: the pod's ServiceAccount, else $KUBECONFIG or ~/.kube/config)
               Exit codes: 0 done, 1 timed out (what is left is listed), 2 usage, 3 refused by the API server (the
               missing permission named) or not reachable.""";
@@ -96,11 +101,17 @@ public final class UninstallCommand {
         String namespace = null;
         int timeout = DEFAULT_TIMEOUT_SECONDS;
         String kubeconfig = null;
+        boolean allowMissingNamespace = false;
+        boolean namespaceGiven = false;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (a.equals("--help") || a.equals("-h")) {
                 out.println(USAGE_TEXT);
                 return OK;
+            }
+            if (a.equals("--allow-missing-namespace")) {
+                allowMissingNamespace = true;
+                continue;
             }
             if (!a.equals("--namespace") && !a.equals("--timeout") && !a.equals("--kubeconfig")) {
                 err.println("npu-lifecycle uninstall: unknown argument '" + a + "'\n" + USAGE_TEXT);
@@ -118,6 +129,7 @@ public final class UninstallCommand {
                         return USAGE;
                     }
                     namespace = v;
+                    namespaceGiven = true;
                 }
                 case "--timeout" -> {
                     try {
@@ -143,6 +155,13 @@ public final class UninstallCommand {
         if (namespace == null) {
             namespace = podNamespace();
         }
+        if (kubeconfig != null) {
+            String problem = kubeconfigProblem(Path.of(kubeconfig));
+            if (problem != null) {
+                err.println("npu-lifecycle uninstall: --kubeconfig " + kubeconfig + " " + problem);
+                return USAGE;
+            }
+        }
         Config config;
         try {
             config = kubeconfig != null ? Config.fromKubeconfig(Files.readString(Path.of(kubeconfig)))
@@ -167,9 +186,70 @@ public final class UninstallCommand {
         config.setRequestRetryBackoffLimit(REQUEST_RETRIES);
         try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config)
                 .withHttpClientFactory(new JdkHttpClientFactory()).build()) {
+            if (namespaceGiven && !allowMissingNamespace && namespaceMissing(client, namespace)) {
+                err.println("npu-lifecycle uninstall: namespace " + namespace + " does not exist on "
+                        + client.getMasterUrl() + ": nothing was changed. Is --namespace the namespace npu-lifecycle "
+                        + "was installed in (helm list -A)? To clean the Nodes of a cluster whose namespace is already "
+                        + "deleted, add --allow-missing-namespace");
+                return USAGE;
+            }
             return uninstall(client, namespace, Duration.ofSeconds(timeout), Instant::now, System::nanoTime,
                     d -> Thread.sleep(d.toMillis()), out, err);
         }
+    }
+
+    /**
+     * @return true only when the API server says the namespace does not exist (404); false when it exists or cannot
+     *         be read (no {@code get namespaces} permission, as the chart's hook Job has: its namespace is its own)
+     */
+    static boolean namespaceMissing(KubernetesClient client, String namespace) {
+        try {
+            return client.namespaces().withName(namespace).get() == null;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * @return what is wrong with a kubeconfig file for this command (it names a current-context, that context names a
+     *         cluster, and the cluster has a server), or null when it is usable; read with fabric8's model of the
+     *         file, so that a file the client would silently replace by the in-cluster defaults is refused instead
+     */
+    static String kubeconfigProblem(Path file) {
+        String text;
+        try {
+            text = Files.readString(file);
+        } catch (IOException | RuntimeException e) {
+            return "cannot be read: " + firstLine(e.getMessage());
+        }
+        if (text.isBlank()) {
+            return "is empty: expected a kubeconfig (YAML with clusters, contexts and users and a current-context)";
+        }
+        io.fabric8.kubernetes.api.model.Config kc;
+        try {
+            kc = new io.fabric8.kubernetes.client.utils.KubernetesSerialization().unmarshal(text,
+                    io.fabric8.kubernetes.api.model.Config.class);
+        } catch (RuntimeException e) {
+            return "is not a kubeconfig (YAML with clusters, contexts and users and a current-context): "
+                    + firstLine(e.getMessage());
+        }
+        if (kc == null || kc.getCurrentContext() == null || kc.getCurrentContext().isBlank()) {
+            return "names no current-context";
+        }
+        var context = kc.getContexts() == null ? null : kc.getContexts().stream()
+                .filter(c -> kc.getCurrentContext().equals(c.getName()) && c.getContext() != null).findFirst()
+                .orElse(null);
+        if (context == null) {
+            return "has no context '" + kc.getCurrentContext() + "' (its current-context)";
+        }
+        String cluster = context.getContext().getCluster();
+        var named = kc.getClusters() == null ? null : kc.getClusters().stream()
+                .filter(c -> c.getName() != null && c.getName().equals(cluster) && c.getCluster() != null).findFirst()
+                .orElse(null);
+        if (named == null || named.getCluster().getServer() == null || named.getCluster().getServer().isBlank()) {
+            return "has no server for cluster '" + cluster + "' (of context '" + kc.getCurrentContext() + "')";
+        }
+        return null;
     }
 
     private static String firstLine(String s) {

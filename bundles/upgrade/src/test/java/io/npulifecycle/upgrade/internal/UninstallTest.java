@@ -272,7 +272,7 @@ class UninstallTest {
         java.nio.file.Path garbage = java.nio.file.Files.writeString(dir.resolve("garbage"), "clusters: [ {{ not yaml\n");
         assertEquals(UninstallCommand.USAGE, UninstallCommand.run(new String[] {"--kubeconfig", garbage.toString()}, o, e));
         String text = err.toString(StandardCharsets.UTF_8);
-        assertTrue(text.contains("of --kubeconfig " + garbage + ": expected a kubeconfig"), text);
+        assertTrue(text.contains("--kubeconfig " + garbage + " is not a kubeconfig"), text);
         assertEquals(1, text.strip().lines().count(), "one line, not a parser's stack of messages: " + text);
         // a well-formed kubeconfig whose server nothing listens on: refused after the bounded retries
         int port;
@@ -287,6 +287,58 @@ class UninstallTest {
         assertEquals(UninstallCommand.REFUSED, UninstallCommand.run(new String[] {"--kubeconfig", unreachable.toString(),
                 "--timeout", "5"}, o, e));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("127.0.0.1:" + port), err.toString());
+    }
+
+    @Test
+    void aKubeconfigWithoutAUsableCurrentContextIsNamedNotReplacedByTheInClusterDefaults(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        assumeTrue(ClusterBackend.EMBEDDED.equals(kind), "no server needed");
+        java.util.function.Function<String, String> problem = text -> {
+            try {
+                return UninstallCommand.kubeconfigProblem(java.nio.file.Files.writeString(dir.resolve("kc"), text));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        assertTrue(problem.apply("").startsWith("is empty"), problem.apply(""));
+        assertEquals("names no current-context", problem.apply("{}"));
+        String clusters = "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:6443'}}]\n"
+                + "users: [{name: u, user: {token: t}}]\n";
+        assertEquals("has no context 'nope' (its current-context)", problem.apply("current-context: nope\n"
+                + "contexts: [{name: c, context: {cluster: k, user: u}}]\n" + clusters));
+        assertEquals("has no server for cluster 'other' (of context 'c')", problem.apply("current-context: c\n"
+                + "contexts: [{name: c, context: {cluster: other, user: u}}]\n" + clusters));
+        assertNull(problem.apply("current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
+                + clusters));
+        java.nio.file.Path bad = java.nio.file.Files.writeString(dir.resolve("nope"), "current-context: nope\n" + clusters);
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertEquals(UninstallCommand.USAGE, UninstallCommand.run(new String[] {"--kubeconfig", bad.toString()},
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8)));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("has no context 'nope'"), err.toString());
+    }
+
+    @Test
+    void whyARequestGotNoAnswerIsNamedFromItsCause() {
+        assumeTrue(ClusterBackend.EMBEDDED.equals(kind), "no server needed");
+        assertTrue(ClusterCleanup.noAnswer(new io.fabric8.kubernetes.client.KubernetesClientException("x",
+                new javax.net.ssl.SSLHandshakeException("PKIX path building failed"))).startsWith("TLS handshake failed"));
+        assertTrue(ClusterCleanup.noAnswer(new io.fabric8.kubernetes.client.KubernetesClientException("x",
+                new java.io.IOException("/127.0.0.1:1: GOAWAY received"))).contains("closed the connection"));
+        assertTrue(ClusterCleanup.noAnswer(new io.fabric8.kubernetes.client.KubernetesClientException("x",
+                new java.net.ConnectException("Connection refused"))).startsWith("connection refused"));
+        assertTrue(ClusterCleanup.noAnswer(new io.fabric8.kubernetes.client.KubernetesClientException("x",
+                new java.io.IOException("timeout"))).startsWith("no answer from the API server"));
+    }
+
+    @Test
+    void aNamespaceThatDoesNotExistIsToldApartFromOneThatDoes() {
+        assumeTrue(ClusterBackend.EMBEDDED.equals(kind), "the same on both servers");
+        c = ClusterFixture.start(kind);
+        c.admin().namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata()
+                .withName("present").endMetadata().build()).create();
+        assertTrue(UninstallCommand.namespaceMissing(c.admin(), "npu-operatr"));
+        assertFalse(UninstallCommand.namespaceMissing(c.admin(), "present"));
     }
 
     @Test
