@@ -110,7 +110,7 @@ final class NodeApi {
             try {
                 current = client.nodes().withName(nodeName).get();
             } catch (KubernetesClientException e) {
-                health.failed("cannot read Node " + nodeName + " to " + purpose + ": " + e.getMessage());
+                health.failed("cannot read Node " + nodeName + " to " + purpose + ": " + ApiErrors.describe(e));
                 throw e;
             }
             health.answered();
@@ -131,7 +131,7 @@ final class NodeApi {
                 return new Update(Outcome.WRITTEN, written);
             } catch (KubernetesClientException e) {
                 if (e.getCode() != 409) {
-                    health.failed("cannot update Node " + nodeName + " to " + purpose + ": " + e.getMessage());
+                    health.failed("cannot update Node " + nodeName + " to " + purpose + ": " + ApiErrors.describe(e));
                     throw e;
                 }
                 LOG.log(Level.INFO, "Node " + nodeName + ": resourceVersion " + rv + " is stale (409) while trying to "

@@ -139,7 +139,7 @@ final class NodeEventQueue {
             } catch (KubernetesClientException ex) {
                 if (ex.getCode() != 409) {
                     health.failed("cannot create Event " + ev.getReason() + " (" + ev.getMetadata().getName()
-                            + ") on Node " + nodeName + ": " + ex.getMessage());
+                            + ") on Node " + nodeName + ": " + ApiErrors.describe(ex));
                     throw ex;
                 }
                 LOG.log(Level.DEBUG, "Event " + ev.getMetadata().getName() + " already exists");

@@ -193,7 +193,7 @@ final class NpuHealthCondition {
                         + NodeKeys.CONDITION_NPU_HEALTHY + "=" + want.status() + " (" + want.reason() + "): "
                         + (denied ? "the node agent needs 'patch' on nodes/status (RBAC) and the admission policy's "
                                 + "leave to change this condition of its own Node: " : "")
-                        + e.getMessage() + " (tried again in " + RETRY_AFTER_FAILURE.toSeconds() + " s; the labels, "
+                        + ApiErrors.describe(e) + " (tried again in " + RETRY_AFTER_FAILURE.toSeconds() + " s; the labels, "
                         + "annotations and Events are written as before)");
             }
             return null;
