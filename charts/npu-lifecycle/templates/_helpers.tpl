@@ -118,9 +118,31 @@ prometheus.io/port: {{ .Values.metrics.port | quote }}
 prometheus.io/path: "/metrics"
 {{- end -}}
 
-{{/* Node configuration files (ConfigMap npu-lifecycle-node-config) mounted into <home>/etc/ one by one */}}
+{{/* Node configuration files (ConfigMap npu-lifecycle-node-config) mounted into <home>/etc/ one by one; with
+simulator.enabled also io.npulifecycle.simulator.cfg, whose presence in etc/ is what makes the launcher install the
+simulator bundle (and refuse a real reboot executor). Every key listed here must be in 40-node-agent-config.yaml. */}}
 {{- define "npu-lifecycle.nodeConfigFiles" -}}
-{{- list "io.npulifecycle.probe.cfg" "io.npulifecycle.rebooter.executor.cfg" "io.npulifecycle.markers.cfg" "io.npulifecycle.driver.cfg" | toJson -}}
+{{- $files := list "io.npulifecycle.probe.cfg" "io.npulifecycle.rebooter.executor.cfg" "io.npulifecycle.markers.cfg" "io.npulifecycle.driver.cfg" -}}
+{{- if .Values.simulator.enabled -}}
+{{- $files = append $files "io.npulifecycle.simulator.cfg" -}}
+{{- end -}}
+{{- $files | toJson -}}
+{{- end -}}
+
+{{/* The emulated host's state folder inside the node-agent containers (hostPath simulator.stateHostPath, volume
+simulator-state). The simulator writes bin/npu-smi, proc-modules, boot_id, lib/libdcmi.so below it; the node
+configuration points the probe, markers and driver PIDs there (40-node-agent-config.yaml). */}}
+{{- define "npu-lifecycle.simulatorStateDir" -}}
+/var/lib/npu-lifecycle-simulator
+{{- end -}}
+
+{{/* Refuses simulator.enabled with a real reboot executor (node.reboot.executor libc or command): a simulated node
+must never reboot its host. values.schema.json refuses it first; this holds when the schema is skipped
+(helm --skip-schema-validation). Included by 40-node-agent-config.yaml, which every install renders. */}}
+{{- define "npu-lifecycle.simulatorGuard" -}}
+{{- if and .Values.simulator.enabled (ne .Values.node.reboot.executor "none") }}
+{{- fail (printf "simulator.enabled=true needs node.reboot.executor=none (got %s): a simulated node must never reboot its host; the simulator's own reboot executor (service ranking 1000) ends the node-agent container instead" .Values.node.reboot.executor) }}
+{{- end }}
 {{- end -}}
 
 
@@ -138,7 +160,8 @@ prometheus.io/path: "/metrics"
 {{ include "npu-lifecycle.runtimeEnv" . }}
 {{- end -}}
 
-{{/* The node agent's volume mounts: runtime home, the node configuration files, the five host paths */}}
+{{/* The node agent's volume mounts: runtime home, the node configuration files, the five host paths (node.hostPaths),
+and with simulator.enabled the emulated host's state (simulator.stateHostPath) */}}
 {{- define "npu-lifecycle.nodeAgentMounts" -}}
 - name: home
   mountPath: /var/lib/npu-lifecycle
@@ -168,9 +191,16 @@ prometheus.io/path: "/metrics"
 - name: host-proc
   mountPath: /host/proc
   readOnly: true
+{{- if .Values.simulator.enabled }}
+# simulator.enabled (test tooling): the emulated host (chips, npu-smi, /proc/modules, boot id), kept on the host so
+# that it outlives the container, as a real host outlives a reboot
+- name: simulator-state
+  mountPath: {{ include "npu-lifecycle.simulatorStateDir" . }}
+{{- end }}
 {{- end -}}
 
-{{/* The node agent's volumes */}}
+{{/* The node agent's volumes. The host side of each hostPath is a value (node.hostPaths.*, simulator.stateHostPath) so
+that a test can point them into its own folder; the container side is fixed (the node configuration names it). */}}
 {{- define "npu-lifecycle.nodeAgentVolumes" -}}
 - name: home
   emptyDir: {}
@@ -182,22 +212,28 @@ prometheus.io/path: "/metrics"
     name: npu-lifecycle-node-config
 - name: run-npu-operator
   hostPath:
-    path: /run/npu-operator
+    path: {{ .Values.node.hostPaths.runNpuOperator | quote }}
     type: DirectoryOrCreate
 - name: var-lib-npu-operator
   hostPath:
-    path: /var/lib/npu-operator
+    path: {{ .Values.node.hostPaths.varLibNpuOperator | quote }}
     type: DirectoryOrCreate
 - name: ascend
   hostPath:
-    path: /var/lib/Ascend
+    path: {{ .Values.node.hostPaths.ascend | quote }}
     type: DirectoryOrCreate
 - name: dev
   hostPath:
-    path: /dev
+    path: {{ .Values.node.hostPaths.dev | quote }}
     type: Directory
 - name: host-proc
   hostPath:
-    path: /proc
+    path: {{ .Values.node.hostPaths.proc | quote }}
     type: Directory
+{{- if .Values.simulator.enabled }}
+- name: simulator-state
+  hostPath:
+    path: {{ .Values.simulator.stateHostPath | quote }}
+    type: DirectoryOrCreate
+{{- end }}
 {{- end -}}

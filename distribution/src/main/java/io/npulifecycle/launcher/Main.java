@@ -140,6 +140,11 @@ public final class Main {
         Path install = installDir();
         RuntimeHome home = new RuntimeHome(o.home());
         home.prepare(install.resolve("conf").resolve("defaults"));
+        if (o.role() == LaunchOptions.Role.NODE) {
+            // a node that emulates its host (etc/io.npulifecycle.simulator.cfg) must never reboot the real machine:
+            // refuse a real reboot executor before anything starts (exit 2, naming the file, key and value)
+            SimulatedNodeGuard.check(home);
+        }
         home.lock(role(o));
         RuntimeSettings settings = RuntimeSettings.load(home.etc(), env);
         String logProblem = LogSetup.configure(settings.logLevel(), home.logs(), out);

@@ -26,6 +26,13 @@ public final class RuntimeHome {
      */
     public static final java.util.List<String> SIMULATOR_CONFIGURATIONS = java.util.List.of(
             "io.npulifecycle.simulator.cfg", "io.npulifecycle.simulator.config");
+    /**
+     * The files in {@code etc/} that configure the reboot executor (PID {@code io.npulifecycle.rebooter.executor},
+     * key {@code type}: {@code none}, {@code libc} or {@code command}), in either of the two formats FileInstall
+     * reads. {@link SimulatedNodeGuard} reads them when the simulator is configured.
+     */
+    public static final java.util.List<String> REBOOT_EXECUTOR_CONFIGURATIONS = java.util.List.of(
+            "io.npulifecycle.rebooter.executor.cfg", "io.npulifecycle.rebooter.executor.config");
 
     private final Path root;
     private java.nio.channels.FileChannel lockChannel;
@@ -280,12 +287,24 @@ public final class RuntimeHome {
      * @return {@code true} when {@code etc/} holds a simulator configuration file
      */
     public boolean simulatorConfigured() {
+        return simulatorConfiguration() != null;
+    }
+
+    /**
+     * The simulator configuration file that makes this home's node runtime emulate its host, as
+     * {@link #simulatorConfigured()} decides.
+     *
+     * @return the first of {@link #SIMULATOR_CONFIGURATIONS} that is a regular file in {@code etc/}, or {@code null}
+     *         when there is none (a production node)
+     */
+    public Path simulatorConfiguration() {
         for (String name : SIMULATOR_CONFIGURATIONS) {
-            if (Files.isRegularFile(etc().resolve(name))) {
-                return true;
+            Path file = etc().resolve(name);
+            if (Files.isRegularFile(file)) {
+                return file;
             }
         }
-        return false;
+        return null;
     }
 
     /** @return the home folder */

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,6 +24,8 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.LocalObjectReference;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
@@ -370,5 +373,213 @@ class HelmChartTest {
         Manifests.Helm json = Manifests.template(Map.of(), Map.of("imagePullSecrets", "\"regcred\""));
         assertNotEquals(0, json.exit(), "a string for a list");
         assertTrue(json.err().contains("/imagePullSecrets"), json.err());
+    }
+
+    // ---- the simulator (issue #26: the chart's pods on a real kubelet, the NPUs emulated, the host never rebooted) ----
+
+    /** The emulated host's folder inside the node-agent containers (volume simulator-state). */
+    static final String SIM = "/var/lib/npu-lifecycle-simulator";
+    /** The values of the real-node test. */
+    static final Path REAL_NODE_VALUES = Manifests.ROOT.resolve("itests/src/test/resources/real-node/simulator-values.yaml");
+
+    /** The node-agent container of the node pods: the node-agent DaemonSet's (host) or the driver template's (managed). */
+    static PodSpec nodePod(List<HasMetadata> objects) {
+        DaemonSet agent = named(objects, DaemonSet.class, "npu-lifecycle-node-agent");
+        if (agent != null) {
+            return agent.getSpec().getTemplate().getSpec();
+        }
+        ConfigMap t = named(objects, ConfigMap.class, "npu-lifecycle-driver-daemonset");
+        assertNotNull(t, "neither the node-agent DaemonSet nor the driver DaemonSet template");
+        return ((DaemonSet) Manifests.SER.unmarshal(t.getData().get("driver-daemonset.yaml"))).getSpec().getTemplate().getSpec();
+    }
+
+    static Container container(PodSpec pod, String name) {
+        return pod.getContainers().stream().filter(c -> name.equals(c.getName())).findFirst()
+                .orElseThrow(() -> new AssertionError("no container " + name));
+    }
+
+    static Volume volume(PodSpec pod, String name) {
+        return pod.getVolumes().stream().filter(v -> name.equals(v.getName())).findFirst().orElse(null);
+    }
+
+    static VolumeMount mount(Container c, String name) {
+        return c.getVolumeMounts().stream().filter(m -> name.equals(m.getName())).findFirst().orElse(null);
+    }
+
+    static Map<String, String> nodeConfig(List<HasMetadata> objects) {
+        return named(objects, ConfigMap.class, "npu-lifecycle-node-config").getData();
+    }
+
+    /** Every key of the node configuration is mounted into the node agent's etc/, and nothing else from it. */
+    static void assertEveryNodeConfigFileMounted(List<HasMetadata> objects) {
+        Container agent = container(nodePod(objects), "node-agent");
+        Set<String> mounted = agent.getVolumeMounts().stream().filter(m -> "node-config".equals(m.getName()))
+                .peek(m -> assertEquals("/var/lib/npu-lifecycle/etc/" + m.getSubPath(), m.getMountPath()))
+                .map(VolumeMount::getSubPath).collect(Collectors.toSet());
+        assertEquals(nodeConfig(objects).keySet(), mounted, "the node configuration files mounted into etc/");
+    }
+
+    @Test
+    void simulatorValuesPointTheNodeAgentAtTheEmulatedHostInBothDriverModes() throws Exception {
+        for (String enabled : List.of("true", "false")) {
+            String mode = "driver.enabled=" + enabled;
+            // the default driver.loader.command stays set: the simulator must drop it all the same
+            List<HasMetadata> o = render(set("driver.enabled", enabled, "simulator.enabled", "true",
+                    "node.reboot.executor", "none", "simulator.chipType", "310p", "simulator.npus", "2",
+                    "simulator.chipsPerNpu", "2", "simulator.driverVersion", "25.3.0",
+                    "simulator.stateHostPath", "/work/sim-state"));
+            Map<String, String> node = nodeConfig(o);
+            assertEquals("stateDir=" + SIM + "\nmarkersFolder=/run/npu-operator\nbootIdFile=" + SIM + "/boot_id\n"
+                    + "restartMode=exit\nchipType=310p\nnpus=2\nchipsPerNpu=2\ndriverVersion=25.3.0\n"
+                    + "loadAtBoot=" + !Boolean.parseBoolean(enabled) + "\n", node.get("io.npulifecycle.simulator.cfg"), mode);
+            String probe = node.get("io.npulifecycle.probe.cfg");
+            assertTrue(probe.contains("\nnpuSmiCommand=" + SIM + "/bin/npu-smi\n"), probe);
+            assertTrue(probe.contains("\ndriverModulesFile=" + SIM + "/proc-modules\n"), probe);
+            assertTrue(probe.contains("\ndcmiLibrary=" + SIM + "/lib/libdcmi.so\n"), probe);
+            assertTrue(probe.contains("\nexpectedChips=0:0,0:1,1:0,1:1\n"), "npus x chipsPerNpu: " + probe);
+            assertEquals("folder=/run/npu-operator/\nbootIdPath=" + SIM + "/boot_id\n", node.get("io.npulifecycle.markers.cfg"));
+            String driver = node.get("io.npulifecycle.driver.cfg");
+            assertTrue(driver.startsWith("procModules=" + SIM + "/proc-modules\n"), driver);
+            assertFalse(driver.contains("loaderCommand"), "the simulator registers its own DriverLoader: " + driver);
+            assertFalse(driver.contains("/host/proc"), driver);
+            assertTrue(node.get("io.npulifecycle.rebooter.executor.cfg").startsWith("type=none\n"));
+            assertEveryNodeConfigFileMounted(o);
+
+            PodSpec pod = nodePod(o);
+            Volume state = volume(pod, "simulator-state");
+            assertNotNull(state, mode + ": the simulator-state volume");
+            assertEquals("/work/sim-state", state.getHostPath().getPath());
+            assertEquals("DirectoryOrCreate", state.getHostPath().getType());
+            VolumeMount m = mount(container(pod, "node-agent"), "simulator-state");
+            assertNotNull(m, mode + ": simulator-state mounted in the node-agent container");
+            assertEquals(SIM, m.getMountPath());
+            assertTrue(m.getReadOnly() == null || !m.getReadOnly(), "the simulator writes its state");
+            if (Boolean.parseBoolean(enabled)) {
+                assertEquals(null, mount(container(pod, "driver"), "simulator-state"), "not in the vendor's driver container");
+            }
+        }
+    }
+
+    @Test
+    void defaultValuesRenderNoSimulator() throws Exception {
+        for (String enabled : List.of("true", "false")) {
+            List<HasMetadata> o = render(set("driver.enabled", enabled));
+            Map<String, String> node = nodeConfig(o);
+            assertFalse(node.containsKey("io.npulifecycle.simulator.cfg"), node.keySet().toString());
+            assertFalse(node.get("io.npulifecycle.probe.cfg").contains(SIM), node.get("io.npulifecycle.probe.cfg"));
+            assertEquals("folder=/run/npu-operator/\nbootIdPath=/host/proc/sys/kernel/random/boot_id\n",
+                    node.get("io.npulifecycle.markers.cfg"));
+            assertTrue(node.get("io.npulifecycle.driver.cfg").startsWith("procModules=/host/proc/modules\n"));
+            assertEveryNodeConfigFileMounted(o);
+            PodSpec pod = nodePod(o);
+            assertEquals(null, volume(pod, "simulator-state"), "driver.enabled=" + enabled);
+            for (Container c : pod.getContainers()) {
+                assertEquals(null, mount(c, "simulator-state"), c.getName());
+            }
+            // today's host paths
+            assertEquals(Map.of("run-npu-operator", "/run/npu-operator", "var-lib-npu-operator", "/var/lib/npu-operator",
+                    "ascend", "/var/lib/Ascend", "dev", "/dev", "host-proc", "/proc"), hostPaths(pod));
+        }
+    }
+
+    static Map<String, String> hostPaths(PodSpec pod) {
+        return pod.getVolumes().stream().filter(v -> v.getHostPath() != null)
+                .collect(Collectors.toMap(Volume::getName, v -> v.getHostPath().getPath()));
+    }
+
+    @Test
+    void nodeHostPathsReachTheVolumesOfBothDaemonSets() throws Exception {
+        for (String enabled : List.of("true", "false")) {
+            PodSpec pod = nodePod(render(set("driver.enabled", enabled, "node.hostPaths.runNpuOperator", "/w/run",
+                    "node.hostPaths.varLibNpuOperator", "/w/var-lib", "node.hostPaths.ascend", "/w/ascend",
+                    "node.hostPaths.dev", "/w/dev", "node.hostPaths.proc", "/w/proc")));
+            assertEquals(Map.of("run-npu-operator", "/w/run", "var-lib-npu-operator", "/w/var-lib", "ascend", "/w/ascend",
+                    "dev", "/w/dev", "host-proc", "/w/proc"), hostPaths(pod), "driver.enabled=" + enabled);
+            // the paths inside the containers do not move: the node configuration names them
+            Container agent = container(pod, "node-agent");
+            assertEquals("/run/npu-operator", mount(agent, "run-npu-operator").getMountPath());
+            assertEquals("/var/lib/npu-operator", mount(agent, "var-lib-npu-operator").getMountPath());
+            assertEquals("/host/proc", mount(agent, "host-proc").getMountPath());
+        }
+        assertRefused(set("node.hostPaths.varLibNpuOperator", "var/lib/npu-operator"), "/node/hostPaths/varLibNpuOperator");
+        assertRefused(set("node.hostPaths.runNpuOperator", ""), "/node/hostPaths/runNpuOperator");
+        assertRefused(set("node.hostPaths.other", "/x"), "/node/hostPaths", "other");
+        assertRefused(set("simulator.stateHostPath", "sim-state"), "/simulator/stateHostPath");
+    }
+
+    @Test
+    void simulatorValuesAreChecked() throws Exception {
+        assertRefused(set("simulator.npus", "0"), "/simulator/npus");
+        assertRefused(set("simulator.npus", "65"), "/simulator/npus");
+        assertRefused(set("simulator.chipsPerNpu", "5"), "/simulator/chipsPerNpu");
+        assertRefused(set("simulator.chipType", "910c"), "/simulator/chipType");
+        assertRefused(set("simulator.driverVersion", "latest"), "/simulator/driverVersion");
+        assertRefused(set("simulator.enabled", "yes"), "/simulator/enabled", "want boolean");
+        assertRefused(set("simulator.bogus", "1"), "/simulator", "bogus");
+        Manifests.Helm ok = Manifests.template(set("simulator.enabled", "true", "node.reboot.executor", "none",
+                "simulator.npus", "64", "simulator.chipsPerNpu", "4"), Map.of());
+        assertEquals(0, ok.exit(), ok.err());
+    }
+
+    @Test
+    void theSimulatorCannotSelectARealRebootExecutor() throws Exception {
+        // the chart's default executor is command: enabling the simulator alone is refused too
+        assertRefused(set("simulator.enabled", "true"), "/node/reboot/executor", "/simulator/enabled");
+        for (String executor : List.of("libc", "command")) {
+            assertRefused(set("simulator.enabled", "true", "node.reboot.executor", executor),
+                    "/node/reboot/executor", "value must be 'none'", "/simulator/enabled", "value must be false");
+            Manifests.Helm lint = Manifests.runHelm(List.of("lint", Manifests.CHART.toString(), "--strict", "--set",
+                    "simulator.enabled=true", "--set", "node.reboot.executor=" + executor));
+            assertNotEquals(0, lint.exit(), "helm lint refuses it too: " + lint.out());
+            String said = lint.out() + lint.err();
+            assertTrue(said.contains("/node/reboot/executor") && said.contains("/simulator/enabled"), said);
+            // the template refuses it once more when the schema is skipped
+            for (String driver : List.of("true", "false")) {
+                Manifests.Helm skipped = Manifests.runHelm(List.of("template", "npu-lifecycle", Manifests.CHART.toString(),
+                        "--skip-schema-validation", "--set", "simulator.enabled=true", "--set", "node.reboot.executor=" + executor,
+                        "--set", "driver.enabled=" + driver));
+                assertNotEquals(0, skipped.exit(), skipped.out());
+                assertTrue(skipped.err().contains("simulator.enabled=true needs node.reboot.executor=none (got " + executor
+                        + "): a simulated node must never reboot its host"), skipped.err());
+            }
+            // without the simulator a real executor is the product's normal choice
+            Manifests.Helm real = Manifests.template(set("node.reboot.executor", executor), Map.of());
+            assertEquals(0, real.exit(), real.err());
+        }
+        Manifests.Helm lint = Manifests.runHelm(List.of("lint", Manifests.CHART.toString(), "--strict", "--set",
+                "simulator.enabled=true", "--set", "node.reboot.executor=none"));
+        assertEquals(0, lint.exit(), lint.out() + lint.err());
+    }
+
+    @Test
+    void theRealNodeTestValuesSelectTheSimulatorAndNoRebootExecutor() throws Exception {
+        assertTrue(Files.isRegularFile(REAL_NODE_VALUES), REAL_NODE_VALUES.toString());
+        Manifests.Helm lint = Manifests.runHelm(List.of("lint", Manifests.CHART.toString(), "--strict", "-f",
+                REAL_NODE_VALUES.toString()));
+        assertEquals(0, lint.exit(), lint.out() + lint.err());
+        for (String enabled : List.of("true", "false")) {
+            Manifests.Helm h = Manifests.runHelm(List.of("template", "npu-lifecycle", Manifests.CHART.toString(),
+                    "--namespace", Manifests.NS, "-f", REAL_NODE_VALUES.toString(), "--set", "driver.enabled=" + enabled,
+                    "--set", "node.hostPaths.runNpuOperator=/work/rn/run", "--set", "simulator.stateHostPath=/work/rn/sim"));
+            List<HasMetadata> o = h.objects();
+            Map<String, String> node = nodeConfig(o);
+            assertTrue(node.get("io.npulifecycle.rebooter.executor.cfg").startsWith("type=none\n"),
+                    node.get("io.npulifecycle.rebooter.executor.cfg"));
+            String sim = node.get("io.npulifecycle.simulator.cfg");
+            assertNotNull(sim, "the simulator configuration");
+            assertTrue(sim.contains("restartMode=exit\n") && sim.contains("npus=8\n"), sim);
+            assertTrue(node.get("io.npulifecycle.probe.cfg").startsWith("interval=2\nfailureThreshold=3\n"));
+            String cp = named(o, ConfigMap.class, "npu-lifecycle-control-plane-config").getData().get("io.npulifecycle.upgrade.cfg");
+            assertTrue(cp.contains("registryCheck=false\n") && cp.contains("imageWhiteListCheck=false\n"), cp);
+            assertFalse(hasKind(o, "NPUOperatorCtl"));
+            Deployment d = of(o, Deployment.class).get(0);
+            assertEquals(2, d.getSpec().getReplicas());
+            assertEquals("Never", d.getSpec().getTemplate().getSpec().getContainers().get(0).getImagePullPolicy());
+            PodSpec pod = nodePod(o);
+            pod.getContainers().forEach(c -> assertEquals("Never", c.getImagePullPolicy(), c.getName()));
+            assertEquals("/work/rn/sim", volume(pod, "simulator-state").getHostPath().getPath());
+            assertEquals("/work/rn/run", volume(pod, "run-npu-operator").getHostPath().getPath());
+            assertEveryNodeConfigFileMounted(o);
+        }
     }
 }
