@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager, etcd and pki (this Go module) from source into
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy, etcd, pki, kubenode and pause
+# (this Go module) from source into
 #   ${NPU_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/npu-lifecycle/kube}/<k8s version>-<hash>/
 # where <hash> is the first 12 hex digits of the sha256 of go.mod, go.sum, every .go file, this script and the list of
 # binaries (so a folder built for another set of binaries is never taken for this one), and
@@ -43,7 +44,9 @@ fi
 
 cd "$here"
 # every binary the folder must hold: a folder without one of them is not complete and is rebuilt
-binaries="kube-apiserver kube-controller-manager etcd pki"
+binaries="kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy etcd pki kubenode pause"
+# static (no cgo): pause runs alone in its image; kubenode and pki need nothing but the standard library
+static="pki kubenode pause"
 k8s=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ { print $2; exit }' go.mod)
 [ -n "$k8s" ] || { echo "[ERROR] go.mod does not require k8s.io/kubernetes" >&2; exit 1; }
 hash=$( { { echo go.mod; echo go.sum; echo build.sh; find . -name '*.go'; } | LC_ALL=C sort | xargs sha256sum; \
@@ -83,7 +86,9 @@ rm -rf "$tmp"
 mkdir -p "$tmp"
 echo "[INFO] building $binaries ($k8s) with $goversion into $dir (a first build takes many minutes)"
 start=$(date +%s)
-go build -trimpath -ldflags "$ldflags" -o "$tmp/" $(for b in $binaries; do printf './cmd/%s ' "$b"; done)
+dynamic=$(for b in $binaries; do case " $static " in *" $b "*) ;; *) printf './cmd/%s ' "$b" ;; esac; done)
+go build -trimpath -ldflags "$ldflags" -o "$tmp/" $dynamic
+CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$tmp/" $(for b in $static; do printf './cmd/%s ' "$b"; done)
 echo "$k8s $goversion $(date -u +%FT%TZ)" > "$tmp/.complete"
 rm -rf "$dir"
 mv "$tmp" "$dir"

@@ -1,12 +1,14 @@
 // Command pki writes the certificates and keys of one throw-away API server (RealApiServer in simulator/cluster):
-// a CA, the kube-apiserver serving certificate, the admin and kube-controller-manager client certificates and the
-// service-account signing keys,
-// all PEM, into the folder given as its only argument. Standard library only (crypto/x509).
+// a CA, the kube-apiserver serving certificate, the admin, kube-controller-manager, kube-scheduler and kube-proxy
+// client certificates, the service-account signing keys and, given a node name, the kubelet's client certificate
+// of that node, all PEM, into the folder given as the first argument. Standard library only (crypto/x509).
 //
-//	pki <folder>
+//	pki <folder> [<node name>]
 //
 // Files: ca.crt, ca.key, server.crt, server.key, admin.crt, admin.key (RSA, PKCS#1), controller-manager.crt,
-// controller-manager.key (RSA, PKCS#1), sa.key (RSA, PKCS#1), sa.pub (PKIX). Keys are written with mode 0600. Certificates are valid from one hour ago for 30 days.
+// controller-manager.key, scheduler.crt, scheduler.key, proxy.crt, proxy.key (RSA, PKCS#1), sa.key (RSA, PKCS#1),
+// sa.pub (PKIX); with a node name also kubelet.crt, kubelet.key (CN=system:node:<name>, O=system:nodes: the Node
+// authorizer's and NodeRestriction's identity of that node). Keys are written with mode 0600. Certificates are valid from one hour ago for 30 days.
 // Exit code 2 on a usage error, 1 when a file cannot be written.
 package main
 
@@ -27,17 +29,21 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: pki <folder>  (writes ca.crt ca.key server.crt server.key admin.crt admin.key controller-manager.crt controller-manager.key sa.key sa.pub)")
+	if len(os.Args) != 2 && len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: pki <folder> [<node name>]  (writes ca.crt ca.key server.crt server.key admin.crt admin.key controller-manager.crt controller-manager.key scheduler.crt scheduler.key proxy.crt proxy.key sa.key sa.pub, and kubelet.crt kubelet.key for the node)")
 		os.Exit(2)
 	}
-	if err := write(os.Args[1]); err != nil {
+	node := ""
+	if len(os.Args) == 3 {
+		node = os.Args[2]
+	}
+	if err := write(os.Args[1], node); err != nil {
 		fmt.Fprintln(os.Stderr, "pki:", err)
 		os.Exit(1)
 	}
 }
 
-func write(dir string) error {
+func write(dir, node string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -72,8 +78,9 @@ func write(dir string) error {
 		return err
 	}
 
-	// the serving certificate: the loopback address the tests use and the in-cluster names of the kubernetes
-	// Service (first address of --service-cluster-ip-range 10.0.0.0/24)
+	// the serving certificate: the loopback address the tests use, the in-cluster names of the kubernetes Service
+	// (first address of --service-cluster-ip-range 10.0.0.0/24) and the address of the real node's bridge
+	// (kubenode: 10.244.0.1), to which kube-apiserver binds when a real node is attached
 	serverKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
@@ -85,7 +92,7 @@ func write(dir string) error {
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1"), net.ParseIP("10.244.0.1")},
 		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 			"kubernetes.default.svc.cluster.local"},
 	}
@@ -111,6 +118,23 @@ func write(dir string) error {
 	if err := writeClient(dir, "controller-manager", pkix.Name{CommonName: "system:kube-controller-manager"},
 		ca, caKey, notBefore, notAfter); err != nil {
 		return err
+	}
+
+	// kube-scheduler and kube-proxy: bound to their ClusterRoles (system:kube-scheduler, system:node-proxier) by the
+	// bootstrap RBAC policy
+	if err := writeClient(dir, "scheduler", pkix.Name{CommonName: "system:kube-scheduler"},
+		ca, caKey, notBefore, notAfter); err != nil {
+		return err
+	}
+	if err := writeClient(dir, "proxy", pkix.Name{CommonName: "system:kube-proxy"},
+		ca, caKey, notBefore, notAfter); err != nil {
+		return err
+	}
+	if node != "" {
+		if err := writeClient(dir, "kubelet", pkix.Name{CommonName: "system:node:" + node,
+			Organization: []string{"system:nodes"}}, ca, caKey, notBefore, notAfter); err != nil {
+			return err
+		}
 	}
 
 	// service-account tokens (RS256): the private key signs, the public key verifies

@@ -106,10 +106,12 @@ public final class RealApiServer implements ClusterBackend {
     private final Duration startTimeout;
     private final LongSupplier nanoClock;
     private final boolean installMode;
+    private final String realNode;
     private KubePki pki;
     private ChildProcess etcd;
     private volatile ChildProcess apiserver;
     private ChildProcess controllerManager;
+    private ChildProcess scheduler;
     private List<String> apiServerCommand;
     private ServerProbe probe;
     private EtcdGateway etcdGateway;
@@ -118,9 +120,11 @@ public final class RealApiServer implements ClusterBackend {
     private volatile boolean closed;
 
     private RealApiServer(KubeBinaries bin, Duration timeout, LongSupplier nanoClock, List<String> extraApiServerFlags,
-            boolean installMode) throws IOException {
+            boolean installMode, String realNode) throws IOException {
         this.startTimeout = timeout;
-        this.installMode = installMode;
+        this.installMode = installMode || realNode != null;
+        this.realNode = realNode;
+        String host = realNode == null ? "127.0.0.1" : KubeCommandLines.REAL_NODE_ADDRESS;
         this.nanoClock = nanoClock;
         long t0 = nanoClock.getAsLong();
         RunRecords records = RunRecords.standard();
@@ -129,7 +133,7 @@ public final class RealApiServer implements ClusterBackend {
         record = records.open(data);
         Runtime.getRuntime().addShutdownHook(shutdownHook);
         try {
-            pki = KubePki.generate(bin.pki(), data.resolve("pki"));
+            pki = KubePki.generate(bin.pki(), data.resolve("pki"), realNode);
             probe = new ServerProbe(pki.caCert(), nanoClock);
             String etcdUrl = null;
             // ports of LoopbackPorts: never handed out twice, outside the ephemeral range, reserved against the
@@ -151,17 +155,20 @@ public final class RealApiServer implements ClusterBackend {
                 int apiPort = LoopbackPorts.shared().allocate();
                 List<String> command = new ArrayList<>(KubeCommandLines.kubeApiserver(bin, pki,
                         data.resolve("apiserver-certs"), etcdUrl, apiPort, SERVICE_ACCOUNT_ISSUER));
-                if (installMode) {
+                if (this.installMode) {
                     Path admission = data.resolve("admission-configuration.yaml");
                     Files.writeString(admission, KubeCommandLines.RESTRICTED_ADMISSION_CONFIGURATION);
                     command.addAll(KubeCommandLines.restrictedPodSecurityFlags(admission));
+                }
+                if (realNode != null) {
+                    command.addAll(KubeCommandLines.realNodeApiServerFlags(pki));
                 }
                 command.addAll(extraApiServerFlags);
                 apiServerCommand = List.copyOf(command);
                 apiserver = startChild("kube-apiserver", apiServerCommand, data.resolve("kube-apiserver.log"));
                 record.add(apiserver);
-                if (awaitReady("https://127.0.0.1:" + apiPort + "/readyz", apiserver, timeout, t0, attempt)) {
-                    masterUrl = "https://127.0.0.1:" + apiPort;
+                if (awaitReady("https://" + host + ":" + apiPort + "/readyz", apiserver, timeout, t0, attempt)) {
+                    masterUrl = "https://" + host + ":" + apiPort;
                 }
             }
             Path kubeconfig = Kubeconfigs.forControllerManager(data.resolve("controller-manager.kubeconfig"),
@@ -170,14 +177,30 @@ public final class RealApiServer implements ClusterBackend {
             boolean ready = false;
             for (int attempt = 1; !ready; attempt++) {
                 int port = LoopbackPorts.shared().allocate();
-                controllerManager = startChild("kube-controller-manager",
-                        KubeCommandLines.kubeControllerManager(bin, pki, kubeconfig, port, installMode
-                                ? KubeCommandLines.INSTALL_CONTROLLERS : KubeCommandLines.CONTROLLERS),
+                List<String> command = new ArrayList<>(KubeCommandLines.kubeControllerManager(bin, pki, kubeconfig,
+                        port, realNode != null ? KubeCommandLines.REAL_NODE_CONTROLLERS
+                                : installMode ? KubeCommandLines.INSTALL_CONTROLLERS : KubeCommandLines.CONTROLLERS));
+                if (realNode != null) {
+                    command.addAll(KubeCommandLines.realNodeControllerManagerFlags(pki));
+                }
+                controllerManager = startChild("kube-controller-manager", command,
                         data.resolve("kube-controller-manager.log"));
                 record.add(controllerManager);
                 ready = awaitReady("https://127.0.0.1:" + port + "/healthz", controllerManager, timeout, t0, attempt);
             }
             controllerManagerStartDuration = Duration.ofNanos(nanoClock.getAsLong() - tcm);
+            if (realNode != null) {
+                Path schedulerKubeconfig = Kubeconfigs.forComponent(data.resolve("scheduler.kubeconfig"), masterUrl,
+                        pki, pki.schedulerCert(), pki.schedulerKey());
+                ready = false;
+                for (int attempt = 1; !ready; attempt++) {
+                    int port = LoopbackPorts.shared().allocate();
+                    scheduler = startChild("kube-scheduler", KubeCommandLines.kubeScheduler(bin, pki,
+                            schedulerKubeconfig, port), data.resolve("kube-scheduler.log"));
+                    record.add(scheduler);
+                    ready = awaitReady("https://127.0.0.1:" + port + "/healthz", scheduler, timeout, t0, attempt);
+                }
+            }
         } catch (RuntimeException e) {
             close();
             throw e;
@@ -277,6 +300,7 @@ public final class RealApiServer implements ClusterBackend {
         private LongSupplier nanoClock = System::nanoTime;
         private List<String> apiServerFlags = List.of();
         private boolean installMode;
+        private String realNode;
 
         private Builder() {
         }
@@ -339,6 +363,21 @@ public final class RealApiServer implements ClusterBackend {
         }
 
         /**
+         * A server for a real node ({@link RealNode}): install mode, plus kube-scheduler, the
+         * {@code root-ca-cert-publisher} controller, kube-apiserver bound to and advertising the node's bridge
+         * address {@link KubeCommandLines#REAL_NODE_ADDRESS} (which must exist: start the {@link RealNode} first),
+         * the {@code lease} endpoint reconciler, and the kubelet client certificate of the node in the PKI
+         * ({@link #writeKubeletKubeconfig(Path)}).
+         *
+         * @param nodeName the node's name, e.g. {@code npu-node-0}
+         * @return this
+         */
+        public Builder realNode(String nodeName) {
+            this.realNode = nodeName;
+            return this;
+        }
+
+        /**
          * Starts etcd, kube-apiserver and kube-controller-manager and waits until they are ready, as
          * {@link RealApiServer#start()}.
          *
@@ -349,7 +388,7 @@ public final class RealApiServer implements ClusterBackend {
          */
         public RealApiServer start() {
             try {
-                return new RealApiServer(binaries.get(), startTimeout, nanoClock, apiServerFlags, installMode);
+                return new RealApiServer(binaries.get(), startTimeout, nanoClock, apiServerFlags, installMode, realNode);
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot create the data folder of a real API server", e);
             }
@@ -437,6 +476,42 @@ public final class RealApiServer implements ClusterBackend {
      */
     public long compact() {
         return etcdGateway.compactToCurrent();
+    }
+
+    /**
+     * Writes the kubeconfig of the real node's kubelet (client certificate CN=system:node:&lt;name&gt;, O=system:nodes).
+     *
+     * @param file where to write it
+     * @return {@code file}
+     * @throws IllegalStateException when the server was not started for a real node ({@link Builder#realNode})
+     * @throws UncheckedIOException when it cannot be written
+     */
+    public Path writeKubeletKubeconfig(Path file) {
+        if (realNode == null) {
+            throw new IllegalStateException("this API server was not started for a real node (builder().realNode(name))");
+        }
+        return Kubeconfigs.forComponent(file, masterUrl, pki, pki.kubeletCert(), pki.kubeletKey());
+    }
+
+    /**
+     * Writes the kubeconfig of kube-proxy (client certificate CN=system:kube-proxy).
+     *
+     * @param file where to write it
+     * @return {@code file}
+     * @throws UncheckedIOException when it cannot be written
+     */
+    public Path writeKubeProxyKubeconfig(Path file) {
+        return Kubeconfigs.forComponent(file, masterUrl, pki, pki.proxyCert(), pki.proxyKey());
+    }
+
+    /** @return the real node's name ({@link Builder#realNode}), or null */
+    public String realNodeName() {
+        return realNode;
+    }
+
+    /** @return the kube-scheduler log file (in the data folder), or null without a real node */
+    public Path schedulerLog() {
+        return scheduler == null ? null : scheduler.outputFile();
     }
 
     /** @return the pids of etcd, kube-apiserver and kube-controller-manager, in that order */
@@ -750,7 +825,7 @@ public final class RealApiServer implements ClusterBackend {
         }
         closed = true;
         shared.close();
-        for (ChildProcess p : new ChildProcess[] {controllerManager, apiserver, etcd}) {
+        for (ChildProcess p : new ChildProcess[] {scheduler, controllerManager, apiserver, etcd}) {
             if (p != null) {
                 p.stop(STOP_GRACE);
             }

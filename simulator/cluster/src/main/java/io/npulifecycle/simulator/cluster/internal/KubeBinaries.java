@@ -185,4 +185,24 @@ public final class KubeBinaries {
     public Path pki() {
         return folder.resolve("pki");
     }
+
+    /** @return kube-scheduler (a real node's pods need it: only a scheduler binds Deployment and DaemonSet pods) */
+    public Path kubeScheduler() {
+        return folder.resolve("kube-scheduler");
+    }
+
+    /** @return the kubelet of a real node ({@code cmd/kubenode} starts it) */
+    public Path kubelet() {
+        return folder.resolve("kubelet");
+    }
+
+    /** @return kube-proxy of a real node ({@code cmd/kubenode} starts it) */
+    public Path kubeProxy() {
+        return folder.resolve("kube-proxy");
+    }
+
+    /** @return kubenode, which makes this machine a real node (containerd, kubelet, kube-proxy; see RealNode) */
+    public Path kubenode() {
+        return folder.resolve("kubenode");
+    }
 }

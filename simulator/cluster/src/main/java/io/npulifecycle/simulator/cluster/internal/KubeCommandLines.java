@@ -154,4 +154,63 @@ public final class KubeCommandLines {
                 "--tls-cert-file=" + pki.serverCert(), "--tls-private-key-file=" + pki.serverKey(),
                 "--profiling=false");
     }
+
+    /**
+     * The address of a real node (the bridge {@code cmd/kubenode} creates, in the serving certificate): with a real
+     * node attached, kube-apiserver binds to it and advertises it, so that the {@code kubernetes} Service's endpoint
+     * is an address the pods reach.
+     */
+    public static final String REAL_NODE_ADDRESS = "10.244.0.1";
+
+    /**
+     * The controllers of a server with a real node: {@link #INSTALL_CONTROLLERS},
+     * {@code root-ca-cert-publisher}, which writes the ConfigMap {@code kube-root-ca.crt} into every namespace (the
+     * kubelet mounts it into every pod's projected service-account volume; without it no pod starts), and
+     * {@code nodelifecycle}, which lifts the {@code node.kubernetes.io/not-ready} taint a registering node carries
+     * once its kubelet reports Ready (and taints a node whose kubelet falls silent).
+     */
+    public static final List<String> REAL_NODE_CONTROLLERS = java.util.stream.Stream.concat(
+            INSTALL_CONTROLLERS.stream(), java.util.stream.Stream.of("root-ca-cert-publisher", "nodelifecycle"))
+            .toList();
+
+    /**
+     * kube-apiserver's flags for a real node (after the standard ones; a later flag wins): bound to and advertising
+     * {@link #REAL_NODE_ADDRESS}, the {@code lease} endpoint reconciler (the {@code kubernetes} Service gets that
+     * endpoint), and the admin client certificate towards kubelets (logs, exec, port-forward).
+     *
+     * @param pki the certificates
+     * @return the flags
+     */
+    public static List<String> realNodeApiServerFlags(KubePki pki) {
+        return List.of("--bind-address=" + REAL_NODE_ADDRESS, "--advertise-address=" + REAL_NODE_ADDRESS,
+                "--endpoint-reconciler-type=lease", "--kubelet-client-certificate=" + pki.adminCert(),
+                "--kubelet-client-key=" + pki.adminKey(), "--kubelet-preferred-address-types=InternalIP");
+    }
+
+    /**
+     * kube-controller-manager's extra flag for {@code root-ca-cert-publisher}: the CA it publishes.
+     *
+     * @param pki the certificates
+     * @return the flags
+     */
+    public static List<String> realNodeControllerManagerFlags(KubePki pki) {
+        return List.of("--root-ca-file=" + pki.caCert());
+    }
+
+    /**
+     * kube-scheduler without leader election, serving its health endpoints on 127.0.0.1 with kube-apiserver's
+     * serving certificate.
+     *
+     * @param bin the binaries
+     * @param pki the certificates and keys
+     * @param kubeconfig its kubeconfig (client certificate CN=system:kube-scheduler)
+     * @param port the HTTPS port of its health endpoints on 127.0.0.1
+     * @return the command line
+     */
+    public static List<String> kubeScheduler(KubeBinaries bin, KubePki pki, Path kubeconfig, int port) {
+        return List.of(bin.kubeScheduler().toString(), "--kubeconfig=" + kubeconfig,
+                "--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig,
+                "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=" + port,
+                "--tls-cert-file=" + pki.serverCert(), "--tls-private-key-file=" + pki.serverKey());
+    }
 }

@@ -55,10 +55,27 @@ public final class KubePki {
      * @throws UncheckedIOException when it cannot be started
      */
     public static KubePki generate(Path pki, Path folder) {
+        return generate(pki, folder, null);
+    }
+
+    /**
+     * Runs {@code pki <folder> [<node name>]}: with a node name, also the kubelet client certificate of that node
+     * ({@link #kubeletCert()}).
+     *
+     * @param pki the pki binary
+     * @param folder where the files go (created)
+     * @param nodeName the real node's name, or null
+     * @return the files
+     * @throws IllegalStateException when pki fails (its output in the message) or takes longer than 60 s
+     * @throws UncheckedIOException when it cannot be started
+     */
+    public static KubePki generate(Path pki, Path folder, String nodeName) {
         try {
             Files.createDirectories(folder);
             Path log = folder.resolve("pki.log");
-            Process p = new ProcessBuilder(List.of(pki.toString(), folder.toString())).redirectErrorStream(true)
+            List<String> command = nodeName == null ? List.of(pki.toString(), folder.toString())
+                    : List.of(pki.toString(), folder.toString(), nodeName);
+            Process p = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(log.toFile()).start();
             if (!p.waitFor(GENERATION_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
                 p.destroyForcibly();
@@ -110,6 +127,39 @@ public final class KubePki {
     /** @return the kube-controller-manager client key (PEM, RSA PKCS#1) */
     public Path controllerManagerKey() {
         return folder.resolve("controller-manager.key");
+    }
+
+    /** @return the kube-scheduler client certificate (PEM, CN=system:kube-scheduler) */
+    public Path schedulerCert() {
+        return folder.resolve("scheduler.crt");
+    }
+
+    /** @return the kube-scheduler client key (PEM, RSA PKCS#1) */
+    public Path schedulerKey() {
+        return folder.resolve("scheduler.key");
+    }
+
+    /** @return the kube-proxy client certificate (PEM, CN=system:kube-proxy) */
+    public Path proxyCert() {
+        return folder.resolve("proxy.crt");
+    }
+
+    /** @return the kube-proxy client key (PEM, RSA PKCS#1) */
+    public Path proxyKey() {
+        return folder.resolve("proxy.key");
+    }
+
+    /**
+     * @return the kubelet client certificate of the node named at {@link #generate(Path, Path, String)} (PEM,
+     *         CN=system:node:&lt;name&gt;, O=system:nodes); absent without a node name
+     */
+    public Path kubeletCert() {
+        return folder.resolve("kubelet.crt");
+    }
+
+    /** @return the kubelet client key (PEM, RSA PKCS#1) */
+    public Path kubeletKey() {
+        return folder.resolve("kubelet.key");
     }
 
     /** @return the private key that signs service-account tokens (PEM, RSA PKCS#1) */

@@ -47,6 +47,22 @@ public final class Kubeconfigs {
     }
 
     /**
+     * A kubeconfig of a client certificate of {@code pki} (kube-scheduler's, the kubelet's, kube-proxy's).
+     *
+     * @param file where to write it
+     * @param server kube-apiserver's URL
+     * @param pki the certificates
+     * @param cert the client certificate, one of {@code pki}'s
+     * @param key its key
+     * @return {@code file}
+     * @throws UncheckedIOException when it cannot be written
+     */
+    public static Path forComponent(Path file, String server, KubePki pki, Path cert, Path key) {
+        return write(file, server, pki, "default", "    client-certificate-data: " + KubePki.base64(cert)
+                + "\n    client-key-data: " + KubePki.base64(key) + "\n");
+    }
+
+    /**
      * Writes a kubeconfig authenticating with a bearer token.
      *
      * @param file where to write it; folders are created; mode 0600

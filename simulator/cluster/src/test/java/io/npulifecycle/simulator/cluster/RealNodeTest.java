@@ -1,0 +1,72 @@
+package io.npulifecycle.simulator.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.npulifecycle.simulator.cluster.internal.KubeBinaries;
+
+/**
+ * The real node itself (kubenode: containerd, runc, a kubelet, kube-proxy) on this machine: it registers with its
+ * labels and becomes Ready, runs a pod of the restricted Pod Security level in its own network namespace (an address
+ * of the bridge), and leaves nothing mounted, running or configured once closed. Needs root (CI runs as root). The
+ * chart's pods on it, reaching kube-apiserver through the {@code kubernetes} Service, are RealNodeIT's.
+ */
+class RealNodeTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void aPodRunsOnTheRealNodeInItsOwnNetworkAndNothingIsLeftAfterwards() throws Exception {
+        KubeBinaries bin = KubeBinaries.fromSystemProperties();
+        Path work = tmp.resolve("node");
+        String probe = "probe-" + Long.toHexString(System.nanoTime());
+        try (RealNode node = RealNode.start(bin, work, "npu-node-0", Map.of("openfuyao.com/npu.present", "true"),
+                Map.of(), null);
+                RealApiServer api = RealApiServer.builder().binaries(bin).realNode("npu-node-0").start()) {
+            node.attach(api, Duration.ofMinutes(3));
+            KubernetesClient client = api.client();
+            assertEquals("true", client.nodes().withName("npu-node-0").get().getMetadata().getLabels()
+                    .get("openfuyao.com/npu.present"));
+            api.ensureNamespace("default");
+            // the pause image has no shell: a pod of it runs, and its sandbox gets a pod address of the bridge
+            client.pods().inNamespace("default").resource(new PodBuilder().withNewMetadata().withName(probe)
+                    .endMetadata().withNewSpec().withAutomountServiceAccountToken(false)
+                    .withNewSecurityContext().withRunAsNonRoot(true).withRunAsUser(65535L).withNewSeccompProfile()
+                    .withType("RuntimeDefault").endSeccompProfile().endSecurityContext()
+                    .addNewContainer().withName("pause").withImage(RealNode.PAUSE_IMAGE)
+                    .withImagePullPolicy("Never").withNewSecurityContext().withAllowPrivilegeEscalation(false)
+                    .withNewCapabilities().withDrop("ALL").endCapabilities().endSecurityContext().endContainer()
+                    .endSpec().build()).create();
+            try {
+                Awaitility.await("pod " + probe + " running").atMost(Duration.ofMinutes(2))
+                        .pollInterval(Duration.ofMillis(200)).until(() -> {
+                            Pod p = client.pods().inNamespace("default").withName(probe).get();
+                            return p != null && "Running".equals(p.getStatus().getPhase());
+                        });
+            } catch (org.awaitility.core.ConditionTimeoutException e) {
+                throw new AssertionError(e.getMessage() + "\npod: " + client.pods().inNamespace("default")
+                        .withName(probe).get().getStatus() + "\nkubelet:\n" + RealNode.tail(node.log("kubelet"), 40)
+                        + "\ncontainerd:\n" + RealNode.tail(node.log("containerd"), 20), e);
+            }
+            Pod p = client.pods().inNamespace("default").withName(probe).get();
+            assertTrue(p.getStatus().getPodIP().startsWith("10.244.0."), p.getStatus().toString());
+            assertEquals("npu-node-0", p.getSpec().getNodeName());
+            assertTrue(node.images().contains(RealNode.PAUSE_IMAGE), node.images().toString());
+        }
+        List<String> left = RealNode.leftovers(work);
+        assertEquals(List.of(), left, "left behind by the real node");
+    }
+}
