@@ -15,7 +15,7 @@
 # Layers, bottom up: the base (Debian bookworm made by mmdebstrap from Debian's packages: openjdk-17-jre-headless,
 # curl, ca-certificates, util-linux for nsenter; the Java trust store rewritten reproducibly and the user
 # npu-lifecycle, uid 10001, by base-customize.sh); the application (/opt/npu-lifecycle from the distribution tarball,
-# without lib/harness: the simulator harness is for demo and scenario, never in a production image); the runtime home
+# without lib/harness and conf/helm/simulator-values.yaml: the simulator harness is for demo and scenario, never in a production image); the runtime home
 # /var/lib/npu-lifecycle (root for the node agent; uid 10001, mode 0700, for the control plane). umoci assembles the
 # OCI layout (`raw add-layer`, `config`, `gc`). Every time in a layer and in the image configuration is the source
 # date epoch, every owner numeric, every tar sorted: the same tarball and the same base give the same digests.
@@ -177,6 +177,8 @@ mkdir -p "$work/app/opt"
 tar -xzpf "$tarball" -C "$work/app/opt"
 [ -x "$work/app/opt/npu-lifecycle/bin/npu-lifecycle" ] || { echo "build-images.sh: $tarball has no npu-lifecycle/bin/npu-lifecycle" >&2; exit 1; }
 rm -rf "$work/app/opt/npu-lifecycle/lib/harness"
+# test tooling too: the chart's values for a test machine's real node (the simulator instead of NPUs)
+rm -f "$work/app/opt/npu-lifecycle/conf/helm/simulator-values.yaml"
 chmod 0755 "$work/app/opt"
 (umask 022; reproducible_tar "$work/app.tar" "$work/app" 0 opt)
 for image in "${images[@]}"; do

@@ -38,6 +38,14 @@ func ensureTools() error {
 			strings.Join(pkgs, " "))
 	}
 	logf("installing %s with apt-get", strings.Join(pkgs, " "))
+	// the packages' services must not start (containerd's would take /run/containerd): a policy-rc.d refusing every
+	// service start for the install, as Debian's container images ship one; one already there is left as found
+	const policy = "/usr/sbin/policy-rc.d"
+	if _, err := os.Stat(policy); os.IsNotExist(err) {
+		if err := os.WriteFile(policy, []byte("#!/bin/sh\nexit 101\n"), 0o755); err == nil {
+			defer os.Remove(policy)
+		}
+	}
 	cmd := exec.Command("apt-get", append([]string{"install", "-y", "--no-install-recommends"}, pkgs...)...)
 	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 	if out, err := cmd.CombinedOutput(); err != nil {

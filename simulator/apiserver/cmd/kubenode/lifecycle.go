@@ -161,19 +161,14 @@ func teardown(st *State, procs *servers) {
 		}
 		(&servers{procs: keep, names: names}).stop(10 * time.Second)
 	}
-	killAll(podProcesses())
-	killAll(shims(st.Work))
+	// the pods' processes and their shims, until none is left (a SIGKILLed process takes a moment to go, and a
+	// shim may still be starting)
+	killUntilGone(func() []int { return append(podProcesses(), shims(st.Work)...) })
 	if procs != nil {
 		procs.stop(10 * time.Second)
 	}
-	killAll(byCommand("containerd --config " + filepath.Join(st.Work, "containerd/config.toml")))
-	for i := 0; i < 3; i++ { // processes in the pods' cgroups may take a moment to die
-		if len(podProcesses()) == 0 {
-			break
-		}
-		killAll(podProcesses())
-		time.Sleep(300 * time.Millisecond)
-	}
+	containerd := "containerd --config " + filepath.Join(st.Work, "containerd/config.toml")
+	killUntilGone(func() []int { return append(append(byCommand(containerd), shims(st.Work)...), podProcesses()...) })
 	step("unmount", unmountUnder(append([]string{st.Work}, st.Created...)))
 	step("bridge", deleteBridge())
 	for _, family := range []string{"ip", "ip6"} {
@@ -242,6 +237,22 @@ func byCommand(parts ...string) []int {
 		}
 	}
 	return pids
+}
+
+// killUntilGone SIGKILLs the processes find returns until it returns none, for at most 10 s.
+func killUntilGone(find func() []int) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids := find()
+		if len(pids) == 0 || time.Now().After(deadline) {
+			if len(pids) > 0 {
+				fmt.Fprintf(os.Stderr, "kubenode: teardown: processes %v did not end\n", pids)
+			}
+			return
+		}
+		killAll(pids)
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func killAll(pids []int) {

@@ -3,7 +3,7 @@
 // kubernetes Service. RealNode (simulator/cluster) starts it; it is test tooling, never installed on a cluster.
 //
 //	kubenode --work DIR --bin DIR --node-name NAME --kubelet-kubeconfig FILE --proxy-kubeconfig FILE --client-ca FILE
-//	         [--label k=v]... [--image FILE=NAME]... [--driver-base FILE]
+//	         [--label k=v]... [--image FILE=NAME]... [--driver-base FILE] [--lock-wait DURATION]
 //
 // Everything it starts it stops, and everything it changes it undoes, on SIGTERM, SIGINT, SIGHUP, when its parent
 // dies (the JVM that started it, even after SIGKILL) or when one of its servers exits:
@@ -15,7 +15,7 @@
 //   - the processes of the pods, containerd's shims, containerd, the kubelet and kube-proxy;
 //   - every mount under DIR, and /run/containerd, /var/lib/kubelet and /var/log/pods when they did not exist before.
 //
-// One node at a time on a machine (a lock in /run/lock); the file /run/npu-lifecycle-kubenode.state names the
+// One node at a time on a machine (a lock in /run/lock; --lock-wait waits for it, e.g. 15m); the file /run/npu-lifecycle-kubenode.state names the
 // running node's work folder, so a kubenode killed with SIGKILL is cleaned up by the next start.
 //
 // Output: "kubenode: network ready address=<ip>" once the bridge has the node's address (kube-apiserver can bind
@@ -57,6 +57,7 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 type Options struct {
 	Work, Bin, NodeName, KubeletKubeconfig, ProxyKubeconfig, ClientCA, DriverBase string
 	Labels, Images                                                                multi
+	LockWait                                                                      time.Duration
 }
 
 func main() {
@@ -69,6 +70,7 @@ func main() {
 	fs.StringVar(&o.ProxyKubeconfig, "proxy-kubeconfig", "", "kube-proxy's kubeconfig (user system:kube-proxy)")
 	fs.StringVar(&o.ClientCA, "client-ca", "", "CA of the clients the kubelet accepts (kube-apiserver's)")
 	fs.StringVar(&o.DriverBase, "driver-base", "", "an OCI archive of one platform: the simulated driver image is it plus /driver")
+	fs.DurationVar(&o.LockWait, "lock-wait", 0, "how long to wait for another node of this machine to stop (0: fail at once)")
 	fs.Var(&o.Labels, "label", "a node label key=value (repeatable)")
 	fs.Var(&o.Images, "image", "FILE=NAME: import the OCI archive FILE as NAME:<its tag> (repeatable)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -104,6 +106,10 @@ func run(o Options) int {
 		return 5
 	}
 	lock, err := acquireLock(o.Work)
+	for deadline := time.Now().Add(o.LockWait); err != nil && time.Now().Before(deadline); {
+		time.Sleep(500 * time.Millisecond)
+		lock, err = acquireLock(o.Work)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubenode:", err)
 		return 4

@@ -242,7 +242,7 @@ class HelmChartTest {
 
     @Test
     void nodeConfigurationAndPreflightValues() throws Exception {
-        List<HasMetadata> o = Manifests.template(set("node.healthWatch.intervalSeconds", "30", "node.healthWatch.failureThreshold", "5",
+        List<HasMetadata> o = Manifests.template(set("node.healthWatch.intervalSeconds", "30", "node.healthWatch.timeoutSeconds", "10", "node.healthWatch.failureThreshold", "5",
                 "node.healthWatch.probeMethod", "dcmi", "node.reboot.executor", "none", "preflight.mirror", "mirror.local:5000",
                 "preflight.insecure", "true", "preflight.registryCABundle", "PEM", "preflight.pullSecret", "regcred"),
                 Map.of("driver.loader.command", "[\"/opt/load\",\"{version}\"]")).objects();
@@ -253,7 +253,11 @@ class HelmChartTest {
                 .filter(x -> "npu-lifecycle-node-config".equals(x.getMetadata().getName())).map(ConfigMap.class::cast)
                 .findFirst().orElseThrow().getData().get("io.npulifecycle.driver.cfg").contains("loaderCommand"), "no loader: none");
         Map<String, String> node = named(o, ConfigMap.class, "npu-lifecycle-node-config").getData();
-        assertEquals("interval=30\nfailureThreshold=5\nmethod=dcmi\n", node.get("io.npulifecycle.probe.cfg"));
+        assertEquals("interval=30\ntimeout=10\nfailureThreshold=5\nmethod=dcmi\n", node.get("io.npulifecycle.probe.cfg"));
+        Manifests.Helm slow = Manifests.template(set("node.healthWatch.intervalSeconds", "10",
+                "node.healthWatch.timeoutSeconds", "10"), Map.of());
+        assertTrue(slow.exit() != 0 && slow.err().contains(
+                "node.healthWatch.timeoutSeconds (10) must be below node.healthWatch.intervalSeconds (10)"), slow.err());
         assertTrue(node.get("io.npulifecycle.rebooter.executor.cfg").startsWith("type=none\n"));
         assertTrue(node.get("io.npulifecycle.driver.cfg").contains("loaderCommand=/opt/load {version}\n"), node.toString());
         Map<String, String> cp = named(o, ConfigMap.class, "npu-lifecycle-control-plane-config").getData();
@@ -380,7 +384,7 @@ class HelmChartTest {
     /** The emulated host's folder inside the node-agent containers (volume simulator-state). */
     static final String SIM = "/var/lib/npu-lifecycle-simulator";
     /** The values of the real-node test. */
-    static final Path REAL_NODE_VALUES = Manifests.ROOT.resolve("itests/src/test/resources/real-node/simulator-values.yaml");
+    static final Path REAL_NODE_VALUES = Manifests.ROOT.resolve("charts/simulator-values.yaml");
 
     /** The node-agent container of the node pods: the node-agent DaemonSet's (host) or the driver template's (managed). */
     static PodSpec nodePod(List<HasMetadata> objects) {
@@ -568,7 +572,8 @@ class HelmChartTest {
             String sim = node.get("io.npulifecycle.simulator.cfg");
             assertNotNull(sim, "the simulator configuration");
             assertTrue(sim.contains("restartMode=exit\n") && sim.contains("npus=8\n"), sim);
-            assertTrue(node.get("io.npulifecycle.probe.cfg").startsWith("interval=2\nfailureThreshold=3\n"));
+            assertTrue(node.get("io.npulifecycle.probe.cfg").startsWith("interval=3\ntimeout=2\nfailureThreshold=3\n"),
+                    node.get("io.npulifecycle.probe.cfg"));
             String cp = named(o, ConfigMap.class, "npu-lifecycle-control-plane-config").getData().get("io.npulifecycle.upgrade.cfg");
             assertTrue(cp.contains("registryCheck=false\n") && cp.contains("imageWhiteListCheck=false\n"), cp);
             assertFalse(hasKind(o, "NPUOperatorCtl"));

@@ -13,7 +13,9 @@ import io.fabric8.kubernetes.api.model.Pod;
  * Which pods of a node its drain evicts (docs/upgrade.md "Drain"): every pod bound to the node that has not finished
  * ({@code Succeeded}, {@code Failed}), except DaemonSet pods (their controller puts them back on a cordoned node and
  * they die with the reboot anyway), mirror pods (annotation {@value #MIRROR_ANNOTATION}: the API cannot evict a static
- * pod) and the driver pods; with {@code scope: npu} only NPU workloads ({@link PodFacts#isNpuWorkload}); and only pods
+ * pod), the driver pods and the replicas of npu-lifecycle's control plane ({@link PodFacts#isControlPlanePod}): they
+ * run the drain and then grant the reboot and uncordon; evicted from a cordoned node (all of them, on a cluster
+ * whose only nodes are NPU nodes) they could not come back and the node would stay cordoned and wedged; with {@code scope: npu} only NPU workloads ({@link PodFacts#isNpuWorkload}); and only pods
  * the {@code podSelector} matches. A pod being deleted still counts: the drain waits until it is gone. Pure.
  */
 final class DrainScope {
@@ -48,7 +50,8 @@ final class DrainScope {
         if ("Succeeded".equals(phase) || "Failed".equals(phase)) {
             return false;
         }
-        if (PodFacts.isDriverPod(p) || isMirror(p) || "DaemonSet".equals(controllerKind(p))) {
+        if (PodFacts.isDriverPod(p) || PodFacts.isControlPlanePod(p) || isMirror(p)
+                || "DaemonSet".equals(controllerKind(p))) {
             return false;
         }
         if (drain.npuOnly() && !PodFacts.isNpuWorkload(p)) {

@@ -32,6 +32,22 @@ final class PodFacts {
                 && NodeKeys.DRIVER_APP.equals(p.getMetadata().getLabels().get(NodeKeys.DRIVER_APP_LABEL));
     }
 
+    /** The label value of npu-lifecycle's control-plane pods (the chart's {@code app} label). */
+    static final String CONTROL_PLANE_APP = "npu-lifecycle-control-plane";
+    /** The chart's {@code app.kubernetes.io/part-of} label of every object it installs. */
+    static final String PART_OF = "app.kubernetes.io/part-of";
+
+    /**
+     * @param p a pod
+     * @return whether it is a replica of npu-lifecycle's control plane: labels {@code app=npu-lifecycle-control-plane}
+     *         and {@code app.kubernetes.io/part-of=npu-lifecycle} (the chart's, templates/30-control-plane.yaml)
+     */
+    static boolean isControlPlanePod(Pod p) {
+        Map<String, String> l = p.getMetadata().getLabels();
+        return l != null && CONTROL_PLANE_APP.equals(l.get(NodeKeys.DRIVER_APP_LABEL))
+                && "npu-lifecycle".equals(l.get(PART_OF));
+    }
+
     /**
      * @param pods all pods
      * @return the driver pod of each node (by {@code spec.nodeName}), one per node: a pod not being deleted over one

@@ -318,7 +318,7 @@ class DrainTest {
     }
 
     @Test
-    void daemonSetAndMirrorPodsAreNeverEvicted() {
+    void daemonSetMirrorAndControlPlanePodsAreNeverEvicted() {
         cluster(1);
         Pod ds = new PodBuilder().withNewMetadata().withName("logs-n1").withNamespace(NS).withOwnerReferences(
                 new OwnerReferenceBuilder().withApiVersion("apps/v1").withKind("DaemonSet").withName("logs")
@@ -331,11 +331,22 @@ class DrainTest {
                 .withNodeName("n1").addNewContainer().withName("c").withImage("etcd:1").endContainer().endSpec()
                 .build();
         ready(c.admin().pods().inNamespace(NS).resource(mirror).create());
+        // a replica of npu-lifecycle's own control plane (the chart's labels), with emptyDir volumes as the chart's:
+        // never evicted (nor does its emptyDir block the drain), else nobody would be left to uncordon the node
+        Pod controlPlane = new PodBuilder().withNewMetadata().withName("npu-lifecycle-control-plane-x").withNamespace(NS)
+                .withLabels(Map.of("app", "npu-lifecycle-control-plane", "app.kubernetes.io/part-of", "npu-lifecycle"))
+                .withOwnerReferences(new OwnerReferenceBuilder().withApiVersion("apps/v1").withKind("ReplicaSet")
+                        .withName("npu-lifecycle-control-plane").withUid("00000000-0000-0000-0000-000000000002")
+                        .withController(true).build()).endMetadata().withNewSpec().withNodeName("n1")
+                .addNewVolume().withName("home").withNewEmptyDir().endEmptyDir().endVolume()
+                .addNewContainer().withName("c").withImage("control-plane:1").endContainer().endSpec().build();
+        ready(c.admin().pods().inNamespace(NS).resource(controlPlane).create());
         start(drain());
         until("n1 upgraded", () -> emulator.allDone(NEW));
         assertEquals(0, evictions.get());
         assertNotNull(c.admin().pods().inNamespace(NS).withName("logs-n1").get());
         assertNotNull(c.admin().pods().inNamespace(NS).withName("etcd-n1").get());
+        assertNotNull(c.admin().pods().inNamespace(NS).withName("npu-lifecycle-control-plane-x").get());
         assertTrue(events("Cordoned").toString().contains("n1"));
         until("n1 uncordoned", () -> !unschedulable("n1"));
     }

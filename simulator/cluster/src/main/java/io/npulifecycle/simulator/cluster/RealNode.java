@@ -51,6 +51,11 @@ public final class RealNode implements AutoCloseable {
     public static final String SIMULATED_DRIVER_IMAGE = "localhost/npu-lifecycle/simulated-driver:latest";
     /** The sandbox image of the node's pods. */
     public static final String PAUSE_IMAGE = "localhost/npu-lifecycle/pause:3.10";
+    /**
+     * How long {@link #start} waits for another real node of this machine to stop (one at a time: kubenode's lock;
+     * the tests of two modules may want one at the same moment).
+     */
+    public static final Duration LOCK_WAIT = Duration.ofMinutes(15);
     /** How long {@link #close()} waits for kubenode's teardown. */
     public static final Duration STOP_TIMEOUT = Duration.ofSeconds(90);
 
@@ -67,7 +72,8 @@ public final class RealNode implements AutoCloseable {
     }
 
     /**
-     * Starts kubenode and waits until the node's address is up (at most 60 s).
+     * Starts kubenode and waits until the node's address is up (at most 60 s after another real node of this
+     * machine stopped, {@link #LOCK_WAIT}).
      *
      * @param bin the binaries (kubenode, kubelet, kube-proxy, pause)
      * @param work the node's work folder (created; containerd's, the kubelet's and the CNI's state go there)
@@ -87,7 +93,8 @@ public final class RealNode implements AutoCloseable {
         List<String> command = new ArrayList<>(List.of(bin.kubenode().toString(), "--work", work.toString(), "--bin",
                 bin.folder().toString(), "--node-name", nodeName, "--kubelet-kubeconfig",
                 work.resolve("kubelet.kubeconfig").toString(), "--proxy-kubeconfig",
-                work.resolve("kube-proxy.kubeconfig").toString(), "--client-ca", work.resolve("ca.crt").toString()));
+                work.resolve("kube-proxy.kubeconfig").toString(), "--client-ca", work.resolve("ca.crt").toString(),
+                "--lock-wait", LOCK_WAIT.toSeconds() + "s"));
         labels.forEach((k, v) -> command.addAll(List.of("--label", k + "=" + v)));
         images.forEach((file, name) -> command.addAll(List.of("--image", file + "=" + name)));
         if (driverBase != null) {
@@ -104,7 +111,7 @@ public final class RealNode implements AutoCloseable {
         RealNode node = new RealNode(work, nodeName, p);
         Runtime.getRuntime().addShutdownHook(node.shutdownHook);
         try {
-            p.awaitLine(l -> l.startsWith("kubenode: network ready"), 0, Duration.ofSeconds(60),
+            p.awaitLine(l -> l.startsWith("kubenode: network ready"), 0, LOCK_WAIT.plusSeconds(60),
                     "network of the real node (kubenode)");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -232,6 +239,11 @@ public final class RealNode implements AutoCloseable {
         return kubenode.output();
     }
 
+    /** @return kubenode's pid (a test kills it to prove the next start cleans up after it) */
+    public long pid() {
+        return kubenode.pid();
+    }
+
     /** @return whether kubenode still runs */
     public boolean alive() {
         return kubenode.alive();
@@ -247,9 +259,10 @@ public final class RealNode implements AutoCloseable {
     }
 
     /**
-     * What a real node with this work folder would leave behind: mounts under it, its bridge, kubenode, containerd,
-     * shim, kubelet or kube-proxy processes, the cgroups of its pods, kube-proxy's nftables tables. Empty after a
-     * clean {@link #close()}.
+     * What a real node with this work folder would leave behind: mounts under it, its kubenode, containerd, shim,
+     * kubelet, kube-proxy or pod processes (their command lines name the folder), and, unless another real node
+     * runs now, the bridge, the cgroups of the pods and kube-proxy's nftables tables. Empty after a clean
+     * {@link #close()}.
      *
      * @param work the node's work folder
      * @return one line per leftover, e.g. {@code mount /tmp/x/containerd/state/.../rootfs}
@@ -266,15 +279,22 @@ public final class RealNode implements AutoCloseable {
         } catch (IOException e) {
             out.add("cannot read /proc/self/mountinfo: " + e.getMessage());
         }
+        boolean otherNode = false;
+        for (ProcessHandle p : ProcessHandle.allProcesses().toList()) {
+            String cmd = p.info().commandLine().orElse("");
+            if (cmd.contains(work.toString())) {
+                out.add("process " + p.pid() + " " + cmd);
+            } else if (cmd.contains("kubenode --work")) {
+                otherNode = true;
+            }
+        }
+        if (otherNode) {
+            // the bridge, the cgroups and the nftables tables are the machine's one node's: another node runs now
+            return out;
+        }
         if (Files.exists(Path.of("/sys/class/net", BRIDGE))) {
             out.add("bridge " + BRIDGE);
         }
-        ProcessHandle.allProcesses().forEach(p -> {
-            String cmd = p.info().commandLine().orElse("");
-            if (cmd.contains(work.toString()) || cmd.contains("kubenode --work")) {
-                out.add("process " + p.pid() + " " + cmd);
-            }
-        });
         for (String h : new String[] {"cpu", "memory", "pids", "freezer"}) {
             if (Files.exists(Path.of("/sys/fs/cgroup", h, "npu-lifecycle-node"))) {
                 out.add("cgroup /sys/fs/cgroup/" + h + "/npu-lifecycle-node");

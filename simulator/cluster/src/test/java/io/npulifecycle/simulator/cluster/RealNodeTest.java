@@ -69,4 +69,31 @@ class RealNodeTest {
         List<String> left = RealNode.leftovers(work);
         assertEquals(List.of(), left, "left behind by the real node");
     }
+
+    @Test
+    void aNodeKilledWithSigkillIsCleanedUpByTheNextStart() throws Exception {
+        KubeBinaries bin = KubeBinaries.fromSystemProperties();
+        Path first = tmp.resolve("first");
+        RealNode killed = RealNode.start(bin, first, "npu-node-0", Map.of(), Map.of(), null);
+        try {
+            // containerd runs once its socket answers (kubenode then waits for the kubeconfigs)
+            Awaitility.await("containerd of the first node").atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(100)).until(() -> java.nio.file.Files.exists(killed.containerdSocket())
+                            && !killed.images().isEmpty());
+            ProcessHandle.of(killed.pid()).ifPresent(ProcessHandle::destroyForcibly);
+            Awaitility.await("kubenode gone").atMost(Duration.ofSeconds(10)).until(() -> !killed.alive());
+            List<String> left = RealNode.leftovers(first);
+            assertTrue(left.stream().anyMatch(l -> l.startsWith("process ") && l.contains("containerd")), left.toString());
+            assertTrue(left.contains("bridge " + RealNode.BRIDGE), left.toString());
+        } finally {
+            killed.close();
+        }
+        Path second = tmp.resolve("second");
+        try (RealNode next = RealNode.start(bin, second, "npu-node-0", Map.of(), Map.of(), null)) {
+            assertTrue(next.kubenodeOutput().contains("cleaning up after the previous node (work folder " + first + ")"),
+                    next.kubenodeOutput());
+            assertEquals(List.of(), RealNode.leftovers(first), "left behind by the killed node after the next start");
+        }
+        assertEquals(List.of(), RealNode.leftovers(second), "left behind by the second node");
+    }
 }

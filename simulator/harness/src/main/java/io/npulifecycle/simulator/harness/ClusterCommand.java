@@ -42,7 +42,7 @@ import io.npulifecycle.simulator.cluster.internal.KubeBinaries;
 final class ClusterCommand {
 
     /** The command line. */
-    static final String USAGE = "npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]";
+    static final String USAGE = "npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE] [--kubelet]";
     /** First line of every kubeconfig this command writes. */
     static final String MARKER = "# written by 'npu-lifecycle cluster'; removed when it stops";
     /** The most nodes {@code --nodes} accepts. */
@@ -59,8 +59,10 @@ final class ClusterCommand {
      * @param api {@value ClusterBackend#REAL} or {@value ClusterBackend#EMBEDDED}
      * @param nodes how many NPU nodes to create, 0 to {@value #MAX_NODES}
      * @param kubeconfig where to write the kubeconfig, null for a new temporary folder
+     * @param kubelet this machine as a real node with the chart installed ({@link RealNodeDemo#cluster}); needs
+     *        {@code --api real}, {@code --nodes} does not apply
      */
-    record Options(String api, int nodes, Path kubeconfig) {
+    record Options(String api, int nodes, Path kubeconfig, boolean kubelet) {
 
         /**
          * @param args the arguments after {@code cluster}
@@ -71,6 +73,7 @@ final class ClusterCommand {
             String api = ClusterBackend.REAL;
             int nodes = 3;
             Path kubeconfig = null;
+            boolean kubelet = false;
             for (int i = 0; i < args.length; i++) {
                 String a = args[i];
                 switch (a) {
@@ -96,11 +99,18 @@ final class ClusterCommand {
                     case "--kubeconfig":
                         kubeconfig = Path.of(value(args, ++i, a, "a file"));
                         break;
+                    case "--kubelet":
+                        kubelet = true;
+                        break;
                     default:
                         throw new IllegalArgumentException("unknown option '" + a + "' for cluster");
                 }
             }
-            return new Options(api, nodes, kubeconfig);
+            if (kubelet && !ClusterBackend.REAL.equals(api)) {
+                throw new IllegalArgumentException("--kubelet needs --api real (a kubelet registers with a real "
+                        + "kube-apiserver)");
+            }
+            return new Options(api, nodes, kubeconfig, kubelet);
         }
 
         private static String value(String[] args, int i, String option, String what) {
@@ -207,6 +217,10 @@ final class ClusterCommand {
     }
 
     private int serve(CountDownLatch stop, Path kubeconfig, Path ownFolder) {
+        if (options.kubelet()) {
+            return RealNodeDemo.cluster(layout.manifests().getParent().getParent(), kubeconfig, MARKER, out, err,
+                    stop, STOP_TIMEOUT);
+        }
         CountDownLatch done = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             stop.countDown();

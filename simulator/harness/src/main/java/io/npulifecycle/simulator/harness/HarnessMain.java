@@ -33,7 +33,7 @@ public final class HarnessMain {
     /** {@code npu-lifecycle demo --help}. */
     static final String DEMO_USAGE = String.join("\n",
             "Usage: npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR]",
-            "                          [--prometheus] [--keep]",
+            "                          [--prometheus] [--keep] [--kubelet]",
             "The runbook end to end on a simulated cluster (driver upgrade 25.2.0 -> 25.5.0 with approvals, then",
             "self-healing of wedged chips); no cluster and no NPU needed. Exit code 0 when every step passed.",
             "",
@@ -47,6 +47,13 @@ public final class HarnessMain {
             "                 or is stopped by a signal",
             "  --keep         keep the temporary folder of a passed run too (runtime homes, markers, logs)",
             "  --prometheus   start a Prometheus (on PATH) scraping the runtimes, with the alert rules loaded",
+            "  --kubelet      with --api real: through real pods. This machine becomes one node (containerd, a",
+            "                 kubelet and kube-proxy built from source, all state in the work folder; root), the",
+            "                 chart is installed with helm (conf/helm/simulator-values.yaml: emulated chips, never",
+            "                 a real reboot: a simulated reboot restarts the node agent's container), and the",
+            "                 runbook runs on it; --nodes, --chips and --scale do not apply. Needs the images of",
+            "                 mvn package (../images), kubectl, and Debian's containerd, runc, nftables and",
+            "                 containernetworking-plugins (installed with apt-get when missing)",
             "  --help         print this text");
 
     /** {@code npu-lifecycle scenario --help}. */
@@ -110,6 +117,7 @@ public final class HarnessMain {
         Path junit = null;
         boolean prometheus = false;
         boolean keep = false;
+        boolean kubelet = false;
         int parallel = 1;
         String api = io.npulifecycle.simulator.cluster.ClusterBackend.EMBEDDED;
         boolean temporary;
@@ -125,6 +133,13 @@ public final class HarnessMain {
                         }
                         break;
                     case "--keep": keep = true; break;
+                    case "--kubelet":
+                        if (!"demo".equals(args[0])) {
+                            throw new IllegalArgumentException("unknown option '" + a + "' for " + args[0]
+                                    + " (--kubelet: demo and cluster)");
+                        }
+                        kubelet = true;
+                        break;
                     case "--nodes": nodes = intArg(args, ++i, a, 1, 16); break;
                     case "--chips": chips = intArg(args, ++i, a, 1, 16); break;
                     case "--scale": scale = intArg(args, ++i, a, 1, 1000); break;
@@ -191,6 +206,10 @@ public final class HarnessMain {
             if (junit != null) {
                 checkWritable(junit);
             }
+            if (kubelet && !io.npulifecycle.simulator.cluster.ClusterBackend.REAL.equals(api)) {
+                throw new IllegalArgumentException("--kubelet needs --api real (a kubelet registers with a real "
+                        + "kube-apiserver)");
+            }
             temporary = work == null;
             work = WorkFolder.prepare(work, args[0]);
         } catch (IllegalArgumentException | java.io.IOException e) {
@@ -203,7 +222,8 @@ public final class HarnessMain {
         try {
             if ("demo".equals(args[0])) {
                 interruption.doing(() -> "running the demo");
-                rc = Demo.run(nodes, chips, scale, work, installDir, api, prometheus, out);
+                rc = kubelet ? RealNodeDemo.run(work, installDir, out)
+                        : Demo.run(nodes, chips, scale, work, installDir, api, prometheus, out);
             } else {
                 rc = ScenarioCommand.run(files, work, installDir, api, junit, parallel, interruption, out, err);
             }

@@ -187,4 +187,12 @@ class ClusterCommandTest {
         }
         throw new IllegalStateException("charts/npu-lifecycle not found above " + Path.of("").toAbsolutePath());
     }
+
+    @Test
+    void kubeletNeedsTheRealApiServer() {
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> ClusterCommand.Options.parse(new String[] {"--api", "embedded", "--kubelet"}));
+        assertTrue(e.getMessage().contains("--kubelet needs --api real"), e.getMessage());
+        assertTrue(ClusterCommand.Options.parse(new String[] {"--kubelet"}).kubelet(), "real is the default API");
+    }
 }

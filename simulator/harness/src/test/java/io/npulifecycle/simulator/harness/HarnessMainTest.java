@@ -52,6 +52,16 @@ class HarnessMainTest {
     }
 
     @Test
+    void kubeletNeedsTheRealApiServerAndIsADemoOption() {
+        assertEquals(2, run("demo", "--kubelet", "--work", install.resolve("w").toString()));
+        String text = err.toString(StandardCharsets.UTF_8);
+        assertTrue(text.contains("npu-lifecycle demo: --kubelet needs --api real"), text);
+        assertEquals(2, run("scenario", "x.yaml", "--kubelet"));
+        text = err.toString(StandardCharsets.UTF_8);
+        assertTrue(text.contains("npu-lifecycle scenario: unknown option '--kubelet' for scenario"), text);
+    }
+
+    @Test
     void apiWithoutAValueIsRefused() {
         assertEquals(2, run("scenario", "x.yaml", "--api"));
         String text = err.toString(StandardCharsets.UTF_8);
