@@ -25,8 +25,9 @@ import io.npulifecycle.simulator.cluster.RealNode;
  * healed through the real pods (a PodDisruptionBudget blocks the drain of a real workload pod until it allows it; the
  * simulated reboot restarts the node agent's container with a new boot id); a manual upgrade approved with
  * {@code kubectl annotate} replaces the driver pod through the DaemonSet controller and the runbook's step-4 command
- * prints the new image. Then nothing of the node is left running or mounted. Needs root; the work folder of a failed
- * run is kept in {@code target/real-node-work} (pod logs in {@code node/kubelet/pods-logs/}).
+ * prints the new image. Then nothing of the node is left running or mounted, also when the demo is stopped by SIGTERM
+ * while it installs. Needs root; the work folder of a failed run is kept in {@code target/real-node-work} (pod logs in
+ * {@code node/kubelet/pods-logs/}).
  */
 class RealNodeIT {
 
@@ -73,6 +74,34 @@ class RealNodeIT {
         assertEquals(List.of(), RealNode.leftovers(work.resolve("node")), "left behind after the demo" + kept);
         assertTrue(ProcessHandle.allProcesses().noneMatch(p -> p.info().commandLine().orElse("")
                 .contains(work.toString())), "a process of the demo still runs" + kept);
+        deleteTree(work);
+    }
+
+    @Test
+    void aDemoStoppedBySigtermLeavesNothingBehind() throws Exception {
+        Path work = Path.of("target/real-node-sigterm").toAbsolutePath();
+        deleteTree(work);
+        Path out = Files.createDirectories(work.getParent()).resolve("real-node-sigterm.txt");
+        Process demo = new ProcessBuilder(INSTALL.resolve("bin/npu-lifecycle").toString(), "demo", "--api", "real",
+                "--kubelet", "--work", work.toString()).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        try {
+            // SIGTERM once the node is Ready and the chart is being installed: pods, containerd, kubelet, mounts
+            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+            while (!Files.readString(out, StandardCharsets.UTF_8).contains("node npu-node-0 Ready in")) {
+                assertTrue(demo.isAlive() && System.nanoTime() < deadline, "no Ready node:\n"
+                        + Files.readString(out, StandardCharsets.UTF_8));
+                TimeUnit.MILLISECONDS.sleep(200);
+            }
+            demo.destroy();
+            assertTrue(demo.waitFor(3, TimeUnit.MINUTES), "the demo did not end within 3 min of SIGTERM");
+        } finally {
+            demo.destroyForcibly();
+        }
+        String text = Files.readString(out, StandardCharsets.UTF_8);
+        assertTrue(demo.exitValue() != 0, "a stopped demo does not pass:\n" + text);
+        assertEquals(List.of(), RealNode.leftovers(work.resolve("node")), "left behind after SIGTERM:\n" + text);
+        assertTrue(ProcessHandle.allProcesses().noneMatch(p -> p.info().commandLine().orElse("")
+                .contains(work.toString())), "a process of the demo still runs:\n" + text);
         deleteTree(work);
     }
 
