@@ -106,6 +106,9 @@ func run(o Options) int {
 		return 5
 	}
 	lock, err := acquireLock(o.Work)
+	if err != nil && o.LockWait > 0 {
+		logf("waiting up to %v: %v", o.LockWait, err)
+	}
 	for deadline := time.Now().Add(o.LockWait); err != nil && time.Now().Before(deadline); {
 		time.Sleep(500 * time.Millisecond)
 		lock, err = acquireLock(o.Work)

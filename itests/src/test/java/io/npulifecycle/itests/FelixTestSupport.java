@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -62,6 +63,18 @@ import org.osgi.framework.startlevel.BundleStartLevel;
  * them with {@link #property(String)}.
  */
 public abstract class FelixTestSupport {
+
+    /** Disarms the {@link FrameworkStopWatch} of the previous class: its framework stopped. */
+    @org.junit.BeforeClass
+    public static void frameworkOfThePreviousClassStopped() {
+        FrameworkStopWatch.disarm();
+    }
+
+    /** Arms the {@link FrameworkStopWatch}: Pax Exam stops this class's framework next. */
+    @org.junit.AfterClass
+    public static void frameworkStopsNext() {
+        FrameworkStopWatch.arm("the test class that just finished (" + Instant.now() + ")");
+    }
 
     public static final String SYSTEM_PACKAGES_EXTRA = "org.osgi.framework.system.packages.extra";
     public static final String BOOT_DELEGATION = "org.osgi.framework.bootdelegation";

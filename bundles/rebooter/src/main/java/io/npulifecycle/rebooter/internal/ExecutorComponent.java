@@ -115,7 +115,8 @@ public class ExecutorComponent {
         current = c;
         if (ex == null) {
             LOG.log(Level.WARNING, "no reboot executor configured (PID " + PID + " type=none): this node agent never"
-                    + " reboots the node; set type=libc or type=command to allow it");
+                    + " reboots the node (a simulated node's simulator executor aside: the rebooter names the one it"
+                    + " uses); set type=libc or type=command to allow it");
             return;
         }
         registration = context.registerService(RebootExecutor.class, ex, null);

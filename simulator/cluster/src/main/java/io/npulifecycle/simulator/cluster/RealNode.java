@@ -90,6 +90,26 @@ public final class RealNode implements AutoCloseable {
      */
     public static RealNode start(KubeBinaries bin, Path work, String nodeName, Map<String, String> labels,
             Map<Path, String> images, Path driverBase) {
+        return start(bin, work, nodeName, labels, images, driverBase, line -> { });
+    }
+
+    /**
+     * As {@link #start(KubeBinaries, Path, String, Map, Map, Path)}, telling {@code progress} when the start waits
+     * for another real node of this machine to stop (kubenode's line, e.g. {@code kubenode: waiting up to 15m0s:
+     * another real node runs on this machine (...)}).
+     *
+     * @param bin the binaries
+     * @param work the node's work folder
+     * @param nodeName the node's name
+     * @param labels node labels
+     * @param images OCI archives to import, archive to image name without tag
+     * @param driverBase the base of the simulated driver image, or null
+     * @param progress receives kubenode's waiting line, if any
+     * @return the starting node
+     * @throws IllegalStateException as the other start
+     */
+    public static RealNode start(KubeBinaries bin, Path work, String nodeName, Map<String, String> labels,
+            Map<Path, String> images, Path driverBase, java.util.function.Consumer<String> progress) {
         List<String> command = new ArrayList<>(List.of(bin.kubenode().toString(), "--work", work.toString(), "--bin",
                 bin.folder().toString(), "--node-name", nodeName, "--kubelet-kubeconfig",
                 work.resolve("kubelet.kubeconfig").toString(), "--proxy-kubeconfig",
@@ -111,8 +131,13 @@ public final class RealNode implements AutoCloseable {
         RealNode node = new RealNode(work, nodeName, p);
         Runtime.getRuntime().addShutdownHook(node.shutdownHook);
         try {
-            p.awaitLine(l -> l.startsWith("kubenode: network ready"), 0, LOCK_WAIT.plusSeconds(60),
-                    "network of the real node (kubenode)");
+            ChildProcess.Line first = p.awaitLine(l -> l.startsWith("kubenode: network ready")
+                    || l.startsWith("kubenode: waiting"), 0, Duration.ofSeconds(60), "network of the real node (kubenode)");
+            if (first.text().startsWith("kubenode: waiting")) {
+                progress.accept(first.text());
+                p.awaitLine(l -> l.startsWith("kubenode: network ready"), 0, LOCK_WAIT.plusSeconds(60),
+                        "network of the real node (kubenode)");
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             node.close();

@@ -281,7 +281,8 @@ public final class RealNodeDemo {
         Map<Path, String> load = new LinkedHashMap<>();
         load.put(agentImage, "registry.local/npu-lifecycle/node-agent");
         load.put(controlPlaneImage, "registry.local/npu-lifecycle/control-plane");
-        node = RealNode.start(bin, work.resolve("node"), NODE, labels, load, agentImage);
+        node = RealNode.start(bin, work.resolve("node"), NODE, labels, load, agentImage,
+                line -> out.println("   " + line));
         api = RealApiServer.builder().binaries(bin).realNode(NODE).start();
         node.attach(api, Duration.ofMinutes(4));
         double ready = (System.nanoTime() - t0) / 1e9;
