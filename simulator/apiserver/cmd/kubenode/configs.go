@@ -46,9 +46,20 @@ func ensureTools() error {
 			defer os.Remove(policy)
 		}
 	}
-	cmd := exec.Command("apt-get", append([]string{"install", "-y", "--no-install-recommends"}, pkgs...)...)
-	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	install := func() ([]byte, error) {
+		cmd := exec.Command("apt-get", append([]string{"install", "-y", "--no-install-recommends"}, pkgs...)...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		return cmd.CombinedOutput()
+	}
+	out, err := install()
+	if err != nil {
+		// a fresh machine's package lists may be missing or old: update them once and try again
+		if upd, uerr := exec.Command("apt-get", "update", "-q").CombinedOutput(); uerr != nil {
+			return fmt.Errorf("apt-get update failed (%v): %s", uerr, tail(string(upd), 2000))
+		}
+		out, err = install()
+	}
+	if err != nil {
 		return fmt.Errorf("apt-get install -y %s failed (%v): %s", strings.Join(pkgs, " "), err, tail(string(out), 2000))
 	}
 	return nil

@@ -57,6 +57,25 @@ func readState() (*State, error) {
 	if err := json.Unmarshal(data, &st); err != nil || st.Work == "" || !filepath.IsAbs(st.Work) {
 		return nil, fmt.Errorf("%s is not a kubenode state (%v): ignored", StateFile, err)
 	}
+	// trusted only as far as kubenode could have written it: a work folder kubenode marked (or that is gone), and
+	// of the machine's folders only those kubenode knows
+	if strings.Count(filepath.Clean(st.Work), "/") < 2 {
+		return nil, fmt.Errorf("%s names work folder %s, too close to /: ignored", StateFile, st.Work)
+	}
+	if _, err := os.Stat(st.Work); err == nil {
+		if _, err := os.Stat(filepath.Join(st.Work, WorkMarker)); err != nil {
+			return nil, fmt.Errorf("%s names %s, which is not a kubenode work folder: ignored", StateFile, st.Work)
+		}
+	}
+	var created []string
+	for _, d := range st.Created {
+		for _, known := range machineFolders {
+			if d == known {
+				created = append(created, d)
+			}
+		}
+	}
+	st.Created = created
 	return &st, nil
 }
 
@@ -178,7 +197,17 @@ func teardown(st *State, procs *servers) {
 	}
 	step("cgroups", removeCgroupRoot())
 	for _, d := range st.Created {
+		// a folder another runtime uses now (a container daemon started meanwhile: its socket) is left
+		if _, err := os.Stat(filepath.Join(d, "containerd.sock")); err == nil {
+			fmt.Fprintf(os.Stderr, "kubenode: teardown: %s is in use by another containerd: left\n", d)
+			continue
+		}
 		step("remove "+d, os.RemoveAll(d))
+	}
+	if left := MountsUnder([]string{st.Work}); len(left) > 0 {
+		// the state stays: the next start tries again
+		fmt.Fprintf(os.Stderr, "kubenode: teardown: still mounted: %v; %s kept for the next start\n", left, StateFile)
+		return
 	}
 	step("state", os.Remove(StateFile))
 }

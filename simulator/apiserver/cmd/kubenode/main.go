@@ -21,8 +21,9 @@
 // Output: "kubenode: network ready address=<ip>" once the bridge has the node's address (kube-apiserver can bind
 // to it now); then kubenode starts containerd, imports the images and waits for the two kubeconfig files to exist
 // (the caller writes them once kube-apiserver runs); "kubenode: ready node=<name> address=<ip> containerd=<socket>"
-// once the kubelet and kube-proxy run; errors as "kubenode: ..." lines. Exit codes: 0 stopped by a signal, 1 a server exited or a step failed, 2 usage, 3 the
-// parent died, 4 another node runs on this machine, 5 a tool is missing and cannot be installed.
+// once the kubelet and kube-proxy run; errors as "kubenode: ..." lines. Exit codes: 0 stopped by a signal, 1 a server exited or a step failed, 2 usage (a bad
+// flag; a work folder that is not new, empty or kubenode's; not root), 3 the parent died, 4 another node runs on
+// this machine, 5 a tool is missing and cannot be installed.
 package main
 
 import (
@@ -83,11 +84,19 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	abs, err := filepath.Abs(o.Work)
+	work, err := checkWork(o.Work)
 	if err != nil {
 		fail(2, "--work %s: %v", o.Work, err)
 	}
-	o.Work = abs
+	o.Work = work
+	for _, spec := range o.Images {
+		if file, name, ok := strings.Cut(spec, "="); !ok || file == "" || name == "" {
+			fail(2, "--image %q: expected FILE=NAME (an OCI archive and the image name without its tag)", spec)
+		}
+	}
+	if o.LockWait < 0 {
+		fail(2, "--lock-wait %v: expected a duration of 0 or more", o.LockWait)
+	}
 	os.Exit(run(o))
 }
 
@@ -101,16 +110,35 @@ func logf(format string, args ...any) {
 }
 
 func run(o Options) int {
+	// from the very start: a signal or the death of the process that started kubenode stops it, during the lock
+	// wait and the package install too (the JVM may die in any of them)
+	parent := os.Getppid()
+	signals := make(chan os.Signal, 4)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		for range time.Tick(time.Second) {
+			if parent > 1 && os.Getppid() != parent {
+				fmt.Fprintln(os.Stderr, "kubenode: the process that started this node is gone: stopping the node")
+				signals <- syscall.SIGTERM
+				return
+			}
+		}
+	}()
 	if os.Geteuid() != 0 {
 		fmt.Fprintln(os.Stderr, "kubenode: a kubelet and containerd need root (they create cgroups, mounts and network namespaces)")
-		return 5
+		return 2
 	}
 	lock, err := acquireLock(o.Work)
 	if err != nil && o.LockWait > 0 {
 		logf("waiting up to %v: %v", o.LockWait, err)
 	}
 	for deadline := time.Now().Add(o.LockWait); err != nil && time.Now().Before(deadline); {
-		time.Sleep(500 * time.Millisecond)
+		select {
+		case s := <-signals:
+			fmt.Fprintf(os.Stderr, "kubenode: %v while waiting for the machine's node lock\n", s)
+			return 1
+		case <-time.After(500 * time.Millisecond):
+		}
 		lock, err = acquireLock(o.Work)
 	}
 	if err != nil {
@@ -127,36 +155,37 @@ func run(o Options) int {
 		fmt.Fprintln(os.Stderr, "kubenode:", err)
 		return 5
 	}
+	if err := os.MkdirAll(o.Work, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "kubenode: cannot create", o.Work+":", err)
+		return 1
+	}
+	if err := os.WriteFile(filepath.Join(o.Work, WorkMarker), []byte("a kubenode work folder\n"), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "kubenode: cannot write", filepath.Join(o.Work, WorkMarker)+":", err)
+		return 1
+	}
 	st := newState(o.Work)
 	if err := writeState(st); err != nil {
 		fmt.Fprintln(os.Stderr, "kubenode: cannot write", StateFile+":", err)
 		return 1
 	}
 	procs := &servers{}
-	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	code := func() int {
 		if err := start(o, st, procs, signals); err != nil {
 			fmt.Fprintln(os.Stderr, "kubenode:", err)
 			return 1
 		}
 		logf("ready node=%s address=%s containerd=%s", o.NodeName, NodeAddress, containerdSocket(o.Work))
-		parent := os.Getppid()
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
 		for {
 			select {
 			case s := <-signals:
 				logf("%v: stopping the node", s)
+				if parent > 1 && os.Getppid() != parent {
+					return 3
+				}
 				return 0
 			case e := <-procs.exited:
 				fmt.Fprintf(os.Stderr, "kubenode: %s exited (%v); its log: %s\n", e.name, e.err, e.log)
 				return 1
-			case <-tick.C:
-				if parent > 1 && os.Getppid() != parent {
-					fmt.Fprintln(os.Stderr, "kubenode: the process that started this node is gone: stopping the node")
-					return 3
-				}
 			}
 		}
 	}()
@@ -237,4 +266,42 @@ func waitForFiles(files []string, timeout time.Duration, signals chan os.Signal)
 			return fmt.Errorf("%s did not appear within %v", missing, timeout)
 		}
 	}
+}
+
+// WorkMarker is the file kubenode writes into a work folder it uses: a later start (and the clean-up after a
+// SIGKILLed node) accepts only a folder that is new, empty or marked so, never one holding anything else.
+const WorkMarker = ".npu-lifecycle-kubenode"
+
+// checkWork returns the canonical work folder: absolute, symbolic links resolved (the kernel records mounts under
+// the resolved path), at least two levels below /, and new, empty or marked by an earlier kubenode. Teardown
+// unmounts everything under it: "/" or "/tmp" would take the machine's own mounts.
+func checkWork(dir string) (string, error) {
+	if dir == "" || !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("expected an absolute path")
+	}
+	clean := filepath.Clean(dir)
+	if parent, err := filepath.EvalSymlinks(filepath.Dir(clean)); err == nil {
+		clean = filepath.Join(parent, filepath.Base(clean))
+	}
+	if resolved, err := filepath.EvalSymlinks(clean); err == nil {
+		clean = resolved
+	}
+	if strings.Count(clean, "/") < 2 {
+		return "", fmt.Errorf("%s is too close to / (expected a folder of its own, e.g. /tmp/npu-node)", clean)
+	}
+	entries, err := os.ReadDir(clean)
+	if os.IsNotExist(err) {
+		return clean, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if len(entries) == 0 {
+		return clean, nil
+	}
+	if _, err := os.Stat(filepath.Join(clean, WorkMarker)); err != nil {
+		return "", fmt.Errorf("%s holds files and is not a kubenode work folder (no %s): give a new or empty folder",
+			clean, WorkMarker)
+	}
+	return clean, nil
 }

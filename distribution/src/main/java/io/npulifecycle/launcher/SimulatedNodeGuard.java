@@ -67,11 +67,7 @@ final class SimulatedNodeGuard {
         }
         String why = "the simulator is configured in " + simulator + ": a simulated node must never reboot its host; "
                 + "set " + KEY + "=" + NONE;
-        for (String name : RuntimeHome.REBOOT_EXECUTOR_CONFIGURATIONS) {
-            Path file = home.etc().resolve(name);
-            if (!Files.exists(file)) {
-                continue;
-            }
+        for (Path file : executorFiles(home)) {
             String type;
             try {
                 if (!Files.isRegularFile(file)) {
@@ -92,6 +88,36 @@ final class SimulatedNodeGuard {
             throw new LaunchException(LaunchException.USAGE, "npu-lifecycle: " + file + ": key " + what + ", but "
                     + why);
         }
+    }
+
+    /**
+     * Every file FileInstall would read as the reboot executor's configuration: in {@code etc/} and in
+     * {@code deploy/} (FileInstall watches both), under the PID's own name or a targeted PID
+     * ({@code io.npulifecycle.rebooter.executor|<bundle>...}, which ConfigAdmin gives the same component).
+     *
+     * @param home the runtime home
+     * @return the files that exist, in name order per folder
+     * @throws LaunchException when a folder cannot be listed
+     */
+    static java.util.List<Path> executorFiles(RuntimeHome home) throws LaunchException {
+        java.util.List<Path> out = new java.util.ArrayList<>();
+        String pid = "io.npulifecycle.rebooter.executor";
+        for (Path dir : java.util.List.of(home.etc(), home.deploy())) {
+            if (!Files.isDirectory(dir)) {
+                continue;
+            }
+            try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+                files.filter(f -> {
+                    String n = f.getFileName().toString();
+                    return (n.endsWith(".cfg") || n.endsWith(".config"))
+                            && (n.startsWith(pid + ".") || n.startsWith(pid + "|"));
+                }).sorted().forEach(out::add);
+            } catch (IOException e) {
+                throw new LaunchException(LaunchException.USAGE, "npu-lifecycle: cannot list " + dir + " (" + e
+                        + "), and a simulated node starts only when no file there selects a real reboot executor", e);
+            }
+        }
+        return out;
     }
 
     /**

@@ -66,6 +66,21 @@ class SimulatedNodeGuardTest {
     }
 
     @Test
+    void anExecutorInDeployOrUnderATargetedPidIsRefusedToo() throws Exception {
+        simulator();
+        // FileInstall watches deploy/ too, and ConfigAdmin gives a targeted PID's file to the same component
+        Files.createDirectories(home.deploy());
+        Path deployed = Files.writeString(home.deploy().resolve(EXECUTOR), "type=command\n");
+        assertContains(refused().getMessage(), deployed.toString(), "key type=command");
+        Files.delete(deployed);
+        Path targeted = executor("io.npulifecycle.rebooter.executor|io.npulifecycle.rebooter.cfg", "type=libc\n");
+        assertContains(refused().getMessage(), targeted.toString(), "key type=libc");
+        Files.delete(targeted);
+        executor("io.npulifecycle.rebooter.executorX.cfg", "type=command\n"); // another PID: not the executor's
+        SimulatedNodeGuard.check(home);
+    }
+
+    @Test
     void simulatorWithTypeLibcIsRefused() throws Exception {
         Path sim = simulator();
         Path exec = executor(EXECUTOR, "type = libc \n");

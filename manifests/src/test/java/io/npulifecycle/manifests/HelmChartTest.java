@@ -258,6 +258,8 @@ class HelmChartTest {
                 "node.healthWatch.timeoutSeconds", "10"), Map.of());
         assertTrue(slow.exit() != 0 && slow.err().contains(
                 "node.healthWatch.timeoutSeconds (10) must be below node.healthWatch.intervalSeconds (10)"), slow.err());
+        Manifests.Helm none = Manifests.template(set("node.healthWatch.timeoutSeconds", "null"), Map.of());
+        assertTrue(none.exit() != 0 && none.err().contains("node.healthWatch.timeoutSeconds is required"), none.err());
         assertTrue(node.get("io.npulifecycle.rebooter.executor.cfg").startsWith("type=none\n"));
         assertTrue(node.get("io.npulifecycle.driver.cfg").contains("loaderCommand=/opt/load {version}\n"), node.toString());
         Map<String, String> cp = named(o, ConfigMap.class, "npu-lifecycle-control-plane-config").getData();
@@ -586,5 +588,21 @@ class HelmChartTest {
             assertEquals("/work/rn/run", volume(pod, "run-npu-operator").getHostPath().getPath());
             assertEveryNodeConfigFileMounted(o);
         }
+    }
+
+    @Test
+    void hostPathsOfTheNodeAgentAreFoldersOfTheirOwn() throws Exception {
+        // a simulated reboot empties the marker folder (hostPaths.runNpuOperator): never the host's /etc, never the
+        // state folder, never through a .. segment
+        Manifests.Helm top = Manifests.template(set("node.hostPaths.runNpuOperator", "/etc"), Map.of());
+        assertTrue(top.exit() != 0 && top.err().contains("/node/hostPaths/runNpuOperator"), top.err());
+        Manifests.Helm same = Manifests.template(set("node.hostPaths.runNpuOperator", "/var/lib/npu-operator"), Map.of());
+        assertTrue(same.exit() != 0 && same.err().contains("node.hostPaths.runNpuOperator and "
+                + "node.hostPaths.varLibNpuOperator are both \"/var/lib/npu-operator\""), same.err());
+        Manifests.Helm dots = Manifests.template(set("simulator.stateHostPath", "/tmp/../etc/x"), Map.of());
+        assertTrue(dots.exit() != 0 && dots.err().contains("simulator.stateHostPath: \"/tmp/../etc/x\" has a . or .. segment"),
+                dots.err());
+        assertEquals(0, Manifests.template(set("node.hostPaths.runNpuOperator", "/tmp/t/run", "simulator.stateHostPath",
+                "/tmp/t/sim"), Map.of()).exit());
     }
 }

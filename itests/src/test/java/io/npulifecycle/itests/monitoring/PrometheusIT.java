@@ -98,7 +98,7 @@ class PrometheusIT {
                 Waits.until("the webhook receives NpuChipWedged for node-0 chip 4:0", Duration.ofSeconds(150),
                         () -> wedgeNotification(am) != null || !scenario.alive(),
                         () -> "notifications: " + am.notifications() + "\nscenario:\n" + scenario.output());
-                assertTrue(scenario.process().waitFor(200, TimeUnit.SECONDS), "scenario still running after 200 s:\n"
+                assertTrue(scenario.process().waitFor(420, TimeUnit.SECONDS), "scenario still running after 420 s:\n"
                         + scenario.output());
                 to = Instant.now();
                 String text = Files.readString(out);

@@ -57,7 +57,7 @@ public final class RealNode implements AutoCloseable {
      */
     public static final Duration LOCK_WAIT = Duration.ofMinutes(15);
     /** How long {@link #close()} waits for kubenode's teardown. */
-    public static final Duration STOP_TIMEOUT = Duration.ofSeconds(90);
+    public static final Duration STOP_TIMEOUT = Duration.ofSeconds(180);
 
     private final Path work;
     private final String nodeName;
@@ -123,6 +123,10 @@ public final class RealNode implements AutoCloseable {
         ChildProcess p;
         try {
             Files.createDirectories(work);
+            // a reused work folder's kubeconfigs name an API server that is gone: kubenode waits for new ones
+            for (String f : List.of("kubelet.kubeconfig", "kube-proxy.kubeconfig", "ca.crt")) {
+                Files.deleteIfExists(work.resolve(f));
+            }
             p = ChildProcess.builder(command).name("kubenode").recordLines(work.getParent().resolve(
                     work.getFileName() + "-kubenode.log")).stopGrace(STOP_TIMEOUT).start();
         } catch (IOException e) {
@@ -295,9 +299,16 @@ public final class RealNode implements AutoCloseable {
     public static List<String> leftovers(Path work) {
         List<String> out = new ArrayList<>();
         try {
+            // the kernel records mounts under the resolved path
+            work = work.toRealPath();
+        } catch (IOException e) {
+            work = work.toAbsolutePath().normalize();
+        }
+        try {
             for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"), StandardCharsets.UTF_8)) {
                 String[] f = line.split(" ");
-                if (f.length > 4 && f[4].replace("\\040", " ").startsWith(work.toString())) {
+                String mount = f.length > 4 ? f[4].replace("\\040", " ") : "";
+                if (mount.equals(work.toString()) || mount.startsWith(work + "/")) {
                     out.add("mount " + f[4]);
                 }
             }
@@ -307,7 +318,7 @@ public final class RealNode implements AutoCloseable {
         boolean otherNode = false;
         for (ProcessHandle p : ProcessHandle.allProcesses().toList()) {
             String cmd = p.info().commandLine().orElse("");
-            if (cmd.contains(work.toString())) {
+            if (cmd.contains(work + "/") || cmd.endsWith(work.toString()) || cmd.contains(work + " ")) {
                 out.add("process " + p.pid() + " " + cmd);
             } else if (cmd.contains("kubenode --work")) {
                 otherNode = true;
@@ -320,7 +331,8 @@ public final class RealNode implements AutoCloseable {
         if (Files.exists(Path.of("/sys/class/net", BRIDGE))) {
             out.add("bridge " + BRIDGE);
         }
-        for (String h : new String[] {"cpu", "memory", "pids", "freezer"}) {
+        for (String h : new String[] {"cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "blkio", "pids",
+            "systemd"}) {
             if (Files.exists(Path.of("/sys/fs/cgroup", h, "npu-lifecycle-node"))) {
                 out.add("cgroup /sys/fs/cgroup/" + h + "/npu-lifecycle-node");
             }
@@ -354,7 +366,16 @@ public final class RealNode implements AutoCloseable {
             return;
         }
         closed = true;
-        kubenode.stop(STOP_TIMEOUT);
+        // an interrupted caller must not cut the teardown short: ChildProcess.stop would SIGKILL kubenode at once
+        // (its servers and pods, in their own process groups, would go on until the next start)
+        boolean interrupted = Thread.interrupted();
+        try {
+            kubenode.stop(STOP_TIMEOUT);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
         try {
             Runtime.getRuntime().removeShutdownHook(shutdownHook);
         } catch (IllegalStateException e) {

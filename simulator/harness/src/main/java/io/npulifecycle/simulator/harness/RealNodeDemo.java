@@ -258,7 +258,15 @@ public final class RealNodeDemo {
     // ---- set-up and tear-down ----
 
     private String setUp() throws Exception {
-        KubeBinaries bin = KubeBinarySource.ofInstall(install).get();
+        // what can be missing is checked first, before kube-apiserver and the kubelet are built or found
+        if (!"root".equals(System.getProperty("user.name"))) {
+            throw new StepFailed("a real node needs root (the kubelet and containerd create cgroups, mounts and network "
+                    + "namespaces): run it as root");
+        }
+        Path kubectl = onPath("kubectl");
+        if (kubectl == null) {
+            throw new StepFailed("no kubectl on PATH (the runbook's commands run it): install kubectl");
+        }
         Path images = install.resolve("..").resolve("images").normalize();
         String arch = archOfThisMachine();
         Path agentImage = single(images, "npu-lifecycle-node-agent-*-linux-" + arch + ".oci.tar");
@@ -266,7 +274,7 @@ public final class RealNodeDemo {
         String prefix = "npu-lifecycle-node-agent-";
         String version = agentImage.getFileName().toString().substring(prefix.length())
                 .replace("-linux-" + arch + ".oci.tar", "");
-        Path helm = HelmBinary.locate();
+        Path helm = helm();
         Path chart = install.resolve("conf/helm/npu-lifecycle");
         Path values = install.resolve("conf/helm/simulator-values.yaml");
         for (Path p : List.of(chart, values)) {
@@ -274,6 +282,7 @@ public final class RealNodeDemo {
                 throw new StepFailed("broken installation: " + p + " is missing (mvn -B -DskipTests package)");
             }
         }
+        KubeBinaries bin = KubeBinarySource.ofInstall(install).get();
         long t0 = System.nanoTime();
         Map<String, String> labels = new LinkedHashMap<>();
         labels.put(NodeKeys.NPU_PRESENT, "true");
@@ -333,6 +342,41 @@ public final class RealNodeDemo {
         } else {
             out.println("   FAIL left behind: " + left);
             results.add(new String[] {"FAIL", "7 nothing left running or mounted", secs, "left: " + left});
+        }
+    }
+
+    /** @return the program on PATH, or null */
+    static Path onPath(String program) {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+            Path p = Path.of(dir.isEmpty() ? "." : dir, program);
+            if (Files.isExecutable(p)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * @return helm as the build found it ({@link HelmBinary}: from the working folder's source tree), else the one
+     *         the build cached in {@code ~/.cache/npu-lifecycle/helm/<version>/helm} (the demo run from elsewhere)
+     * @throws StepFailed when there is none, saying how to get it
+     */
+    private static Path helm() throws StepFailed, IOException {
+        try {
+            return HelmBinary.locate();
+        } catch (IllegalStateException e) {
+            Path cache = Path.of(System.getProperty("user.home"), ".cache", "npu-lifecycle", "helm");
+            if (Files.isDirectory(cache)) {
+                try (var versions = Files.list(cache)) {
+                    Path newest = versions.map(v -> v.resolve("helm")).filter(Files::isExecutable)
+                            .max(java.util.Comparator.comparing(Path::toString)).orElse(null);
+                    if (newest != null) {
+                        return newest;
+                    }
+                }
+            }
+            throw new StepFailed(e.getMessage() + " (or run the demo from the source tree after mvn -B -DskipTests "
+                    + "package, which builds helm into " + cache + ")");
         }
     }
 
@@ -411,13 +455,8 @@ public final class RealNodeDemo {
 
     private String jolokia() throws Exception {
         try (PortForward pf = new PortForward(driverPod().getMetadata().getName())) {
-            Jolokia j = pf.jolokia();
-            Object chips = j.read("io.npulifecycle:type=HealthWatch", "ExpectedChips");
-            Object boot = j.read(SIMULATOR, "BootId");
-            if (chips == null || boot == null) {
-                throw new StepFailed("no answer from Jolokia at " + j.url() + " through kubectl port-forward: "
-                        + pf.output());
-            }
+            Object chips = pf.read("io.npulifecycle:type=HealthWatch", "ExpectedChips");
+            Object boot = pf.read(SIMULATOR, "BootId");
             return "kubectl port-forward pod/" + driverPod().getMetadata().getName() + " " + pf.port + ":8778: "
                     + "HealthWatch ExpectedChips " + chips + ", Simulator BootId " + boot;
         }
@@ -459,8 +498,11 @@ public final class RealNodeDemo {
         int restarts = agentRestarts(driverPod());
         String bootBefore;
         try (PortForward pf = new PortForward(podName)) {
-            bootBefore = String.valueOf(pf.jolokia().read(SIMULATOR, "BootId"));
+            bootBefore = String.valueOf(pf.read(SIMULATOR, "BootId"));
             Object r = pf.jolokia().exec(SIMULATOR, "wedge", 4, 0);
+            if (r == null || !r.toString().contains("\"status\":200")) {
+                throw new StepFailed("Jolokia exec Simulator wedge(4, 0) through kubectl port-forward: " + r);
+            }
             out.println("   Jolokia exec Simulator wedge(4, 0): " + r);
         }
         await("reboot-required=true, Event RebootRequired reason=recovery, taint, NpuHealthy=False",
@@ -487,7 +529,7 @@ public final class RealNodeDemo {
                 () -> podsState(NodeKeys.DRIVER_APP_LABEL + "=" + NodeKeys.DRIVER_APP) + "\n   " + nodeState());
         String bootAfter;
         try (PortForward pf = new PortForward(podName)) {
-            bootAfter = String.valueOf(pf.jolokia().read(SIMULATOR, "BootId"));
+            bootAfter = String.valueOf(pf.read(SIMULATOR, "BootId"));
         }
         if (bootAfter.equals(bootBefore)) {
             throw new StepFailed("the node agent restarted but the emulated host's boot id is still " + bootBefore);
@@ -747,13 +789,15 @@ public final class RealNodeDemo {
     /** Runs a command (helm, kubectl), failing the step with its output when it fails. */
     private String command(List<String> command, Duration timeout) throws StepFailed, IOException,
             InterruptedException {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        byte[] bytes = p.getInputStream().readAllBytes();
+        Path output = Files.createTempFile(work, "command-", ".txt");
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
         if (!p.waitFor(timeout.toSeconds(), TimeUnit.SECONDS)) {
             p.destroyForcibly();
-            throw new StepFailed(String.join(" ", command) + " did not finish in " + timeout.toSeconds() + " s");
+            throw new StepFailed(String.join(" ", command) + " did not finish in " + timeout.toSeconds() + " s: "
+                    + Files.readString(output, StandardCharsets.UTF_8).strip());
         }
-        String text = new String(bytes, StandardCharsets.UTF_8);
+        String text = Files.readString(output, StandardCharsets.UTF_8);
+        Files.deleteIfExists(output);
         if (p.exitValue() != 0) {
             throw new StepFailed(String.join(" ", command) + " failed (exit " + p.exitValue() + "): " + text.strip());
         }
@@ -772,6 +816,20 @@ public final class RealNodeDemo {
                     .recordLines(work.resolve("port-forward-" + port + ".log")).start();
             process.awaitLine(l -> l.contains("Forwarding from"), 0, Duration.ofSeconds(30),
                     "kubectl port-forward to " + pod);
+        }
+
+        /**
+         * Reads an attribute through the port-forward, trying again for up to 90 s: on a loaded machine the first
+         * request through a new port-forward (kube-apiserver, the kubelet, containerd into the pod's network
+         * namespace) can take longer than one request's 10 s.
+         */
+        Object read(String mbean, String attribute) throws StepFailed, InterruptedException {
+            Jolokia j = jolokia();
+            Object[] value = new Object[1];
+            await("Jolokia at " + j.url() + " answers " + mbean + " " + attribute + " through kubectl port-forward",
+                    Duration.ofSeconds(90), () -> (value[0] = j.read(mbean, attribute)) != null,
+                    () -> "port-forward: " + output());
+            return value[0];
         }
 
         Jolokia jolokia() {
