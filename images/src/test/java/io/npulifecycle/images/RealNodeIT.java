@@ -86,12 +86,10 @@ class RealNodeIT {
                 "--kubelet", "--work", work.toString()).redirectErrorStream(true).redirectOutput(out.toFile()).start();
         try {
             // SIGTERM once the node is Ready and the chart is being installed: pods, containerd, kubelet, mounts
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
-            while (!Files.readString(out, StandardCharsets.UTF_8).contains("node npu-node-0 Ready in")) {
-                assertTrue(demo.isAlive() && System.nanoTime() < deadline, "no Ready node:\n"
-                        + Files.readString(out, StandardCharsets.UTF_8));
-                TimeUnit.MILLISECONDS.sleep(200);
-            }
+            org.awaitility.Awaitility.await("a Ready node").atMost(java.time.Duration.ofMinutes(10))
+                    .pollInterval(java.time.Duration.ofMillis(200))
+                    .failFast("the demo ended before its node was Ready", () -> !demo.isAlive())
+                    .until(() -> Files.readString(out, StandardCharsets.UTF_8).contains("node npu-node-0 Ready in"));
             demo.destroy();
             assertTrue(demo.waitFor(3, TimeUnit.MINUTES), "the demo did not end within 3 min of SIGTERM");
         } finally {

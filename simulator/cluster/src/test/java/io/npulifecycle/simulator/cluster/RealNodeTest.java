@@ -96,4 +96,38 @@ class RealNodeTest {
         }
         assertEquals(List.of(), RealNode.leftovers(second), "left behind by the second node");
     }
+
+    /** Runs kubenode with every required flag and {@code --work work} plus {@code extra}; @return exit code and output. */
+    static String[] kubenode(KubeBinaries bin, Path work, Path tmp, String... extra) throws Exception {
+        java.util.List<String> cmd = new java.util.ArrayList<>(List.of(bin.kubenode().toString(), "--work",
+                work.toString(), "--bin", bin.folder().toString(), "--node-name", "npu-node-0", "--kubelet-kubeconfig",
+                tmp.resolve("k").toString(), "--proxy-kubeconfig", tmp.resolve("p").toString(), "--client-ca",
+                tmp.resolve("ca").toString()));
+        cmd.addAll(List.of(extra));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), "kubenode did not refuse at once: " + out);
+        return new String[] {String.valueOf(p.exitValue()), out};
+    }
+
+    @Test
+    void kubenodeRefusesAWorkFolderItWouldDamageAndBadFlagsBeforeTouchingTheMachine() throws Exception {
+        KubeBinaries bin = KubeBinaries.fromSystemProperties();
+        // teardown unmounts everything under the work folder: / or a folder of other files is refused, exit 2
+        String[] root = kubenode(bin, Path.of("/"), tmp);
+        assertEquals("2", root[0], root[1]);
+        assertTrue(root[1].contains("too close to /"), root[1]);
+        Path userData = java.nio.file.Files.createDirectories(tmp.resolve("user-data"));
+        Path kept = java.nio.file.Files.writeString(userData.resolve("notes.txt"), "mine\n");
+        String[] foreign = kubenode(bin, userData, tmp);
+        assertEquals("2", foreign[0], foreign[1]);
+        assertTrue(foreign[1].contains("holds files and is not a kubenode work folder"), foreign[1]);
+        assertEquals("mine\n", java.nio.file.Files.readString(kept));
+        String[] image = kubenode(bin, tmp.resolve("new"), tmp, "--image", "no-equals-sign.tar");
+        assertEquals("2", image[0], image[1]);
+        assertTrue(image[1].contains("expected FILE=NAME"), image[1]);
+        assertTrue(!java.nio.file.Files.exists(tmp.resolve("new")), "nothing created for a refused start");
+        assertEquals(List.of(), RealNode.leftovers(tmp.resolve("new")));
+        assertTrue(!java.nio.file.Files.exists(Path.of("/sys/class/net", RealNode.BRIDGE)), "no bridge made");
+    }
 }
