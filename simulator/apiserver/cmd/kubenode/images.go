@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 )
@@ -76,7 +77,7 @@ func tarOf(files map[string]fileEntry) []byte {
 		all = append(all, d+"/")
 	}
 	all = append(all, names...)
-	sortStrings(all)
+	sort.Strings(all)
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, n := range all {
@@ -91,14 +92,6 @@ func tarOf(files map[string]fileEntry) []byte {
 	}
 	_ = tw.Close()
 	return buf.Bytes()
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 func digestOf(b []byte) string {

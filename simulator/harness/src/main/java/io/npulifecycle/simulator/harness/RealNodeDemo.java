@@ -764,25 +764,13 @@ public final class RealNodeDemo {
         }
     }
 
+    /** {@link Waiter#until}, its timeout a failed step. */
     private static void await(String what, Duration timeout, BooleanSupplier condition, Supplier<String> state)
             throws StepFailed, InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        long pause = 100;
-        while (true) {
-            boolean ok;
-            try {
-                ok = condition.getAsBoolean();
-            } catch (RuntimeException e) {
-                ok = false;
-            }
-            if (ok) {
-                return;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new StepFailed("not within " + timeout.toSeconds() + " s: " + what + "\n   " + state.get());
-            }
-            TimeUnit.MILLISECONDS.sleep(pause);
-            pause = Math.min(500, pause * 3 / 2);
+        try {
+            new Waiter(() -> { }).until(what, timeout, condition, state);
+        } catch (Waiter.Timeout e) {
+            throw new StepFailed(e.getMessage());
         }
     }
 
