@@ -120,11 +120,11 @@ prometheus.io/path: "/metrics"
 
 {{/* Node configuration files (ConfigMap npu-lifecycle-node-config) mounted into <home>/etc/ one by one; with
 simulator.enabled also io.npulifecycle.simulator.cfg, whose presence in etc/ is what makes the launcher install the
-simulator bundle (and refuse a real reboot executor). Every key listed here must be in 40-node-agent-config.yaml. */}}
+simulator bundle (and refuse a real reboot executor), and io.npulifecycle.time.cfg (simulator.clock). Every key listed here must be in 40-node-agent-config.yaml. */}}
 {{- define "npu-lifecycle.nodeConfigFiles" -}}
 {{- $files := list "io.npulifecycle.probe.cfg" "io.npulifecycle.rebooter.executor.cfg" "io.npulifecycle.markers.cfg" "io.npulifecycle.driver.cfg" -}}
 {{- if .Values.simulator.enabled -}}
-{{- $files = append $files "io.npulifecycle.simulator.cfg" -}}
+{{- $files = concat $files (list "io.npulifecycle.simulator.cfg" "io.npulifecycle.time.cfg") -}}
 {{- end -}}
 {{- $files | toJson -}}
 {{- end -}}
@@ -236,4 +236,11 @@ that a test can point them into its own folder; the container side is fixed (the
     path: {{ .Values.simulator.stateHostPath | quote }}
     type: DirectoryOrCreate
 {{- end }}
+{{- end -}}
+
+{{/* PID io.npulifecycle.time (the runtimes' clock) with simulator.enabled: simulator.clock's scale and anchor, the
+same in the node agents and the control plane so that they agree on the simulated time. */}}
+{{- define "npu-lifecycle.simulatorClock" -}}
+scale={{ .Values.simulator.clock.scale }}
+anchorEpochMillis={{ int64 .Values.simulator.clock.anchorEpochMillis }}
 {{- end -}}

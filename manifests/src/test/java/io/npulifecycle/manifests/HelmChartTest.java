@@ -514,6 +514,32 @@ class HelmChartTest {
     }
 
     @Test
+    void theSimulatorClockReachesTheNodeAgentsAndTheControlPlaneAlike() throws Exception {
+        List<HasMetadata> o = render(set("simulator.enabled", "true", "node.reboot.executor", "none",
+                "simulator.clock.scale", "30", "simulator.clock.anchorEpochMillis", "1764944000000"));
+        String clock = "scale=30\nanchorEpochMillis=1764944000000\n";
+        assertEquals(clock, nodeConfig(o).get("io.npulifecycle.time.cfg"), "the node agents' clock");
+        assertEveryNodeConfigFileMounted(o);
+        ConfigMap cp = (ConfigMap) o.stream().filter(x -> "npu-lifecycle-control-plane-config".equals(
+                x.getMetadata().getName())).findFirst().orElseThrow();
+        assertEquals(clock, cp.getData().get("io.npulifecycle.time.cfg"), "the control plane's clock");
+        Deployment d = (Deployment) o.stream().filter(x -> x instanceof Deployment).findFirst().orElseThrow();
+        VolumeMount m = d.getSpec().getTemplate().getSpec().getContainers().get(0).getVolumeMounts().stream()
+                .filter(v -> "io.npulifecycle.time.cfg".equals(v.getSubPath())).findFirst().orElse(null);
+        assertNotNull(m, "the control plane mounts its clock");
+        assertEquals("/var/lib/npu-lifecycle/etc/io.npulifecycle.time.cfg", m.getMountPath());
+        // production: no clock file anywhere (the runtimes keep real time)
+        List<HasMetadata> plain = render(set("simulator.clock.scale", "30"));
+        assertFalse(nodeConfig(plain).containsKey("io.npulifecycle.time.cfg"));
+        assertFalse(plain.stream().filter(x -> x instanceof ConfigMap).anyMatch(x -> ((ConfigMap) x).getData()
+                .containsKey("io.npulifecycle.time.cfg")), "no clock file without simulator.enabled");
+        assertRefused(set("simulator.clock.scale", "0"), "/simulator/clock/scale");
+        assertRefused(set("simulator.clock.scale", "1001"), "/simulator/clock/scale");
+        assertRefused(set("simulator.clock.anchorEpochMillis", "-1"), "/simulator/clock/anchorEpochMillis");
+        assertRefused(set("simulator.clock.drift", "1"), "/simulator/clock", "drift");
+    }
+
+    @Test
     void simulatorValuesAreChecked() throws Exception {
         assertRefused(set("simulator.npus", "0"), "/simulator/npus");
         assertRefused(set("simulator.npus", "65"), "/simulator/npus");

@@ -214,6 +214,23 @@ public final class RealNode implements AutoCloseable {
     }
 
     /**
+     * SIGKILLs a container's main process through containerd ({@code ctr tasks kill --signal SIGKILL}), as the kernel's
+     * OOM killer or a crash would end it; the kubelet then restarts the container under its pod's restart policy.
+     *
+     * @param containerId the container's id as its pod's status gives it ({@code containerd://<id>}, or the bare id)
+     * @throws IllegalArgumentException when the id is not a container id (64 lowercase hexadecimal digits)
+     * @throws IllegalStateException when ctr fails (e.g. the container is not running; its output in the message)
+     */
+    public void killContainer(String containerId) {
+        String id = containerId.startsWith("containerd://") ? containerId.substring("containerd://".length())
+                : containerId;
+        if (!id.matches("[0-9a-f]{64}")) {
+            throw new IllegalArgumentException("not a containerd container id: '" + containerId + "'");
+        }
+        ctr("tasks", "kill", "--signal", "SIGKILL", id);
+    }
+
+    /**
      * @return the image names of the node's containerd (namespace {@code k8s.io})
      * @throws IllegalStateException when ctr fails
      */

@@ -18,7 +18,7 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
  */
 final class Expectations {
 
-    private final SimCluster sim;
+    private final ScenarioCluster sim;
     private final Map<String, Integer> rebootsAtStart;
     private final Scenario scenario;
 
@@ -28,7 +28,7 @@ final class Expectations {
      *        in before the first check
      * @param scenario the scenario (its time scale: simulated seconds per wall-clock second)
      */
-    Expectations(SimCluster sim, Map<String, Integer> rebootsAtStart, Scenario scenario) {
+    Expectations(ScenarioCluster sim, Map<String, Integer> rebootsAtStart, Scenario scenario) {
         this.sim = sim;
         this.rebootsAtStart = rebootsAtStart;
         this.scenario = scenario;
@@ -36,7 +36,7 @@ final class Expectations {
 
     /**
      * Checks until it holds or {@code within} passes, then, with {@code holdFor}, that it goes on holding. Before
-     * each check, {@link SimCluster#checkRuntimes()}: a runtime that keeps exiting ends the wait at once.
+     * each check, {@link ScenarioCluster#checkRuntimes()}: a runtime that keeps exiting ends the wait at once.
      *
      * @param pollMillis wall-clock milliseconds between checks while waiting
      * @return null when it held, else what was seen
@@ -83,9 +83,9 @@ final class Expectations {
     /** @return null when the expectation holds now, else what was seen instead */
     String check(Action.Expect e) {
         String which = e.node();
-        List<SimNode> nodes = Action.Expect.ALL.equals(which) ? List.copyOf(sim.nodes().values())
+        List<ScenarioNode> nodes = Action.Expect.ALL.equals(which) ? List.copyOf(sim.nodes().values())
                 : List.of(sim.nodes().get(which));
-        for (SimNode n : nodes) {
+        for (ScenarioNode n : nodes) {
             String name = n.name();
             if (e.labels() != null) {
                 String f = compare("label", name, sim.labels(name), e.labels());
@@ -164,7 +164,7 @@ final class Expectations {
         }
         if (e.mbean() != null) {
             Action.MBeanCheck mb = e.mbean();
-            for (SimNode n : nodes) {
+            for (ScenarioNode n : nodes) {
                 Object v = n.jolokia().read(mb.name(), mb.attribute());
                 String seen = v == null ? null : String.valueOf(v);
                 String what = "MBean " + mb.name() + " " + mb.attribute() + " on " + n.name();
@@ -204,7 +204,7 @@ final class Expectations {
             }
         }
         if (e.violations() != null) {
-            int total = nodes.stream().mapToInt(SimNode::violations).sum();
+            int total = nodes.stream().mapToInt(ScenarioNode::violations).sum();
             if (total != e.violations()) {
                 return "violations: expected " + e.violations() + ", saw " + total;
             }

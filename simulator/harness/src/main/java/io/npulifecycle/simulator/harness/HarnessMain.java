@@ -12,7 +12,7 @@ import java.util.List;
  *
  * <pre>
  * npu-lifecycle demo [--api embedded|real] [--nodes N] [--chips N] [--scale X] [--work DIR] [--prometheus] [--keep]
- * npu-lifecycle scenario FILE... [--api embedded|real] [--parallel N] [--work DIR] [--junit FILE] [--keep]
+ * npu-lifecycle scenario FILE... [--api embedded|real] [--parallel N] [--work DIR] [--junit FILE] [--keep] [--kubelet]
  * npu-lifecycle scenario --list FILE...     (validates and prints the scenarios, cases and steps, runs nothing)
  * npu-lifecycle cluster [--api real|embedded] [--nodes N] [--kubeconfig FILE]   (see {@link ClusterCommand})
  * </pre>
@@ -59,7 +59,7 @@ public final class HarnessMain {
     /** {@code npu-lifecycle scenario --help}. */
     static final String SCENARIO_USAGE = String.join("\n",
             "Usage: npu-lifecycle scenario FILE... [--api embedded|real] [--parallel N] [--work DIR] [--junit FILE]",
-            "                                      [--keep]",
+            "                                      [--keep] [--kubelet]",
             "       npu-lifecycle scenario --list FILE...",
             "Runs scenario files (YAML, docs/simulator.md) each on a fresh simulated cluster and prints each step, each",
             "node's Jolokia URL and a timeline per node. Exit code 0 when every scenario passed, 1 when one failed, 2",
@@ -73,6 +73,12 @@ public final class HarnessMain {
             "                 temporary folder, deleted when every scenario passes, kept (its path printed) otherwise",
             "  --keep         keep the temporary folder of a passed run too",
             "  --junit FILE   write the results as a JUnit XML report",
+            "  --kubelet      with --api real: through real pods. This machine becomes the one node, node-0 (as",
+            "                 demo --kubelet: containerd, a kubelet and kube-proxy, the chart installed with helm and",
+            "                 conf/helm/simulator-values.yaml, the scenario's chips, driver and timeScale in its",
+            "                 values; root). Scenarios of one node only, one at a time; the API faults, clockJump,",
+            "                 markersReadOnly, markersFull, startControlPlane, killControlPlane restart: false and",
+            "                 StatefulSet or mirror pods are refused before anything runs (exit code 2)",
             "  --help         print this text");
 
     private HarnessMain() {
@@ -134,9 +140,9 @@ public final class HarnessMain {
                         break;
                     case "--keep": keep = true; break;
                     case "--kubelet":
-                        if (!"demo".equals(args[0])) {
+                        if (!"demo".equals(args[0]) && !"scenario".equals(args[0])) {
                             throw new IllegalArgumentException("unknown option '" + a + "' for " + args[0]
-                                    + " (--kubelet: demo and cluster)");
+                                    + " (--kubelet: demo, scenario and cluster)");
                         }
                         kubelet = true;
                         break;
@@ -210,6 +216,10 @@ public final class HarnessMain {
                 throw new IllegalArgumentException("--kubelet needs --api real (a kubelet registers with a real "
                         + "kube-apiserver)");
             }
+            if (kubelet && parallel != 1) {
+                throw new IllegalArgumentException("--kubelet runs one scenario at a time (--parallel 1): the real "
+                        + "node is this machine, one per run");
+            }
             temporary = work == null;
             work = WorkFolder.prepare(work, args[0]);
         } catch (IllegalArgumentException | java.io.IOException e) {
@@ -225,7 +235,8 @@ public final class HarnessMain {
                 rc = kubelet ? RealNodeDemo.run(work, installDir, out)
                         : Demo.run(nodes, chips, scale, work, installDir, api, prometheus, out);
             } else {
-                rc = ScenarioCommand.run(files, work, installDir, api, junit, parallel, interruption, out, err);
+                rc = ScenarioCommand.run(files, work, installDir, api, kubelet, junit, parallel, interruption, out,
+                        err);
             }
         } finally {
             interruption.finished();

@@ -61,6 +61,7 @@ import io.npulifecycle.simulator.common.ChildProcess;
  */
 public final class RealNodeDemo {
 
+    /** The demo's node name. */
     static final String NODE = "npu-node-0";
     static final String NS = NodeKeys.DRIVER_NAMESPACE;
     static final String RELEASE = "npu-lifecycle";
@@ -84,13 +85,35 @@ public final class RealNodeDemo {
     private KubernetesClient client;
     private Path kubeconfig;
     private final Set<String> tagged = ConcurrentHashMap.newKeySet();
-    private volatile boolean tagging = true;
+    volatile boolean tagging = true;
     private final List<String> tagErrors = new ArrayList<>();
 
+    private final String nodeName;
+    private final Map<String, String> nodeLabels;
+    private final List<String> helmSets;
+    private final int controlPlanes;
+
     private RealNodeDemo(Path work, Path install, PrintStream out) {
+        this(work, install, out, NODE, Map.of(NodeKeys.CHIP, "910b"), List.of(), 2);
+    }
+
+    /**
+     * The set-up and tear-down of a real node with the chart installed, for {@link RealNodeCluster} too.
+     *
+     * @param nodeName the node's name
+     * @param nodeLabels labels of the node besides {@code openfuyao.com/npu.present=true}, e.g. its chip type
+     * @param helmSets further {@code helm install --set} (or {@code --set-json}) arguments, in pairs
+     * @param controlPlanes the control-plane replicas the values give ({@code controlPlane.replicas}), waited for
+     */
+    RealNodeDemo(Path work, Path install, PrintStream out, String nodeName, Map<String, String> nodeLabels,
+            List<String> helmSets, int controlPlanes) {
         this.work = work;
         this.install = install;
         this.out = out;
+        this.nodeName = nodeName;
+        this.nodeLabels = Map.copyOf(nodeLabels);
+        this.helmSets = List.copyOf(helmSets);
+        this.controlPlanes = controlPlanes;
     }
 
     /** A step that failed: its message says what was expected and what was seen. */
@@ -257,7 +280,7 @@ public final class RealNodeDemo {
 
     // ---- set-up and tear-down ----
 
-    private String setUp() throws Exception {
+    String setUp() throws Exception {
         // what can be missing is checked first, before kube-apiserver and the kubelet are built or found
         if (!"root".equals(System.getProperty("user.name"))) {
             throw new StepFailed("a real node needs root (the kubelet and containerd create cgroups, mounts and network "
@@ -286,16 +309,16 @@ public final class RealNodeDemo {
         long t0 = System.nanoTime();
         Map<String, String> labels = new LinkedHashMap<>();
         labels.put(NodeKeys.NPU_PRESENT, "true");
-        labels.put(NodeKeys.CHIP, "910b");
+        labels.putAll(nodeLabels);
         Map<Path, String> load = new LinkedHashMap<>();
         load.put(agentImage, "registry.local/npu-lifecycle/node-agent");
         load.put(controlPlaneImage, "registry.local/npu-lifecycle/control-plane");
-        node = RealNode.start(bin, work.resolve("node"), NODE, labels, load, agentImage,
+        node = RealNode.start(bin, work.resolve("node"), nodeName, labels, load, agentImage,
                 line -> out.println("   " + line));
-        api = RealApiServer.builder().binaries(bin).realNode(NODE).start();
+        api = RealApiServer.builder().binaries(bin).realNode(nodeName).start();
         node.attach(api, Duration.ofMinutes(4));
         double ready = (System.nanoTime() - t0) / 1e9;
-        out.printf("   node %s Ready in %.1f s (kubelet, containerd, images %s loaded)%n", NODE, ready, version);
+        out.printf("   node %s Ready in %.1f s (kubelet, containerd, images %s loaded)%n", nodeName, ready, version);
         client = api.client();
         kubeconfig = api.writeKubeconfig(work.resolve("kubeconfig"));
         out.println("   export KUBECONFIG=" + kubeconfig + "; logs in " + node.work().resolve("logs"));
@@ -309,8 +332,10 @@ public final class RealNodeDemo {
             {"simulator.stateHostPath", "simulator"}}) {
             install.addAll(List.of("--set", hp[0] + "=" + host.resolve(hp[1])));
         }
+        install.addAll(helmSets);
         command(install, Duration.ofMinutes(2));
-        await("both control-plane replicas Ready", Duration.ofMinutes(4), () -> readyPods("app=npu-lifecycle-control-plane") >= 2,
+        await(controlPlanes + " control-plane replica(s) Ready", Duration.ofMinutes(4),
+                () -> readyPods("app=npu-lifecycle-control-plane") >= controlPlanes,
                 () -> podsState("app=npu-lifecycle-control-plane"));
         await("a control-plane replica holds the lease", Duration.ofMinutes(2), () -> leaseHolder() != null,
                 () -> "lease: " + leaseHolder());
@@ -318,8 +343,13 @@ public final class RealNodeDemo {
                 RELEASE, NS, leaseHolder());
     }
 
-    private void tearDown(List<String[]> results) {
-        long t0 = System.nanoTime();
+    /**
+     * Stops the API server and the node (its pods, containerd, the kubelet, kube-proxy).
+     *
+     * @return what the node left behind ({@link RealNode#leftovers}): empty when nothing
+     */
+    List<String> stop() {
+        tagging = false;
         if (api != null) {
             try {
                 api.close();
@@ -332,6 +362,27 @@ public final class RealNodeDemo {
             node.close();
             left = RealNode.leftovers(node.work());
         }
+        return left;
+    }
+
+    /** @return the admin client of the API server (after {@link #setUp()}) */
+    KubernetesClient client() {
+        return client;
+    }
+
+    /** @return the API server (after {@link #setUp()}) */
+    RealApiServer api() {
+        return api;
+    }
+
+    /** @return the node (after {@link #setUp()}) */
+    RealNode node() {
+        return node;
+    }
+
+    private void tearDown(List<String[]> results) {
+        long t0 = System.nanoTime();
+        List<String> left = stop();
         String secs = String.format(java.util.Locale.ROOT, "%.1f", (System.nanoTime() - t0) / 1e9);
         out.println();
         out.println("== step 7 nothing left running or mounted");
@@ -404,7 +455,7 @@ public final class RealNodeDemo {
      * The vendor's registry, as the node sees it: every driver image a driver DaemonSet names is the simulated
      * driver image, tagged under that name in the node's containerd as soon as the DaemonSet appears.
      */
-    private void tagDriverImages() {
+    void tagDriverImages() {
         while (tagging) {
             try {
                 for (DaemonSet ds : client.apps().daemonSets().inNamespace(NS)
@@ -443,10 +494,10 @@ public final class RealNodeDemo {
         driver.put("recoveryPolicy", Map.of("autoRecover", false));
         ctl.setAdditionalProperty("spec", Map.of("driver", driver));
         client.genericKubernetesResources(CTL).inNamespace(NS).resource(ctl).create();
-        await("the driver pod on " + NODE + " Ready (probes passed)", Duration.ofMinutes(4),
+        await("the driver pod on " + nodeName + " Ready (probes passed)", Duration.ofMinutes(4),
                 () -> driverPod() != null && allReady(driverPod()), () -> podsState(NodeKeys.DRIVER_APP_LABEL + "="
                         + NodeKeys.DRIVER_APP) + tagErrorsText());
-        await("driver " + FROM + " validated on " + NODE, Duration.ofMinutes(3),
+        await("driver " + FROM + " validated on " + nodeName, Duration.ofMinutes(3),
                 () -> annotation(NodeKeys.DRIVER_VALIDATED).startsWith(FROM + "@")
                         && FROM.equals(label(NodeKeys.DRIVER_VERSION)), this::nodeState);
         return "pod " + driverPod().getMetadata().getName() + " Ready, image " + driverImage(driverPod())
@@ -491,7 +542,7 @@ public final class RealNodeDemo {
                 .policy.v1.PodDisruptionBudgetBuilder().withNewMetadata().withName(JOB).endMetadata().withNewSpec()
                 .withMinAvailable(new io.fabric8.kubernetes.api.model.IntOrString(1)).withNewSelector()
                 .addToMatchLabels("app", JOB).endSelector().endSpec().build()).serverSideApply();
-        await("the training job's pod Running on " + NODE, Duration.ofMinutes(2), () -> runningJobPod() != null,
+        await("the training job's pod Running on " + nodeName, Duration.ofMinutes(2), () -> runningJobPod() != null,
                 () -> podsIn(JOBS));
         String jobPod = runningJobPod().getMetadata().getName();
         String podName = driverPod().getMetadata().getName();
@@ -510,9 +561,9 @@ public final class RealNodeDemo {
                         && event(NodeKeys.EVENT_REBOOT_REQUIRED, "reason=recovery") && tainted()
                         && "False".equals(condition(NodeKeys.CONDITION_NPU_HEALTHY)), this::nodeState);
         out.println("   the wedge seen: " + nodeState());
-        command(List.of("kubectl", "--kubeconfig", kubeconfig.toString(), "annotate", "node", NODE,
+        command(List.of("kubectl", "--kubeconfig", kubeconfig.toString(), "annotate", "node", nodeName,
                 NodeKeys.APPROVE_REBOOT + "=" + NodeKeys.APPROVE_VALUE, "--overwrite"), Duration.ofSeconds(30));
-        out.println("   kubectl annotate node " + NODE + " " + NodeKeys.APPROVE_REBOOT + "=true");
+        out.println("   kubectl annotate node " + nodeName + " " + NodeKeys.APPROVE_REBOOT + "=true");
         await("cordoned, and the drain blocked by PodDisruptionBudget " + JOBS + "/" + JOB, Duration.ofMinutes(2),
                 () -> unschedulable() && event(NodeKeys.EVENT_DRAIN_BLOCKED, JOB), this::nodeState);
         out.println("   DrainBlocked: " + lastEvent(NodeKeys.EVENT_DRAIN_BLOCKED));
@@ -538,7 +589,7 @@ public final class RealNodeDemo {
                 Duration.ofMinutes(4), () -> label(NodeKeys.REBOOT_REQUIRED).isEmpty() && !tainted()
                         && "True".equals(condition(NodeKeys.CONDITION_NPU_HEALTHY)) && !unschedulable(),
                 this::nodeState);
-        await("the training job running again on " + NODE, Duration.ofMinutes(2), () -> runningJobPod() != null,
+        await("the training job running again on " + nodeName, Duration.ofMinutes(2), () -> runningJobPod() != null,
                 () -> podsIn(JOBS));
         return "boot " + bootBefore + " -> " + bootAfter + ", container restarts " + restarts + " -> "
                 + agentRestarts(driverPod()) + ", job pod " + jobPod + " evicted and replaced by "
@@ -560,9 +611,9 @@ public final class RealNodeDemo {
         out.println("   kubectl patch npuoperatorctl " + CR + " spec.driver.version=" + TO);
         await("the node waits for its approval (driver-upgrade-state set)", Duration.ofMinutes(3),
                 () -> !label(NodeKeys.DRIVER_UPGRADE_STATE).isEmpty(), this::nodeState);
-        command(List.of("kubectl", "--kubeconfig", kubeconfig.toString(), "annotate", "node", NODE,
+        command(List.of("kubectl", "--kubeconfig", kubeconfig.toString(), "annotate", "node", nodeName,
                 NodeKeys.APPROVE_REBOOT + "=" + NodeKeys.APPROVE_VALUE, "--overwrite"), Duration.ofSeconds(30));
-        out.println("   kubectl annotate node " + NODE + " " + NodeKeys.APPROVE_REBOOT + "=true");
+        out.println("   kubectl annotate node " + nodeName + " " + NodeKeys.APPROVE_REBOOT + "=true");
         await("the DaemonSet controller replaced the driver pod with " + TO, Duration.ofMinutes(4), () -> {
             Pod p = driverPod();
             return p != null && !before.equals(p.getMetadata().getName()) && driverImage(p).contains(":" + TO + "-");
@@ -581,8 +632,8 @@ public final class RealNodeDemo {
                 "-l", "app=npu-driver-daemonset", "-o", "jsonpath=" + jsonpath), Duration.ofSeconds(30));
         out.println("   $ kubectl get pod -n " + NS + " -l app=npu-driver-daemonset -o jsonpath='" + jsonpath + "'");
         out.print(printed.lines().map(l -> "   " + l + "\n").reduce("", String::concat));
-        if (!printed.contains(NODE) || !printed.contains(":" + TO + "-")) {
-            throw new StepFailed("the runbook's step 4 printed no " + TO + " image for " + NODE + ": " + printed);
+        if (!printed.contains(nodeName) || !printed.contains(":" + TO + "-")) {
+            throw new StepFailed("the runbook's step 4 printed no " + TO + " image for " + nodeName + ": " + printed);
         }
         return "driver pod " + before + " -> " + driverPod().getMetadata().getName() + ", image "
                 + driverImage(driverPod()) + ", boot " + bootBefore + " -> " + bootAfter;
@@ -591,7 +642,7 @@ public final class RealNodeDemo {
     // ---- reading the cluster ----
 
     private Node nodeObject() {
-        return client.nodes().withName(NODE).get();
+        return client.nodes().withName(nodeName).get();
     }
 
     private String label(String key) {
@@ -629,7 +680,7 @@ public final class RealNodeDemo {
     private List<Event> nodeEvents() {
         return client.v1().events().inAnyNamespace().list().getItems().stream()
                 .filter(e -> e.getInvolvedObject() != null && "Node".equals(e.getInvolvedObject().getKind())
-                        && NODE.equals(e.getInvolvedObject().getName())).toList();
+                        && nodeName.equals(e.getInvolvedObject().getName())).toList();
     }
 
     private boolean event(String reason, String messageContains) {
@@ -647,10 +698,10 @@ public final class RealNodeDemo {
         return m;
     }
 
-    private String nodeState() {
+    String nodeState() {
         Node n = nodeObject();
         if (n == null) {
-            return "node " + NODE + " missing";
+            return "node " + nodeName + " missing";
         }
         Map<String, String> ours = new java.util.TreeMap<>();
         if (n.getMetadata().getLabels() != null) {
@@ -673,23 +724,23 @@ public final class RealNodeDemo {
                         .map(e -> e.getReason() + ": " + e.getMessage()).toList();
     }
 
-    private Pod driverPod() {
+    Pod driverPod() {
         return client.pods().inNamespace(NS).withLabel(NodeKeys.DRIVER_APP_LABEL, NodeKeys.DRIVER_APP).list()
                 .getItems().stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null
-                        && NODE.equals(p.getSpec().getNodeName())).findFirst().orElse(null);
+                        && nodeName.equals(p.getSpec().getNodeName())).findFirst().orElse(null);
     }
 
     private static String driverImage(Pod p) {
         return p.getSpec().getContainers().get(0).getImage();
     }
 
-    private static boolean allReady(Pod p) {
+    static boolean allReady(Pod p) {
         return p.getStatus() != null && p.getStatus().getContainerStatuses() != null
                 && !p.getStatus().getContainerStatuses().isEmpty()
                 && p.getStatus().getContainerStatuses().stream().allMatch(c -> Boolean.TRUE.equals(c.getReady()));
     }
 
-    private static int agentRestarts(Pod p) {
+    static int agentRestarts(Pod p) {
         return p.getStatus().getContainerStatuses().stream().filter(c -> "node-agent".equals(c.getName()))
                 .mapToInt(ContainerStatus::getRestartCount).findFirst().orElse(-1);
     }
@@ -706,7 +757,7 @@ public final class RealNodeDemo {
                 .filter(p -> p.getMetadata().getDeletionTimestamp() == null).filter(RealNodeDemo::allReady).count();
     }
 
-    private String podsState(String selector) {
+    String podsState(String selector) {
         String[] kv = selector.split("=", 2);
         return podsText(client.pods().inNamespace(NS).withLabel(kv[0], kv[1]).list().getItems());
     }
@@ -753,7 +804,7 @@ public final class RealNodeDemo {
         }
     }
 
-    private String leaseHolder() {
+    String leaseHolder() {
         Lease l = client.leases().inNamespace(NS).withName("npu-lifecycle-upgrade").get();
         return l == null || l.getSpec() == null ? null : l.getSpec().getHolderIdentity();
     }
@@ -765,7 +816,7 @@ public final class RealNodeDemo {
     }
 
     /** {@link Waiter#until}, its timeout a failed step. */
-    private static void await(String what, Duration timeout, BooleanSupplier condition, Supplier<String> state)
+    static void await(String what, Duration timeout, BooleanSupplier condition, Supplier<String> state)
             throws StepFailed, InterruptedException {
         try {
             new Waiter(() -> { }).until(what, timeout, condition, state);
@@ -793,7 +844,7 @@ public final class RealNodeDemo {
     }
 
     /** {@code kubectl port-forward} to a driver pod's Jolokia port, with the chart's Jolokia Secret. */
-    private final class PortForward implements AutoCloseable {
+    final class PortForward implements AutoCloseable {
         final int port;
         private final ChildProcess process;
 
@@ -830,6 +881,11 @@ public final class RealNodeDemo {
 
         String output() {
             return process.output();
+        }
+
+        /** @return whether kubectl port-forward still runs */
+        boolean alive() {
+            return process.alive();
         }
 
         @Override

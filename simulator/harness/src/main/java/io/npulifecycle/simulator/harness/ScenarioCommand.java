@@ -117,6 +117,8 @@ final class ScenarioCommand {
      *
      * @param api {@value io.npulifecycle.simulator.cluster.ClusterBackend#EMBEDDED} or
      *        {@value io.npulifecycle.simulator.cluster.ClusterBackend#REAL}: the API server of every scenario
+     * @param kubelet run on this machine as a real node ({@link RealNodeCluster}; {@code api} real, {@code parallel}
+     *        1): a scenario it cannot run ({@link RealNodeCluster#refusals}) is refused before anything runs (2)
      * @param junit where to write the JUnit XML report, or null
      * @param parallel how many files at a time, 1 to {@value #MAX_PARALLEL}
      * @param interruption told what runs, for the message on SIGTERM
@@ -124,15 +126,27 @@ final class ScenarioCommand {
      *         malformed (nothing was run)
      * @throws IllegalArgumentException when {@code parallel} is outside 1 to {@value #MAX_PARALLEL}
      */
-    static int run(List<Path> files, Path work, Path install, String api, Path junit, int parallel,
+    static int run(List<Path> files, Path work, Path install, String api, boolean kubelet, Path junit, int parallel,
             Interruption interruption, PrintStream out, PrintStream err) {
         if (parallel < 1 || parallel > MAX_PARALLEL) {
             throw new IllegalArgumentException("parallel " + parallel + " is outside 1.." + MAX_PARALLEL);
+        }
+        if (kubelet && (parallel != 1 || !io.npulifecycle.simulator.cluster.ClusterBackend.REAL.equals(api))) {
+            throw new IllegalArgumentException("--kubelet needs --api real and --parallel 1 (one real node per machine)");
         }
         List<Scenario> scenarios = parseAll(files, err);
         if (scenarios == null) {
             err.println("npu-lifecycle scenario: nothing was run");
             return 2;
+        }
+        if (kubelet) {
+            List<String> refused = new ArrayList<>();
+            scenarios.forEach(s -> refused.addAll(RealNodeCluster.refusals(s)));
+            if (!refused.isEmpty()) {
+                refused.forEach(err::println);
+                err.println("npu-lifecycle scenario --kubelet: nothing was run");
+                return 2;
+            }
         }
         int n = scenarios.size();
         ScenarioResult[] results = new ScenarioResult[n];
@@ -162,7 +176,7 @@ final class ScenarioCommand {
         }
         if (parallel == 1) {
             for (int i = 0; i < n; i++) {
-                results[i] = runTracked(scenarios, i, work, install, api, out, running);
+                results[i] = runTracked(scenarios, i, work, install, api, kubelet, out, running);
             }
         } else {
             runParallel(scenarios, parallel, results, held, work, install, api, out, running);
@@ -180,11 +194,11 @@ final class ScenarioCommand {
 
     /** Runs scenario {@code i} in {@code work/scenario-<i>}, telling {@code running} what it does meanwhile. */
     private static ScenarioResult runTracked(List<Scenario> scenarios, int i, Path work, Path install, String api,
-            PrintStream out, java.util.Map<Integer, java.util.function.Supplier<String>> running) {
+            boolean kubelet, PrintStream out, java.util.Map<Integer, java.util.function.Supplier<String>> running) {
         Scenario s = scenarios.get(i);
         String position = (i + 1) + " of " + scenarios.size();
         try {
-            return runOne(s, work.resolve("scenario-" + i), install, api, out, step -> running.put(i,
+            return runOne(s, work.resolve("scenario-" + i), install, api, kubelet, out, step -> running.put(i,
                     () -> "running scenario '" + s.name + "' (" + s.file + ", " + position + "), " + step.get()));
         } finally {
             running.remove(i);
@@ -218,7 +232,7 @@ final class ScenarioCommand {
                     try (PrintStream own = new PrintStream(buffer, true, StandardCharsets.UTF_8)) {
                         out.println("-- started " + scenarios.get(index).file + " (" + (index + 1) + " of " + n
                                 + ")");
-                        results[index] = runTracked(scenarios, index, work, install, api, own, running);
+                        results[index] = runTracked(scenarios, index, work, install, api, false, own, running);
                     }
                     return buffer.toString(StandardCharsets.UTF_8);
                 }));
@@ -280,28 +294,23 @@ final class ScenarioCommand {
     /**
      * Runs one scenario on a fresh simulated cluster and prints its verdict and timeline.
      *
+     * @param kubelet on this machine as a real node ({@link RealNodeCluster}) instead of the harness's runtimes
      * @param progress told the supplier of the step in progress, for the message on SIGTERM
      * @return its verdict
      */
-    static ScenarioResult runOne(Scenario s, Path dir, Path install, String api, PrintStream out,
+    static ScenarioResult runOne(Scenario s, Path dir, Path install, String api, boolean kubelet, PrintStream out,
             java.util.function.Consumer<java.util.function.Supplier<String>> progress) {
-        int perNpu = s.chipType.equals("310p") ? 2 : 1;
-        SimSettings settings = new SimSettings(s.nodes, s.chips / perNpu, perNpu, s.chipType, s.driverVersion,
-                s.timeScale, System.currentTimeMillis(), System.getProperty("npu.sim.logLevel", "WARN"));
         out.println("== scenario " + s.name + " (" + s.file + "): " + s.nodes + " node(s), clock x"
-                + number(s.timeScale) + ", " + api + " API server");
+                + number(s.timeScale) + ", " + api + " API server" + (kubelet ? ", a real node (kubelet)" : ""));
         long wall = System.nanoTime();
         progress.accept(() -> "starting its cluster");
         ScenarioRunner r = null;
         String failure;
         List<ScenarioResult.CaseResult> cases = new ArrayList<>();
         long closing = 0;
-        try (SimCluster sim = new SimCluster(settings, dir, install, api, line -> { })) {
-            sim.controlPlaneReplicas(s.controlPlanes);
-            sim.hostDrivers("host".equals(s.driverManagement));
-            sim.markersOnTmpfs(s.uses(Action.MarkersReadOnly.class) || s.uses(Action.MarkersFull.class));
-            sim.watchesFromEtcd(s.uses(Action.ApiGone.class));
-            sim.answers503(s.uses(Action.ApiOutage.class));
+        ScenarioCluster cluster = null;
+        try (ScenarioCluster sim = kubelet ? new RealNodeCluster(s, dir, install, out) : simulated(s, dir, install, api)) {
+            cluster = sim;
             r = new ScenarioRunner(s, sim, out);
             ScenarioRunner runner = r;
             progress.accept(runner::doing);
@@ -328,6 +337,10 @@ final class ScenarioCommand {
         } catch (Exception e) {
             failure = "the harness failed: " + e;
         }
+        String stopFailure = cluster == null ? null : cluster.failure();
+        if (stopFailure != null) {
+            failure = failure == null ? stopFailure : failure + "; " + stopFailure;
+        }
         long stopped = System.nanoTime();
         double secs = (stopped - wall) / 1e9;
         String timeline = r == null ? "" : r.timeline();
@@ -346,5 +359,19 @@ final class ScenarioCommand {
         }
         out.print(timeline);
         return new ScenarioResult(s.name, s.file, secs, failure, cases, timeline);
+    }
+
+    /** @return the harness's own simulated cluster for a scenario, set up for the faults it injects */
+    private static SimCluster simulated(Scenario s, Path dir, Path install, String api) {
+        int perNpu = s.chipType.equals("310p") ? 2 : 1;
+        SimSettings settings = new SimSettings(s.nodes, s.chips / perNpu, perNpu, s.chipType, s.driverVersion,
+                s.timeScale, System.currentTimeMillis(), System.getProperty("npu.sim.logLevel", "WARN"));
+        SimCluster sim = new SimCluster(settings, dir, install, api, line -> { });
+        sim.controlPlaneReplicas(s.controlPlanes);
+        sim.hostDrivers("host".equals(s.driverManagement));
+        sim.markersOnTmpfs(s.uses(Action.MarkersReadOnly.class) || s.uses(Action.MarkersFull.class));
+        sim.watchesFromEtcd(s.uses(Action.ApiGone.class));
+        sim.answers503(s.uses(Action.ApiOutage.class));
+        return sim;
     }
 }

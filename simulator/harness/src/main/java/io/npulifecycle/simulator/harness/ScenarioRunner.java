@@ -21,7 +21,7 @@ import java.util.Set;
 public final class ScenarioRunner {
 
     private final Scenario scenario;
-    private final SimCluster sim;
+    private final ScenarioCluster sim;
     private final PrintStream out;
     private volatile long t0;
     /** {@link System#nanoTime()} when the run began, the cluster was up, every node was installed, the steps ended */
@@ -43,7 +43,7 @@ public final class ScenarioRunner {
     private final Timeline timeline;
     private volatile String wallStart = "";
 
-    ScenarioRunner(Scenario scenario, SimCluster sim, PrintStream out) {
+    ScenarioRunner(Scenario scenario, ScenarioCluster sim, PrintStream out) {
         this.scenario = scenario;
         this.sim = sim;
         this.out = out;
@@ -54,7 +54,7 @@ public final class ScenarioRunner {
     }
 
     /** @return what the timeline reads from the simulated cluster */
-    private static Timeline.ClusterView view(SimCluster sim) {
+    private static Timeline.ClusterView view(ScenarioCluster sim) {
         return new Timeline.ClusterView() {
             @Override
             public List<String> nodeNames() {
@@ -159,7 +159,7 @@ public final class ScenarioRunner {
     }
 
     /**
-     * The run on a cluster {@link SimCluster#start started} with {@link #extraVersions()}: waits for every node to
+     * The run on a cluster {@link ScenarioCluster#start started} with {@link #extraVersions()}: waits for every node to
      * be installed and validated, then runs the steps ({@link #execute()}; a test starts the cluster itself to
      * change something first).
      *
@@ -167,8 +167,8 @@ public final class ScenarioRunner {
      */
     String executeStarted() throws Exception {
         clusterUpAt = System.nanoTime();
-        for (SimNode n : sim.nodes().values()) {
-            out.println("   " + n.name() + ": Jolokia " + n.jolokia().url() + ", credentials in "
+        for (ScenarioNode n : sim.nodes().values()) {
+            out.println("   " + n.name() + ": Jolokia " + n.jolokiaAddress() + ", credentials in "
                     + sim.writeJolokiaCredentials(n));
         }
         if (!scenario.policy.isEmpty()) {
@@ -178,8 +178,8 @@ public final class ScenarioRunner {
         // a runtime that keeps exiting (a refused configuration, a port in use) fails the install now, naming it
         Waiter w = new Waiter(() -> { }, sim::checkRuntimes);
         try {
-            w.until("every node installed and validated at " + scenario.driverVersion, Duration.ofSeconds(150), () -> {
-                for (SimNode n : sim.nodes().values()) {
+            w.until("every node installed and validated at " + scenario.driverVersion, sim.installTimeout(), () -> {
+                for (ScenarioNode n : sim.nodes().values()) {
                     if (!sim.annotations(n.name()).getOrDefault(NodeKeys.DRIVER_VALIDATED, "")
                             .startsWith(scenario.driverVersion + "@")) {
                         return false;
@@ -192,7 +192,7 @@ public final class ScenarioRunner {
             return "install: " + e.getMessage();
         }
         installEndedAt = System.nanoTime();
-        for (SimNode n : sim.nodes().values()) {
+        for (ScenarioNode n : sim.nodes().values()) {
             rebootsAtStart.put(n.name(), n.reboots());
         }
         wallStart = java.time.format.DateTimeFormatter.ISO_LOCAL_TIME.format(java.time.LocalTime.now(
@@ -249,7 +249,7 @@ public final class ScenarioRunner {
             return shared;
         }
         // A driver unloaded in a running kernel fails every scenario, whether or not it asked about violations.
-        int violations = sim.nodes().values().stream().mapToInt(SimNode::violations).sum();
+        int violations = sim.nodes().values().stream().mapToInt(ScenarioNode::violations).sum();
         if (violations != 0) {
             return "the simulator recorded " + violations + " violation(s) (a driver unloaded in a running kernel); "
                     + "see io.npulifecycle:type=Simulator/Violations";
@@ -333,7 +333,7 @@ public final class ScenarioRunner {
 
     private String validated() {
         StringBuilder sb = new StringBuilder();
-        for (SimNode n : sim.nodes().values()) {
+        for (ScenarioNode n : sim.nodes().values()) {
             sb.append(n.name()).append('=').append(sim.annotations(n.name()).get(NodeKeys.DRIVER_VALIDATED)).append(' ');
         }
         return sb.toString();
@@ -427,7 +427,7 @@ public final class ScenarioRunner {
         return Set.copyOf(handlers.keySet());
     }
 
-    private SimNode node(Action.OnNode a) {
+    private ScenarioNode node(Action.OnNode a) {
         return sim.nodes().get(a.node());
     }
 

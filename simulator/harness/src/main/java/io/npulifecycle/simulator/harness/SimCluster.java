@@ -2,7 +2,6 @@ package io.npulifecycle.simulator.harness;
 
 import io.npulifecycle.simulator.cluster.NodeEdits;
 
-import io.npulifecycle.api.node.NodeKeys;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -36,7 +35,7 @@ import io.npulifecycle.simulator.common.TcpProxy;
  * policy) are applied first and every runtime authenticates as its own ServiceAccount ({@link RuntimeCredentials});
  * only the harness itself (playing the operator, the kubelet and the DaemonSet controller) uses the admin client.
  */
-public final class SimCluster implements AutoCloseable {
+public final class SimCluster implements ScenarioCluster {
 
     /** Jolokia user of every runtime of the simulated cluster. */
     public static final String USER = "sim-operator";
@@ -106,6 +105,7 @@ public final class SimCluster implements AutoCloseable {
      * @param extraVersions further driver versions the registry holds (e.g. the upgrade target)
      * @throws IOException when a folder or a process cannot be created
      */
+    @Override
     public void start(List<String> extraVersions) throws IOException {
         Files.createDirectories(work);
         // Cancelled (SIGTERM, Ctrl-C, a CI timeout): take every runtime of the simulated cluster down too.
@@ -337,6 +337,7 @@ public final class SimCluster implements AutoCloseable {
      * @param restart whether to start them again at once
      * @throws IOException if a runtime cannot be started again
      */
+    @Override
     public synchronized void killControlPlane(String which, boolean restart) throws IOException {
         List<Integer> targets = new ArrayList<>();
         if (which.equals("all")) {
@@ -366,6 +367,7 @@ public final class SimCluster implements AutoCloseable {
      * @param replica 0 or 1
      * @throws IOException if it cannot be started
      */
+    @Override
     public synchronized void startControlPlane(int replica) throws IOException {
         RuntimeProcess rp = controlPlanes.get(replica);
         if (!rp.alive()) {
@@ -379,6 +381,7 @@ public final class SimCluster implements AutoCloseable {
      *
      * @param wall how long
      */
+    @Override
     public void unreachableFor(java.time.Duration wall) {
         apiFaults.unreachableFor(wall);
     }
@@ -391,6 +394,7 @@ public final class SimCluster implements AutoCloseable {
      * @return what was done
      * @throws IOException when the forwarder cannot listen again
      */
+    @Override
     public String unavailableFor(java.time.Duration wall) throws IOException {
         return apiFaults.unavailableFor(wall);
     }
@@ -402,11 +406,13 @@ public final class SimCluster implements AutoCloseable {
      * @param failNext the embedded mock's count of watch requests answered 410 Gone
      * @return what was done
      */
+    @Override
     public String apiGone(int failNext) {
         return apiFaults.gone(failNext);
     }
 
     /** @return what the API faults did over the run (e.g. how many requests were answered 503), or null */
+    @Override
     public String apiFaultSummary() {
         return apiFaults == null ? null : apiFaults.summary();
     }
@@ -418,6 +424,7 @@ public final class SimCluster implements AutoCloseable {
      * @param delta simulated time, negative = back
      * @throws IOException if the configuration cannot be written
      */
+    @Override
     public void jumpControlPlaneClock(java.time.Duration delta) throws IOException {
         cpClockOffset += delta.toMillis();
         SimNode.writeAtomically(work.resolve("control-plane/home/etc/io.npulifecycle.time.cfg"),
@@ -473,25 +480,6 @@ public final class SimCluster implements AutoCloseable {
     }
 
     /**
-     * Merges fields into {@code spec.driver} of the CR (a JSON merge patch, like {@code kubectl patch --type=merge}).
-     *
-     * @param fields e.g. {@code version=25.5.0}, or nested maps such as {@code upgradePolicy={autoUpgrade=false}}
-     */
-    public void patchDriver(Map<String, Object> fields) {
-        retryOnConflict(() -> cluster.npuOperatorCtls().inNamespace(EmbeddedCluster.NPU_NAMESPACE)
-                .withName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME).edit(r -> {
-                    @SuppressWarnings("unchecked")
-                    Map<String, Object> spec = (Map<String, Object>) r.getAdditionalProperties()
-                            .computeIfAbsent("spec", k -> new LinkedHashMap<>());
-                    @SuppressWarnings("unchecked")
-                    Map<String, Object> driver = (Map<String, Object>) spec.computeIfAbsent("driver",
-                            k -> new LinkedHashMap<>());
-                    merge(driver, fields);
-                    return r;
-                }));
-    }
-
-    /**
      * Runs a read-modify-write like a person's {@code kubectl edit}: on a 409 (a controller or node agent wrote the
      * object in between) it runs again with the newer object, up to 10 times.
      */
@@ -513,59 +501,13 @@ public final class SimCluster implements AutoCloseable {
         }
     }
 
-    /** @return the CR as stored */
-    public GenericKubernetesResource npuOperatorCtl() {
-        return cluster.npuOperatorCtls().inNamespace(EmbeddedCluster.NPU_NAMESPACE)
-                .withName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME).get();
-    }
-
-    /**
-     * Sets (value non-null) or removes (null) an annotation of a node, like {@code kubectl annotate}.
-     */
-    public void annotate(String node, String key, String value) {
-        NodeEdits.annotate(cluster.client(), node, key, value);
-    }
-
-    /** Approves one reboot of {@code node} ({@code npu.openfuyao.com/approve-reboot=true}). */
-    public void approve(String node) {
-        annotate(node, NodeKeys.APPROVE_REBOOT, NodeKeys.APPROVE_VALUE);
-    }
-
-    /** @return the Node object */
-    public Node node(String name) {
-        return cluster.client().nodes().withName(name).get();
-    }
-
-    /** @return the node's labels (never null) */
-    public Map<String, String> labels(String name) {
-        Node n = node(name);
-        return n == null || n.getMetadata().getLabels() == null ? Map.of() : n.getMetadata().getLabels();
-    }
-
-    /** @return the node's annotations (never null) */
-    public Map<String, String> annotations(String name) {
-        Node n = node(name);
-        return n == null || n.getMetadata().getAnnotations() == null ? Map.of() : n.getMetadata().getAnnotations();
-    }
-
-    /** @return every core/v1 Event whose involved object is {@code node} */
-    public List<io.fabric8.kubernetes.api.model.Event> events(String node) {
-        return cluster.client().v1().events().inAnyNamespace().list().getItems().stream()
-                .filter(e -> e.getInvolvedObject() != null && node.equals(e.getInvolvedObject().getName()))
-                .toList();
-    }
-
-    /** @return every core/v1 Event of the cluster */
-    public List<io.fabric8.kubernetes.api.model.Event> allEvents() {
-        return cluster.client().v1().events().inAnyNamespace().list().getItems();
-    }
-
     /**
      * @return the first runtime of the cluster (node agents, then control-plane replicas) that keeps exiting on its
      *         own without reaching ready ({@link CrashLoop}): what it is, how often it exited and its last error; null
      *         when none does
      */
-    CrashLoopException crashLoop() {
+    @Override
+    public CrashLoopException crashLoop() {
         for (SimNode n : nodes.values()) {
             CrashLoopException f = n == null ? null : n.runtime().crashLoop();
             if (f != null) {
@@ -581,25 +523,15 @@ public final class SimCluster implements AutoCloseable {
         return null;
     }
 
-    /**
-     * Fails fast when a runtime keeps exiting: what every wait of a scenario or the demo checks on each poll.
-     *
-     * @throws CrashLoopException when {@link #crashLoop()} finds one
-     */
-    void checkRuntimes() {
-        CrashLoopException f = crashLoop();
-        if (f != null) {
-            throw f;
-        }
-    }
-
     /** @return the emulated nodes by name */
+    @Override
     public Map<String, SimNode> nodes() {
         return nodes;
     }
 
     /** @return the scenario's workloads and scheduling edits on this cluster's API server */
-    Workloads workloads() {
+    @Override
+    public Workloads workloads() {
         return new Workloads(cluster);
     }
 
@@ -609,6 +541,7 @@ public final class SimCluster implements AutoCloseable {
     }
 
     /** @return the API server */
+    @Override
     public ClusterBackend cluster() {
         return cluster;
     }
@@ -641,7 +574,8 @@ public final class SimCluster implements AutoCloseable {
      * @return the file
      * @throws IOException when it cannot be written
      */
-    public Path writeJolokiaCredentials(SimNode n) throws IOException {
+    @Override
+    public Path writeJolokiaCredentials(ScenarioNode n) throws IOException {
         Path credentials = n.root().resolve("jolokia-credentials");
         java.nio.file.Files.writeString(credentials, "user=" + USER + "\npassword=" + password + "\n");
         java.nio.file.Files.setPosixFilePermissions(credentials,

@@ -7,22 +7,17 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 
 import io.npulifecycle.simulator.common.LoopbackPorts;
 
 import org.jolokia.json.JSONArray;
-import org.jolokia.json.JSONObject;
 
 /**
  * One emulated NPU node of the simulated cluster: its host folders (the simulator's state, {@code /run/npu-operator},
  * {@code /var/lib/npu-operator}) and its node-agent runtime, started as the driver pod's container would be, with
  * {@code NODE_NAME} and {@code DRIVER_VERSION} (from the pod's image) in the environment.
  */
-public final class SimNode {
-
-    /** MBean of the simulator inside the node agent. */
-    public static final String SIMULATOR = "io.npulifecycle:type=Simulator";
+public final class SimNode implements ScenarioNode {
 
     private final String name;
     private final Path root;
@@ -120,6 +115,7 @@ public final class SimNode {
      * @param delta simulated time, negative = back
      * @throws IOException if the configuration cannot be written
      */
+    @Override
     public synchronized void jumpClock(java.time.Duration delta) throws IOException {
         clockOffsetMillis += delta.toMillis();
         writeAtomically(root.resolve("home/etc/io.npulifecycle.time.cfg"), settings.timeConfig()
@@ -166,6 +162,7 @@ public final class SimNode {
      * @param on read-only
      * @throws IOException if the folder is not on the harness's tmpfs or the remount fails
      */
+    @Override
     public void markersReadOnly(boolean on) throws IOException {
         requireTmpfs();
         run("mount", "-o", "remount," + (on ? "ro" : "rw"), markersFolder().toString());
@@ -178,6 +175,7 @@ public final class SimNode {
      * @param on full
      * @throws IOException if the folder is not on the harness's tmpfs
      */
+    @Override
     public void markersFull(boolean on) throws IOException {
         requireTmpfs();
         Path ballast = markersFolder().resolve(".sim-ballast");
@@ -261,6 +259,7 @@ public final class SimNode {
     }
 
     /** SIGKILLs the node agent; the harness restarts it as kubelet would. */
+    @Override
     public void killAgent() {
         runtime.kill();
     }
@@ -271,11 +270,13 @@ public final class SimNode {
     }
 
     /** @return the node name */
+    @Override
     public String name() {
         return name;
     }
 
     /** @return the node's Jolokia client */
+    @Override
     public Jolokia jolokia() {
         return jolokia;
     }
@@ -301,6 +302,7 @@ public final class SimNode {
     }
 
     /** @return the node's folder (home, simulator, markers, state) */
+    @Override
     public Path root() {
         return root;
     }
@@ -308,48 +310,6 @@ public final class SimNode {
     /** @return the simulator's generated npu-smi */
     public Path npuSmi() {
         return root.resolve("simulator/bin/npu-smi");
-    }
-
-    /**
-     * Reads a marker of the emulated node.
-     *
-     * @param marker {@code driver-ready} or {@code reboot-required}
-     * @return its content, or {@code null} when absent or unreadable
-     */
-    public Properties marker(String marker) {
-        Path f = root.resolve("run-npu-operator").resolve(marker);
-        Properties p = new Properties();
-        try (var r = Files.newBufferedReader(f)) {
-            p.load(r);
-            return p;
-        } catch (IOException e) {
-            return null;
-        }
-    }
-
-    /**
-     * Reads the emulated host's state directly (it outlives agent restarts).
-     *
-     * @return state.properties of the simulator, empty when not created yet
-     */
-    public Properties hostState() {
-        Properties p = new Properties();
-        try (var r = Files.newBufferedReader(root.resolve("simulator/state.properties"))) {
-            p.load(r);
-        } catch (IOException e) {
-            // not created yet
-        }
-        return p;
-    }
-
-    /** @return simulated reboots of this node */
-    public int reboots() {
-        return Integer.parseInt(hostState().getProperty("reboots", "0"));
-    }
-
-    /** @return violations recorded by the simulator */
-    public int violations() {
-        return Integer.parseInt(hostState().getProperty("violations", "0"));
     }
 
     /** @return the driver version loaded in the emulated kernel, or {@code null} */
@@ -377,24 +337,6 @@ public final class SimNode {
             Thread.currentThread().interrupt();
             return "interrupted";
         }
-    }
-
-    /**
-     * A fault injection through Jolokia, as a CI pipeline would do it.
-     *
-     * @return the operation's answer
-     * @throws IllegalStateException with the Jolokia error when the operation failed
-     */
-    public String simulator(String operation, Object... args) {
-        JSONObject r = jolokia.exec(SIMULATOR, operation, args);
-        if (r == null) {
-            throw new IllegalStateException(name + ": the node agent does not answer on " + jolokia.url());
-        }
-        Object status = r.get("status");
-        if (!(status instanceof Number) || ((Number) status).intValue() != 200) {
-            throw new IllegalStateException(name + ": " + operation + " failed: " + r.get("error"));
-        }
-        return String.valueOf(r.get("value"));
     }
 
     /** @return the chips the health-watch expects, e.g. {@code 0:0,1:0}, or empty */

@@ -29,11 +29,13 @@ import io.npulifecycle.simulator.cluster.NodeEdits;
  * The workloads and the administrator's scheduling edits of a scenario ({@code pod:}, {@code pdb:},
  * {@code deletePdb:}, {@code cordon:}, {@code uncordon:}), written through the admin client on either API server.
  *
- * <p>A pod's controller is an object of its kind owning it ({@code controller: true} owner reference) that no
- * controller acts on: neither API server runs the ReplicaSet, StatefulSet or DaemonSet controller, so nothing
- * recreates an evicted pod, and the disruption controller (real API server) reads the owner's
- * {@code spec.replicas} (1) for a budget's {@code maxUnavailable}. A mirror pod carries
- * {@code kubernetes.io/config.mirror} and is owned by its Node, as the kubelet writes it.
+ * <p>A pod's controller is an object of its kind owning it ({@code controller: true} owner reference). On the
+ * harness's own clusters no controller acts on it: neither API server runs the ReplicaSet, StatefulSet or DaemonSet
+ * controller, so nothing recreates an evicted pod, and the disruption controller (real API server) reads the owner's
+ * {@code spec.replicas} (1) for a budget's {@code maxUnavailable}. On a real node ({@link RealNodeCluster}) the
+ * ReplicaSet controller adopts the pod and makes a new one, through kube-scheduler, for an evicted one; its pods run
+ * the image given here. A mirror pod carries {@code kubernetes.io/config.mirror} and is owned by its Node, as the
+ * kubelet writes it. Every pod meets Pod Security's {@code restricted} level (a real API server's default).
  */
 final class Workloads {
 
@@ -44,17 +46,34 @@ final class Workloads {
     /** The annotation the kubelet puts on the mirror pod of a static pod. */
     static final String MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
 
+    /** The image of a workload pod where no kubelet runs it. */
+    static final String IMAGE = "registry.local/workload:1";
+
     private final ClusterBackend cluster;
     private final KubernetesClient client;
+    private final String image;
+    private final String pullPolicy;
 
-    /** @param cluster the API server; its admin client writes */
+    /** @param cluster the API server; its admin client writes; no kubelet runs the pods */
     Workloads(ClusterBackend cluster) {
-        this.cluster = cluster;
-        this.client = cluster.client();
+        this(cluster, IMAGE, null);
     }
 
     /**
-     * Creates the pod of a {@code pod:} step and its owner (created first, named as the pod).
+     * @param cluster the API server; its admin client writes
+     * @param image the image of every workload pod (on a real kubelet, one its container runtime holds)
+     * @param pullPolicy its {@code imagePullPolicy}, or null for the API server's default
+     */
+    Workloads(ClusterBackend cluster, String image, String pullPolicy) {
+        this.cluster = cluster;
+        this.client = cluster.client();
+        this.image = image;
+        this.pullPolicy = pullPolicy;
+    }
+
+    /**
+     * Creates the pod of a {@code pod:} step, then its owner (named as the pod), whose controller reference the pod then
+     * carries.
      *
      * @param a the step
      * @return the pod as created
@@ -64,9 +83,14 @@ final class Workloads {
         ensureNamespace(a.namespace());
         Map<String, String> labels = new LinkedHashMap<>(a.labels());
         labels.put(POD_LABEL, a.name());
+        // Pod Security "restricted" (a real API server's default level for a namespace without labels)
         PodSpecBuilder spec = new PodSpecBuilder().withNodeName(a.node()).withTerminationGracePeriodSeconds(30L)
-                .addNewContainer().withName("main").withImage("registry.local/workload:1").withNewResources()
-                .endResources().endContainer();
+                .withAutomountServiceAccountToken(false).withNewSecurityContext().withRunAsNonRoot(true)
+                .withRunAsUser(65535L).withNewSeccompProfile().withType("RuntimeDefault").endSeccompProfile()
+                .endSecurityContext()
+                .addNewContainer().withName("main").withImage(image).withImagePullPolicy(pullPolicy).withNewResources()
+                .endResources().withNewSecurityContext().withAllowPrivilegeEscalation(false).withNewCapabilities()
+                .withDrop("ALL").endCapabilities().endSecurityContext().endContainer();
         if (a.npu() > 0) {
             Quantity q = new Quantity(Integer.toString(a.npu()));
             spec.editFirstContainer().editResources().addToRequests(NPU_RESOURCE, q).addToLimits(NPU_RESOURCE, q)
@@ -80,21 +104,36 @@ final class Workloads {
         PodSpec podSpec = spec.build();
         ObjectMeta meta = new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(a.name())
                 .withNamespace(a.namespace()).withLabels(labels).build();
-        OwnerReference owner = owner(a, labels, podSpec);
-        if (owner != null) {
-            meta.setOwnerReferences(List.of(owner));
-        }
-        if (a.controller().equals("mirror")) {
+        boolean mirror = a.controller().equals("mirror");
+        if (mirror) {
+            meta.setOwnerReferences(List.of(owner(a, labels, podSpec)));
             meta.setAnnotations(Map.of(MIRROR_ANNOTATION, "sim-" + a.name()));
         }
-        return client.pods().inNamespace(a.namespace()).resource(new PodBuilder().withMetadata(meta)
+        Pod pod = client.pods().inNamespace(a.namespace()).resource(new PodBuilder().withMetadata(meta)
                 .withSpec(podSpec).build()).create();
+        if (mirror || a.controller().equals("none")) {
+            return pod;
+        }
+        // the owner comes after its pod, which it finds already there: a controller that runs (a real node's
+        // ReplicaSet controller) adopts it instead of making a pod of its own or deleting one in excess; the harness
+        // sets the same controller reference where none runs
+        OwnerReference owner = owner(a, labels, podSpec);
+        NodeEdits.retryOnConflict(() -> client.pods().inNamespace(a.namespace()).withName(a.name()).edit(p -> {
+            if (p.getMetadata().getOwnerReferences() == null || p.getMetadata().getOwnerReferences().stream()
+                    .noneMatch(r -> owner.getUid().equals(r.getUid()))) {
+                p.getMetadata().setOwnerReferences(List.of(owner));
+            }
+            return p;
+        }));
+        return client.pods().inNamespace(a.namespace()).withName(a.name()).get();
     }
 
     private OwnerReference owner(Action.PodStep a, Map<String, String> labels, PodSpec podSpec) {
         Map<String, String> selector = Map.of(POD_LABEL, a.name());
+        // the owner's template has no nodeName: a pod its controller makes in place of an evicted one (on a real
+        // kubelet) goes through the scheduler, which keeps it off a cordoned node, as a real workload's would
         var template = new PodTemplateSpecBuilder().withNewMetadata().withLabels(labels).endMetadata()
-                .withSpec(podSpec).build();
+                .withSpec(new PodSpecBuilder(podSpec).withNodeName(null).build()).build();
         HasMetadata o;
         String apiVersion = "apps/v1";
         switch (a.controller()) {

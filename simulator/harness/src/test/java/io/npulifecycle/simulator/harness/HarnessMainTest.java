@@ -52,13 +52,56 @@ class HarnessMainTest {
     }
 
     @Test
-    void kubeletNeedsTheRealApiServerAndIsADemoOption() {
+    void kubeletNeedsTheRealApiServerOneScenarioAtATimeAndIsNoClusterlessOption() throws Exception {
         assertEquals(2, run("demo", "--kubelet", "--work", install.resolve("w").toString()));
         String text = err.toString(StandardCharsets.UTF_8);
         assertTrue(text.contains("npu-lifecycle demo: --kubelet needs --api real"), text);
         assertEquals(2, run("scenario", "x.yaml", "--kubelet"));
         text = err.toString(StandardCharsets.UTF_8);
-        assertTrue(text.contains("npu-lifecycle scenario: unknown option '--kubelet' for scenario"), text);
+        assertTrue(text.contains("npu-lifecycle scenario: --kubelet needs --api real"), text);
+        assertEquals(2, run("scenario", "x.yaml", "--kubelet", "--api", "real", "--parallel", "2"));
+        text = err.toString(StandardCharsets.UTF_8);
+        assertTrue(text.contains("npu-lifecycle scenario: --kubelet runs one scenario at a time (--parallel 1)"), text);
+        assertEquals(0, run("scenario", "--help"));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("[--keep] [--kubelet]"));
+    }
+
+    @Test
+    void aScenarioTheRealNodeCannotRunIsRefusedBeforeAnythingRunsNamingEachLine() throws Exception {
+        Path f = install.resolve("faults.yaml");
+        java.nio.file.Files.writeString(f, String.join("\n",
+                "name: faults a real node cannot take",
+                "cluster: {nodes: 2}",
+                "steps:",
+                "  - at: 0s",
+                "    apiOutage: {duration: 30s}",
+                "  - at: 1s",
+                "    clockJump: {node: node-0, by: 1h}",
+                "  - at: 2s",
+                "    killControlPlane: {replica: leader, restart: false}",
+                "  - at: 3s",
+                "    pod: {node: node-0, name: job, controller: DaemonSet}",
+                "  - at: 4s",
+                "    markersFull: {node: node-0, on: true}",
+                "  - at: 5s",
+                "    wedge: {node: node-0, npu: 0, chip: 0}",
+                ""));
+        Path work = install.resolve("w");
+        assertEquals(2, run("scenario", f.toString(), "--kubelet", "--api", "real", "--work", work.toString()));
+        String text = err.toString(StandardCharsets.UTF_8);
+        String file = f.toString();
+        for (String line : java.util.List.of(
+                file + ": cluster.nodes 2: --kubelet runs scenarios of one node (node-0)",
+                file + ": line 4: apiOutage cannot run on the real node (--kubelet): the pods reach kube-apiserver",
+                file + ": line 6: clockJump cannot run on the real node (--kubelet)",
+                file + ": line 8: killControlPlane cannot run on the real node (--kubelet): restart: false",
+                file + ": line 10: pod cannot run on the real node (--kubelet): controller DaemonSet",
+                file + ": line 12: markersFull cannot run on the real node (--kubelet)",
+                "npu-lifecycle scenario --kubelet: nothing was run")) {
+            assertTrue(text.contains(line), "missing '" + line + "' in:\n" + text);
+        }
+        assertTrue(!text.contains("line 14"), "wedge runs on the real node: " + text);
+        assertTrue(!java.nio.file.Files.exists(work.resolve("scenario-0")), "nothing was started");
     }
 
     @Test

@@ -111,7 +111,7 @@ class ScenarioOutputTest {
         assertTrue(all.get(4).startsWith(f + ":line 9: steps[2].at 'soon' is not a duration"), all.get(4));
         assertEquals(e.getMessage(), e.all().get(0).getMessage(), "the first error is the exception's own");
 
-        assertEquals(2, ScenarioCommand.run(List.of(f), tmp.resolve("work"), tmp, "embedded", null, 1,
+        assertEquals(2, ScenarioCommand.run(List.of(f), tmp.resolve("work"), tmp, "embedded", false, null, 1,
                 new Interruption("scenario", err()), out(), err()));
         String text = err.toString(StandardCharsets.UTF_8);
         for (String line : all) {
