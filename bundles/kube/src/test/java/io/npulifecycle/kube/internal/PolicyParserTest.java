@@ -58,6 +58,44 @@ class PolicyParserTest {
         assertFalse(PolicyParser.parse("x", "not an object", "1").known());
     }
 
+    /** The CRD's grammar, as the control plane reads it (issue #27: the node agent refused what the CRD accepts). */
+    @Test
+    void theNodeAgentAcceptsWhatTheCrdAndTheControlPlaneAccept() {
+        NodePolicy anyOrder = PolicyParser.parse("ns/cr", spec("25.5.0", false, true, 2, "30m1h"), "1");
+        assertTrue(anyOrder.known(), String.valueOf(anyOrder.problem()));
+        assertEquals(Duration.ofMinutes(90), anyOrder.window(), "30m1h is 90 minutes, as Go and the CRD read it");
+        assertTrue(anyOrder.allowsAutoRecover());
+        assertTrue(PolicyParser.parse("ns/cr", spec("1.2.3.4.5.6", false, true, 2, "24h"), "1").known(),
+                "a six-part version is a version of the CRD's pattern");
+        String longest = "25.5.0." + "1".repeat(25);
+        assertEquals(32, longest.length());
+        assertTrue(PolicyParser.parse("ns/cr", spec(longest, false, true, 2, "24h"), "1").known());
+        assertFalse(PolicyParser.parse("ns/cr", spec(longest + "1", false, true, 2, "24h"), "1").known(),
+                "33 characters: above the CRD's maxLength");
+        for (String bad : new String[] {"0s", "0h0m", "8761h", "1.5h", "1d", "", "h"}) {
+            NodePolicy p = PolicyParser.parse("ns/cr", spec("25.5.0", false, true, 2, bad), "1");
+            assertFalse(p.known(), "window '" + bad + "'");
+            assertTrue(p.problem().contains("spec.driver.recoveryPolicy.window"), p.problem());
+        }
+        assertTrue(PolicyParser.parse("ns/cr", spec("25.5.0", false, true, 2, "8760h"), "1").known());
+        Map<String, Object> badRegistry = spec("25.5.0", false, true, 2, "24h");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> driver = (Map<String, Object>) badRegistry.get("driver");
+        driver.put("registry", "https://registry.local");
+        NodePolicy p = PolicyParser.parse("ns/cr", badRegistry, "1");
+        assertFalse(p.known(), "the control plane refuses this resource: so does the node agent");
+        assertTrue(p.problem().contains("spec.driver.registry"), p.problem());
+    }
+
+    @Test
+    void maxRebootsAndWindowLeftOutAreNullSoTheRebootersOwnConfigurationApplies() {
+        NodePolicy p = PolicyParser.parse("ns/cr", Map.of("driver", Map.of("version", "25.5.0")), "1");
+        assertTrue(p.known(), String.valueOf(p.problem()));
+        assertEquals(null, p.maxReboots());
+        assertEquals(null, p.window());
+        assertTrue(p.recoveryNeedsGrant());
+    }
+
     @Test
     void theRecoveryDrainIsOnUnlessTheResourceTurnsItOff() {
         assertTrue(PolicyParser.parse("ns/cr", spec("25.5.0", true, true, 2, "24h"), "1").recoveryNeedsGrant(),

@@ -130,4 +130,13 @@ public record Combination(String chip, String kernel, String os) {
     public String toString() {
         return chip + "-" + kernel + "-" + os;
     }
+
+    /**
+     * @param policy the validated spec (its registry and version)
+     * @return the driver image of this combination: {@code <registry>/mlops/ascend-driver:<version>-<chip>-<kernel>-<os>}
+     *         (DESIGN.md)
+     */
+    public String image(io.npulifecycle.api.upgrade.spec.Policy policy) {
+        return policy.registry() + "/mlops/ascend-driver:" + policy.version() + "-" + chip + "-" + kernel + "-" + os;
+    }
 }

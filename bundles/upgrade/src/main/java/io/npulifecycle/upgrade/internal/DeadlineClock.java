@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.UpgradeState;
+
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;

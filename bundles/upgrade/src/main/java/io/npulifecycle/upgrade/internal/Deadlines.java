@@ -1,5 +1,8 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.Policy;
+import io.npulifecycle.api.upgrade.spec.UpgradeState;
+
 import io.npulifecycle.api.node.NodeKeys;
 
 import java.time.Duration;

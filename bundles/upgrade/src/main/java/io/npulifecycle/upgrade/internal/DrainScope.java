@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.DrainSettings;
+
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;

@@ -1,5 +1,9 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.Policy;
+import io.npulifecycle.api.upgrade.spec.DrainSettings;
+import io.npulifecycle.api.upgrade.spec.UpgradeState;
+
 import io.npulifecycle.api.node.NodeKeys;
 import io.npulifecycle.api.upgrade.model.NodeIssue;
 

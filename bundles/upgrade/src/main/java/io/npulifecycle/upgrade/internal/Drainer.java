@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.DrainSettings;
+
 import io.npulifecycle.api.node.NodeKeys;
 
 import java.lang.System.Logger.Level;

@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.UpgradeState;
+
 import io.npulifecycle.api.markers.Markers;
 import io.npulifecycle.api.node.NodeKeys;
 

@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.PodSelector;
+
 import io.npulifecycle.api.node.NodeKeys;
 
 import java.util.ArrayList;

@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.UpgradeState;
+
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;

@@ -1,5 +1,10 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.Policy;
+import io.npulifecycle.api.upgrade.spec.UpgradeGates;
+import io.npulifecycle.api.upgrade.spec.UpgradeState;
+import io.npulifecycle.api.upgrade.spec.SpecReader;
+
 import io.npulifecycle.api.node.NodeKeys;
 
 import java.time.Duration;
@@ -60,14 +65,14 @@ public final class Reconciler {
      * @param blockingPods per node: its non-terminal pods that {@code blockingPodSelector} matches, each as
      *        {@code namespace/name} ({@link PodFacts#blocking}); a node absent here has none
      */
-    public record Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
+    public record Inputs(Long generation, SpecReader.Result spec, boolean paused, NpuOperatorCtlStatus previous,
             Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
             Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
             Instant now, Map<String, Duration> stateAges, WhiteListState whiteList,
             Map<String, List<String>> drainLeft, Map<String, List<String>> blockingPods) {
 
         /** The same inputs with no blocking pod on any node. */
-        public Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
+        public Inputs(Long generation, SpecReader.Result spec, boolean paused, NpuOperatorCtlStatus previous,
                 Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
                 Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
                 Instant now, Map<String, Duration> stateAges, WhiteListState whiteList,
@@ -77,7 +82,7 @@ public final class Reconciler {
         }
 
         /** The same inputs with no pod left to drain on any node (the drain's pods: {@code drainLeft}). */
-        public Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
+        public Inputs(Long generation, SpecReader.Result spec, boolean paused, NpuOperatorCtlStatus previous,
                 Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
                 Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
                 Instant now, Map<String, Duration> stateAges, WhiteListState whiteList) {
@@ -86,7 +91,7 @@ public final class Reconciler {
         }
 
         /** The same inputs with the ImageWhiteList check disabled. */
-        public Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
+        public Inputs(Long generation, SpecReader.Result spec, boolean paused, NpuOperatorCtlStatus previous,
                 Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
                 Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
                 Instant now, Map<String, Duration> stateAges, Map<String, List<String>> drainLeft) {
@@ -96,7 +101,7 @@ public final class Reconciler {
         }
 
         /** The same inputs with the ImageWhiteList check disabled and no pod left to drain on any node. */
-        public Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
+        public Inputs(Long generation, SpecReader.Result spec, boolean paused, NpuOperatorCtlStatus previous,
                 Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
                 Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
                 Instant now, Map<String, Duration> stateAges) {
@@ -106,7 +111,7 @@ public final class Reconciler {
         }
 
         /** The same inputs without measured state ages (every deadline by the wall clock). */
-        public Inputs(Long generation, SpecParser.Result spec, boolean paused, NpuOperatorCtlStatus previous,
+        public Inputs(Long generation, SpecReader.Result spec, boolean paused, NpuOperatorCtlStatus previous,
                 Collection<Node> nodes, Map<String, Pod> driverPods, Map<String, List<String>> npuWorkloads,
                 Map<String, ImageStatus> images, Map<String, String> daemonSetImages, Set<String> recentlyDeletedPods,
                 Instant now) {
@@ -200,7 +205,7 @@ public final class Reconciler {
         }
 
         String of(Combination c) {
-            return byCombination.computeIfAbsent(c, pol::image);
+            return byCombination.computeIfAbsent(c, k -> k.image(pol));
         }
     }
 

@@ -1,5 +1,8 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.MaintenanceWindow;
+import io.npulifecycle.api.upgrade.spec.RecoverySettings;
+
 import io.npulifecycle.api.node.NodeKeys;
 
 import java.time.Instant;

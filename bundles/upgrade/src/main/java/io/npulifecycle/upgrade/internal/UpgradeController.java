@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.SpecReader;
+
 import io.npulifecycle.api.node.NodeKeys;
 import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
 
@@ -442,7 +444,7 @@ public final class UpgradeController implements AutoCloseable {
         Instant now = time.now();
         long mono = time.monotonicNanos();
         Set<String> recentlyDeleted = writer.recentlyDeletedPods(mono);
-        SpecParser.Result spec = SpecParser.parse(cr.getAdditionalProperties().get("spec"));
+        SpecReader.Result spec = SpecReader.parse(cr.getAdditionalProperties().get("spec"));
         Map<String, String> crAnn = cr.getMetadata().getAnnotations() == null ? Map.of() : cr.getMetadata().getAnnotations();
         boolean paused = "true".equals(crAnn.get(NpuOperatorCtlType.PAUSED_ANNOTATION));
         NpuOperatorCtlStatus previous = writer.previousStatus(cr);

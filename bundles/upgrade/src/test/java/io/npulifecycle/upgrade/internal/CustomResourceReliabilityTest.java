@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.SpecReader;
+
 import io.npulifecycle.api.node.NodeKeys;
 
 import static io.npulifecycle.upgrade.testing.NodeAgentEmulator.driver;
@@ -29,7 +31,7 @@ import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
 
 /**
  * Reliability matrix (docs/reliability.md), category {@code custom resource}: invalid {@code NPUOperatorCtl} specs reach the real
- * control-plane path (informer, {@link SpecParser}, {@link Reconciler}, status writer) of a leading
+ * control-plane path (informer, {@link SpecReader}, {@link Reconciler}, status writer) of a leading
  * {@link UpgradeController} over the embedded API server with two emulated NPU nodes on {@value #OLD}. Each bad spec
  * asks for {@value #NEW} with {@code autoUpgrade: true}, so accepting it would start a rollout at once; instead the
  * status condition {@code InvalidSpec=True} must name the field and what was expected, and no node may get a rollout

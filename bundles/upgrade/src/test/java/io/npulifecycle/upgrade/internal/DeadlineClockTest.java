@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.UpgradeState;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;

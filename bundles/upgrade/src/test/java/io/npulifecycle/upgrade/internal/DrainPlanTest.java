@@ -1,5 +1,8 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.UpgradeState;
+import io.npulifecycle.api.upgrade.spec.SpecReader;
+
 import io.npulifecycle.api.node.NodeKeys;
 
 import static io.npulifecycle.upgrade.internal.PlanRows.OLD;
@@ -28,7 +31,7 @@ class DrainPlanTest {
         }
         Map<String, Reconciler.ImageStatus> images = new HashMap<>();
         images.put(PlanRows.image(T), Reconciler.ImageStatus.PRESENT);
-        return Reconciler.plan(new Reconciler.Inputs(5L, SpecParser.parse(Map.of("driver", Map.of("version", T,
+        return Reconciler.plan(new Reconciler.Inputs(5L, SpecReader.parse(Map.of("driver", Map.of("version", T,
                 "upgradePolicy", up))), false, null, java.util.Arrays.stream(ns).map(PlanRows.NodeSpec::build)
                         .toList(), Map.of(), Map.of(), images, Map.of(), Set.of(), NOW, Map.of(), left));
     }
@@ -92,7 +95,7 @@ class DrainPlanTest {
         up.put("maxUnavailable", 1);
         Map<String, Reconciler.ImageStatus> images = new HashMap<>();
         images.put(PlanRows.image(T), Reconciler.ImageStatus.PRESENT);
-        return Reconciler.plan(new Reconciler.Inputs(5L, SpecParser.parse(Map.of("driver", Map.of("version", T,
+        return Reconciler.plan(new Reconciler.Inputs(5L, SpecReader.parse(Map.of("driver", Map.of("version", T,
                 "upgradePolicy", up))), false, null, java.util.Arrays.stream(ns).map(PlanRows.NodeSpec::build)
                         .toList(), Map.of(), Map.of(), images, Map.of(), Set.of(), NOW, Map.of(), Map.of()));
     }

@@ -1,5 +1,11 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.Policy;
+import io.npulifecycle.api.upgrade.spec.DrainSettings;
+import io.npulifecycle.api.upgrade.spec.PodSelector;
+import io.npulifecycle.api.upgrade.spec.UpgradeState;
+import io.npulifecycle.api.upgrade.spec.SpecReader;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -19,13 +25,13 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 /** {@code spec.driver.upgradePolicy.drain}: defaults, each bad field named, the CRD schema's bounds, selectors. */
 class DrainSpecTest {
 
-    static SpecParser.Result parse(Map<String, Object> drain) {
-        return SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "upgradePolicy", Map.of("drain", drain))));
+    static SpecReader.Result parse(Map<String, Object> drain) {
+        return SpecReader.parse(Map.of("driver", Map.of("version", "25.5.0", "upgradePolicy", Map.of("drain", drain))));
     }
 
     @Test
     void defaultsAreTheCrdsAndTheTimeoutIsTheDrainDeadline() {
-        Policy p = SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0"))).policy();
+        Policy p = SpecReader.parse(Map.of("driver", Map.of("version", "25.5.0"))).policy();
         assertEquals(DrainSettings.DEFAULT, p.drain());
         assertTrue(p.drain().enable());
         assertEquals(Duration.ofSeconds(300), p.deadlines().get(UpgradeState.DRAIN_REQUIRED));
@@ -55,7 +61,7 @@ class DrainSpecTest {
                 new Case(Map.of("gracePeriodSeconds", -2), "drain.gracePeriodSeconds: -2 is out of range"),
                 new Case(Map.of("force", "yes"), "drain.force: 'yes' is not a boolean"),
                 new Case(Map.of("forse", true), "spec.driver.upgradePolicy.drain.forse: unknown field"))) {
-            SpecParser.Result r = parse(c.drain());
+            SpecReader.Result r = parse(c.drain());
             assertFalse(r.valid(), c.toString());
             assertTrue(String.join("; ", r.problems()).contains(c.expected()), c + " -> " + r.problems());
         }

@@ -1,5 +1,8 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.UpgradeState;
+import io.npulifecycle.api.upgrade.spec.SpecReader;
+
 import io.npulifecycle.api.node.NodeKeys;
 import io.npulifecycle.api.upgrade.model.NodeIssue;
 
@@ -21,7 +24,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The gates of a slot in {@link Reconciler#plan}, pure: the maintenance window ({@link WindowGate}), the blocking
- * pods and {@code holdNodesWithNpuWorkloads}; and the bad input of each, refused whole ({@link SpecParser}).
+ * pods and {@code holdNodesWithNpuWorkloads}; and the bad input of each, refused whole ({@link SpecReader}).
  */
 class GatesPlanTest {
 
@@ -41,7 +44,7 @@ class GatesPlanTest {
 
     static Reconciler.Plan plan(Map<String, Object> up, Instant now, Map<String, List<String>> npuWorkloads,
             Map<String, List<String>> blocking, PlanRows.NodeSpec... ns) {
-        SpecParser.Result spec = SpecParser.parse(Map.of("driver", Map.of("version", T, "upgradePolicy", up)));
+        SpecReader.Result spec = SpecReader.parse(Map.of("driver", Map.of("version", T, "upgradePolicy", up)));
         assertTrue(spec.valid(), spec.problems().toString());
         Map<String, Reconciler.ImageStatus> images = new HashMap<>();
         images.put(PlanRows.image(T), Reconciler.ImageStatus.PRESENT);
@@ -140,7 +143,7 @@ class GatesPlanTest {
     }
 
     static List<String> refused(Map<String, Object> up) {
-        SpecParser.Result r = SpecParser.parse(Map.of("driver", Map.of("version", T, "upgradePolicy", up)));
+        SpecReader.Result r = SpecReader.parse(Map.of("driver", Map.of("version", T, "upgradePolicy", up)));
         assertFalse(r.valid(), "refused: " + up);
         return r.problems();
     }

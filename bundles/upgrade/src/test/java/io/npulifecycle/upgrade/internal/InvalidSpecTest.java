@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.SpecReader;
+
 import io.npulifecycle.api.node.NodeKeys;
 
 import static io.npulifecycle.upgrade.testing.NodeAgentEmulator.driver;
@@ -27,11 +29,12 @@ import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
 
 /**
  * A spec that the CRD schema (charts/npu-lifecycle/crds/crd-npuoperatorctl.yaml) lets through and the controller's own
- * validation ({@link SpecParser}) refuses: {@code maxUnavailable} as an integer above 100000 (the schema has only
- * {@code minimum: 0} for the integer branch of its int-or-string). On a real kube-apiserver the server stores it
- * (the schema is enforced there, so the value really passed it); on either backend the leading controller, on the
- * ServiceAccount token of {@value #CONTROL_PLANE_SA} on the real one, answers with {@code InvalidSpec=True} naming the
- * field and the range, and no node gets a rollout step although the spec asks for {@value #NEW} with
+ * validation ({@link SpecReader}) refuses: a rule across fields, {@code holdNodesWithNpuWorkloads: false} with the drain
+ * disabled (nothing would evict the NPU workloads before the reboot), which the schema does not state; every single
+ * value the schema and the reader agree on ({@code bundles/kube} SpecCorpusTest). On a real kube-apiserver the server
+ * stores it (the schema is enforced there, so the value really passed it); on either backend the leading controller,
+ * on the ServiceAccount token of {@value #CONTROL_PLANE_SA} on the real one, answers with {@code InvalidSpec=True}
+ * naming the field, and no node gets a rollout step although the spec asks for {@value #NEW} with
  * {@code autoUpgrade: true}.
  */
 @ParameterizedClass(name = "{0}")
@@ -42,8 +45,6 @@ class InvalidSpecTest {
     static final String OLD = "24.1.0";
     static final String NEW = "25.5.0";
     static final Duration WAIT = Duration.ofSeconds(30);
-    /** Above SpecParser's 0..100000, allowed by the schema's {@code minimum: 0}. */
-    static final long MAX_UNAVAILABLE = 200_000;
 
     @Parameter
     String kind;
@@ -77,13 +78,17 @@ class InvalidSpecTest {
         Waits.until("a valid spec on " + OLD + ": InvalidSpec=False", WAIT,
                 () -> c.condition("InvalidSpec").startsWith("False"));
 
-        c.setDriver(driver(NEW, true, 2, MAX_UNAVAILABLE, null));
+        Map<String, Object> bad = driver(NEW, true, 2, null, null);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> up = (Map<String, Object>) bad.get("upgradePolicy");
+        up.put("holdNodesWithNpuWorkloads", false);
+        up.put("drain", Map.of("enable", false));
+        c.setDriver(bad);
 
-        Object stored = upgradePolicy().get("maxUnavailable");
-        assertTrue(stored instanceof Number n && n.longValue() == MAX_UNAVAILABLE,
+        assertEquals(Boolean.FALSE, upgradePolicy().get("holdNodesWithNpuWorkloads"),
                 "the API server stored the spec as written (the schema let it through): " + upgradePolicy());
-        String named = "spec.driver.upgradePolicy.maxUnavailable: " + MAX_UNAVAILABLE
-                + " is out of range (expected an integer 0..100000)";
+        String named = "spec.driver.upgradePolicy.holdNodesWithNpuWorkloads: false needs "
+                + "spec.driver.upgradePolicy.drain.enable: true";
         try {
             Waits.until("InvalidSpec=True naming " + named, WAIT, () -> {
                 String m = c.condition("InvalidSpec");

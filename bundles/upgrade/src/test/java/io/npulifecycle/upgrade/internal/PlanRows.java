@@ -1,5 +1,9 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.Policy;
+import io.npulifecycle.api.upgrade.spec.UpgradeState;
+import io.npulifecycle.api.upgrade.spec.SpecReader;
+
 import io.npulifecycle.api.markers.Markers;
 import io.npulifecycle.api.node.NodeKeys;
 
@@ -303,7 +307,7 @@ final class PlanRows {
             if (!up.isEmpty()) {
                 driver.put("upgradePolicy", up);
             }
-            return new Reconciler.Inputs(5L, SpecParser.parse(Map.of("driver", driver)), paused, previous,
+            return new Reconciler.Inputs(5L, SpecReader.parse(Map.of("driver", driver)), paused, previous,
                     nodes.stream().map(NodeSpec::build).toList(), driverPods, workloads, images, daemonSets,
                     recentlyDeleted, NOW, ages, whiteList);
         }

@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.UpgradeState;
+
 import io.npulifecycle.api.node.NodeKeys;
 import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
 
@@ -15,13 +17,13 @@ import static io.npulifecycle.upgrade.internal.PlanRows.given;
 import static io.npulifecycle.upgrade.internal.PlanRows.image;
 import static io.npulifecycle.upgrade.internal.PlanRows.node;
 import static io.npulifecycle.upgrade.internal.PlanRows.progress;
-import static io.npulifecycle.upgrade.internal.UpgradeState.POD_RESTART_REQUIRED;
-import static io.npulifecycle.upgrade.internal.UpgradeState.REBOOTING;
-import static io.npulifecycle.upgrade.internal.UpgradeState.REBOOT_DEFERRED;
-import static io.npulifecycle.upgrade.internal.UpgradeState.REBOOT_REQUIRED;
-import static io.npulifecycle.upgrade.internal.UpgradeState.UPGRADE_FAILED;
-import static io.npulifecycle.upgrade.internal.UpgradeState.UPGRADE_REQUIRED;
-import static io.npulifecycle.upgrade.internal.UpgradeState.VALIDATION_REQUIRED;
+import static io.npulifecycle.api.upgrade.spec.UpgradeState.POD_RESTART_REQUIRED;
+import static io.npulifecycle.api.upgrade.spec.UpgradeState.REBOOTING;
+import static io.npulifecycle.api.upgrade.spec.UpgradeState.REBOOT_DEFERRED;
+import static io.npulifecycle.api.upgrade.spec.UpgradeState.REBOOT_REQUIRED;
+import static io.npulifecycle.api.upgrade.spec.UpgradeState.UPGRADE_FAILED;
+import static io.npulifecycle.api.upgrade.spec.UpgradeState.UPGRADE_REQUIRED;
+import static io.npulifecycle.api.upgrade.spec.UpgradeState.VALIDATION_REQUIRED;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -552,7 +554,8 @@ class ReconcilerPlanTest {
                         expect().noWrites().wake(null).imagesToCheck().state("n1", REBOOT_REQUIRED).state("n2", "")
                                 .count(REBOOT_REQUIRED.label(), 1).condition("InvalidSpec", "True", "InvalidSpec")
                                 .conditionMessage("InvalidSpec",
-                                        "spec.driver.version: 'abc' is not a driver version (expected digits like 25.5.0 or 24.1.rc3)")
+                                        "spec.driver.version: 'abc' is not a driver version (expected digits like 25.5.0 or 24.1.rc3, at most "
+                                        + "32 characters)")
                                 .condition("Progressing", "False", "InvalidSpec")
                                 .status("targetVersion", OLD, NpuOperatorCtlStatus::getTargetVersion)
                                 .status("startTime", yesterday, NpuOperatorCtlStatus::getStartTime)),

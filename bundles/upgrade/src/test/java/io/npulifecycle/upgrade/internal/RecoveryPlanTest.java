@@ -1,5 +1,10 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.DrainSettings;
+import io.npulifecycle.api.upgrade.spec.PodSelector;
+import io.npulifecycle.api.upgrade.spec.RecoverySettings;
+import io.npulifecycle.api.upgrade.spec.SpecReader;
+
 import io.npulifecycle.api.node.NodeKeys;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -216,7 +221,7 @@ class RecoveryPlanTest {
 
     @Test
     void theRecoveryFieldsAreValidatedNamingTheField() {
-        SpecParser.Result bad = SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+        SpecReader.Result bad = SpecReader.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
                 Map.of("maxUnavailable", "lots", "drain", Map.of("timeoutSeconds", 0, "onTimeout", "maybe",
                         "podSelector", "a in (")))));
         assertFalse(bad.valid());
@@ -225,23 +230,23 @@ class RecoveryPlanTest {
         assertTrue(all.contains("spec.driver.recoveryPolicy.drain.timeoutSeconds"), all);
         assertTrue(all.contains("spec.driver.recoveryPolicy.drain.onTimeout: 'maybe'"), all);
         assertTrue(all.contains("spec.driver.recoveryPolicy.drain.podSelector"), all);
-        SpecParser.Result unknown = SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+        SpecReader.Result unknown = SpecReader.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
                 Map.of("drain", Map.of("enabled", true)))));
         assertTrue(String.join("; ", unknown.problems()).contains("spec.driver.recoveryPolicy.drain.enabled: unknown"),
                 unknown.problems().toString());
-        SpecParser.Result ok = SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+        SpecReader.Result ok = SpecReader.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
                 Map.of("maxUnavailable", 3, "drain", Map.of("enable", false, "scope", "npu")))));
         assertTrue(ok.valid(), ok.problems().toString());
         assertEquals(3, ok.recovery().limit(100));
         assertFalse(ok.recovery().drain().enable());
-        assertEquals(Set.of(), Set.copyOf(SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0"))).problems()));
-        assertEquals(2, SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0"))).recovery().limit(5),
+        assertEquals(Set.of(), Set.copyOf(SpecReader.parse(Map.of("driver", Map.of("version", "25.5.0"))).problems()));
+        assertEquals(2, SpecReader.parse(Map.of("driver", Map.of("version", "25.5.0"))).recovery().limit(5),
                 "25 % of 5, rounded up");
     }
 
     /** Every day 06:00-07:00 UTC, enforced unless {@code enforce} is false; with the default drain. */
     static RecoverySettings windowed(boolean enforce) {
-        SpecParser.Result r = SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+        SpecReader.Result r = SpecReader.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
                 Map.of("maintenanceWindow", Map.of("startTime", "06:00", "endTime", "07:00", "enforce", enforce)))));
         assertTrue(r.valid(), r.problems().toString());
         return r.recovery();
@@ -308,7 +313,7 @@ class RecoveryPlanTest {
         assertEquals(RecoveryPlanner.Step.RELEASE, of(plan(DEFAULT, OPEN, Map.of(), Map.of(), released), "n1")
                 .step(), "the request withdrawn: released, the record with it");
 
-        SpecParser.Result r = SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+        SpecReader.Result r = SpecReader.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
                 Map.of("drain", Map.of("timeoutSeconds", 60, "onTimeout", "reboot")))));
         RecoveryPlanner.NodePlan reboot = of(plan(r.recovery(), OPEN, Map.of("n1", 61L), left,
                 new N("n1").wedged("0").tainted().cordonedByUs()), "n1");
@@ -343,13 +348,13 @@ class RecoveryPlanTest {
             if (c.drain() != null) {
                 rp.put("drain", c.drain());
             }
-            SpecParser.Result r = SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+            SpecReader.Result r = SpecReader.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
                     rp)));
             assertFalse(r.valid(), c.toString());
             assertNull(r.policy(), "nothing applied");
             assertTrue(String.join("; ", r.problems()).contains(c.expected()), c + " -> " + r.problems());
         }
-        assertFalse(SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+        assertFalse(SpecReader.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
                 Map.of("maintenanceWindow", "nightly")))).valid(), "not an object");
         RecoverySettings ok = windowed(true);
         assertEquals("every day 06:00-07:00 UTC", ok.window().describe());
@@ -357,7 +362,7 @@ class RecoveryPlanTest {
 
     @Test
     void aBlockingPodHoldsTheRecoveryDrainAndGrantOfItsNode() {
-        SpecParser.Result r = SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+        SpecReader.Result r = SpecReader.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
                 Map.of("blockingPodSelector", "app=critical"))));
         assertTrue(r.valid(), r.problems().toString());
         Map<String, List<String>> blocking = Map.of("n1", List.of("ml/db-0"));
@@ -373,7 +378,7 @@ class RecoveryPlanTest {
                 Map.of(), DEFAULT, DrainWork.CORDONED_STATES, OPEN, Map.of(), blocking), "n1").step(),
                 "without the selector a pod blocks nothing");
         for (Object bad : List.of("a in (", "", 7)) {
-            SpecParser.Result b = SpecParser.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+            SpecReader.Result b = SpecReader.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
                     Map.of("blockingPodSelector", bad))));
             assertFalse(b.valid(), String.valueOf(bad));
             assertTrue(b.problems().get(0).startsWith("spec.driver.recoveryPolicy.blockingPodSelector: "),

@@ -1,5 +1,9 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.Policy;
+import io.npulifecycle.api.upgrade.spec.UpgradeState;
+import io.npulifecycle.api.upgrade.spec.SpecReader;
+
 import io.npulifecycle.api.node.NodeKeys;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -30,7 +34,7 @@ class SpecAndCrdTest {
 
     @Test
     void defaults() {
-        SpecParser.Result r = SpecParser.parse(spec(Map.of("version", "25.5.0")));
+        SpecReader.Result r = SpecReader.parse(spec(Map.of("version", "25.5.0")));
         assertTrue(r.valid(), r.problems().toString());
         Policy p = r.policy();
         assertFalse(p.autoUpgrade());
@@ -57,11 +61,11 @@ class SpecAndCrdTest {
                 new Case(Map.of("version", "25.5.0", "recoveryPolicy", Map.of("window", "1 day")), "recoveryPolicy.window: '1 day'"),
                 new Case("driver", "spec.driver"));
         for (Case c : cases) {
-            SpecParser.Result r = SpecParser.parse(c.driver() instanceof Map ? spec((Map<String, Object>) c.driver()) : Map.of("driver", c.driver()));
+            SpecReader.Result r = SpecReader.parse(c.driver() instanceof Map ? spec((Map<String, Object>) c.driver()) : Map.of("driver", c.driver()));
             assertFalse(r.valid(), c.toString());
             assertTrue(String.join("; ", r.problems()).contains(c.expected()), c + " -> " + r.problems());
         }
-        assertFalse(SpecParser.parse(null).valid());
+        assertFalse(SpecReader.parse(null).valid());
     }
 
     @Test
@@ -76,10 +80,10 @@ class SpecAndCrdTest {
         Pattern ver = Pattern.compile(driver.getProperties().get("version").getPattern());
         for (String bad : List.of("", "abc", "25.5", "25.5.0-x", "v25.5.0")) {
             assertFalse(ver.matcher(bad).find(), "schema must reject version '" + bad + "'");
-            assertFalse(SpecParser.VERSION.matcher(bad).matches());
+            assertFalse(io.npulifecycle.api.upgrade.spec.SpecGrammar.VERSION.matcher(bad).matches());
         }
         for (String good : List.of("25.5.0", "24.1.rc3", "23.0.3.1")) {
-            assertTrue(ver.matcher(good).find() && SpecParser.VERSION.matcher(good).matches(), good);
+            assertTrue(ver.matcher(good).find() && io.npulifecycle.api.upgrade.spec.SpecGrammar.VERSION.matcher(good).matches(), good);
         }
         JSONSchemaProps up = driver.getProperties().get("upgradePolicy");
         assertEquals(0.0, up.getProperties().get("maxParallelUpgrades").getMinimum().doubleValue());
@@ -92,7 +96,7 @@ class SpecAndCrdTest {
         // the chart's NPUOperatorCtl (npuOperatorCtl.create=true, rendered by module charts) is valid for the controller
         Map<?, ?> sample = new KubernetesSerialization().unmarshal(
                 Files.readString(Path.of("../../charts/target/samples/80-npuoperatorctl.yaml")), Map.class);
-        assertTrue(SpecParser.parse(sample.get("spec")).valid());
+        assertTrue(SpecReader.parse(sample.get("spec")).valid());
     }
 
     @Test
@@ -105,7 +109,7 @@ class SpecAndCrdTest {
                 .withOsImage("openEuler 24.03 (LTS-SP3)").endNodeInfo().endStatus().build();
         Combination c = Combination.of(n);
         assertEquals("registry.local/mlops/ascend-driver:25.5.0-910b-6.6.0-145.0.4.135-oe2403sp3",
-                SpecParser.parse(spec(Map.of("version", "25.5.0"))).policy().image(c), "DESIGN.md example tag");
+                c.image(SpecReader.parse(spec(Map.of("version", "25.5.0"))).policy()), "DESIGN.md example tag");
         n.getMetadata().getLabels().remove(NodeKeys.CHIP);
         try {
             Combination.of(n);

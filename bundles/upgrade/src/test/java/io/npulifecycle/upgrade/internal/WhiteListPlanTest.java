@@ -1,5 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.api.upgrade.spec.UpgradeState;
+
 import static io.npulifecycle.upgrade.internal.PlanRows.OLD;
 import static io.npulifecycle.upgrade.internal.PlanRows.T;
 import static io.npulifecycle.upgrade.internal.PlanRows.ago;
@@ -7,10 +9,10 @@ import static io.npulifecycle.upgrade.internal.PlanRows.expect;
 import static io.npulifecycle.upgrade.internal.PlanRows.given;
 import static io.npulifecycle.upgrade.internal.PlanRows.image;
 import static io.npulifecycle.upgrade.internal.PlanRows.node;
-import static io.npulifecycle.upgrade.internal.UpgradeState.POD_RESTART_REQUIRED;
-import static io.npulifecycle.upgrade.internal.UpgradeState.REBOOTING;
-import static io.npulifecycle.upgrade.internal.UpgradeState.UPGRADE_REQUIRED;
-import static io.npulifecycle.upgrade.internal.UpgradeState.VALIDATION_REQUIRED;
+import static io.npulifecycle.api.upgrade.spec.UpgradeState.POD_RESTART_REQUIRED;
+import static io.npulifecycle.api.upgrade.spec.UpgradeState.REBOOTING;
+import static io.npulifecycle.api.upgrade.spec.UpgradeState.UPGRADE_REQUIRED;
+import static io.npulifecycle.api.upgrade.spec.UpgradeState.VALIDATION_REQUIRED;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

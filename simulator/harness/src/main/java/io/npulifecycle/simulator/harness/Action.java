@@ -143,9 +143,11 @@ sealed interface Action {
         }
     }
 
+    /** The CR's own grammar ({@link io.npulifecycle.api.upgrade.spec.SpecGrammar}: the CRD's and the reader's). */
     private static String checkVersion(String v, String field) {
-        if (v != null && !v.matches("[0-9]+\\.[0-9]+\\.([rR][cC])?[0-9]+(\\.[0-9]+)*")) {
-            throw new Bad(field, "'" + v + "' is not a driver version like 25.5.0");
+        if (v != null && !io.npulifecycle.api.upgrade.spec.SpecGrammar.isVersion(v)) {
+            throw new Bad(field, "'" + v + "' is not a driver version ("
+                    + io.npulifecycle.api.upgrade.spec.SpecGrammar.VERSION_EXPECTED + ")");
         }
         return v;
     }
@@ -673,7 +675,7 @@ sealed interface Action {
             if (drain != null) {
                 m.put("drain", drain.fields());
             }
-            // checked by the controller (InvalidSpec), as the CRD schema and SpecParser check them
+            // checked by the controller (InvalidSpec), as the CRD schema and SpecReader check them
             put(m, "maintenanceWindow", maintenanceWindow);
             put(m, "blockingPodSelector", blockingPodSelector);
             put(m, "holdNodesWithNpuWorkloads", holdNodesWithNpuWorkloads);
@@ -733,7 +735,7 @@ sealed interface Action {
                 m.put("drain", drain.fields());
             }
             put(m, "maxUnavailable", maxUnavailable);
-            // checked by the controller (InvalidSpec), as the CRD schema and SpecParser check them
+            // checked by the controller (InvalidSpec), as the CRD schema and SpecReader check them
             put(m, "maintenanceWindow", maintenanceWindow);
             return m;
         }
@@ -775,9 +777,10 @@ sealed interface Action {
         }
     }
 
+    /** The CR's own grammar ({@link io.npulifecycle.api.upgrade.spec.SpecGrammar}: the CRD's and the reader's). */
     private static void checkWindow(String v) {
-        if (v != null && ScenarioMapper.parseDuration(v) == null) {
-            throw new Bad("window", "'" + v + "' " + ScenarioMapper.NOT_A_DURATION);
+        if (v != null && io.npulifecycle.api.upgrade.spec.SpecGrammar.duration(v) == null) {
+            throw new Bad("window", "'" + v + "' is not " + io.npulifecycle.api.upgrade.spec.SpecGrammar.DURATION_EXPECTED);
         }
     }
 }

@@ -359,6 +359,12 @@ final class Scenario {
         if (a instanceof Action.Expect e) {
             checks.add(() -> node(e.node(), line(body, "node"), w + ".node", true));
         }
+        if (a instanceof Action.PodStep p && p.npu() > chips) {
+            checks.add(() -> {
+                throw new YamlTree.Invalid(line(body, "npu"), w + ".npu " + p.npu() + " is more than the node's "
+                        + chips + " chips (cluster.chips): no node could run the pod");
+            });
+        }
         if (a instanceof Action.KillControlPlane k) {
             checks.add(() -> replica(k.replica(), true, line(body, "replica"), w));
         }
@@ -451,8 +457,10 @@ final class Scenario {
 
     private static String version(YamlTree.Node n, String where) throws YamlTree.Invalid {
         String v = string(n, where);
-        if (!v.matches("[0-9]+(\\.[0-9A-Za-z]+){1,3}")) {
-            throw new YamlTree.Invalid(n.line(), where + " '" + v + "' is not a driver version like 25.5.0");
+        // the CR's grammar (the CRD's and the reader's): the version is the NPUOperatorCtl's at the install
+        if (!io.npulifecycle.api.upgrade.spec.SpecGrammar.isVersion(v)) {
+            throw new YamlTree.Invalid(n.line(), where + " '" + v + "' is not a driver version ("
+                    + io.npulifecycle.api.upgrade.spec.SpecGrammar.VERSION_EXPECTED + ")");
         }
         return v;
     }

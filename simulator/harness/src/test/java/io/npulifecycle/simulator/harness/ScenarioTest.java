@@ -58,7 +58,7 @@ class ScenarioTest {
     }
 
     @Test
-    void malformedFilesAreRejectedWithTheLine() {
+    void malformedFilesAreRejectedWithTheLine() throws Exception {
         assertTrue(rejected("name: x\nsteps:\n  - at: 0s\n    wedge: {node: node-0, npu: 4, chip: 0\n")
                 .contains("not valid YAML"));
         String unknown = rejected("name: x\nsteps:\n  - at: 0s\n    wedge: {node: node-0, npu: 4, chip: 0}\n"
@@ -105,7 +105,19 @@ class ScenarioTest {
         String pct = rejected("policy: {maxUnavailable: half}\nsteps:\n  - at: 0s\n    approve: {node: node-0}\n");
         assertTrue(pct.contains("percentage"), pct);
         String win = rejected("policy: {recoveryPolicy: {window: forever}}\nsteps:\n  - at: 0s\n    approve: {node: node-0}\n");
-        assertTrue(win.contains("not a duration"), win);
+        assertTrue(win.contains("is not a duration above zero"), win);
+        // the CR's grammar, as the CRD and the reader have it: units in any order; zero and above a year refused
+        Scenario anyOrder = Scenario.parse("s.yaml", "policy: {recoveryPolicy: {autoRecover: true, window: 30m1h}}\n"
+                + "steps:\n  - at: 0s\n    approve: {node: node-0}\n");
+        assertEquals(Map.of("autoRecover", true, "window", "30m1h"), anyOrder.policy.get("recoveryPolicy"));
+        for (String w : List.of("0s", "8761h", "1.5h")) {
+            assertTrue(rejected("policy: {recoveryPolicy: {window: " + w + "}}\nsteps:\n  - at: 0s\n    approve: "
+                    + "{node: node-0}\n").contains("window"), w);
+        }
+        assertTrue(rejected("steps:\n  - at: 0s\n    setVersion: {version: " + "25.5.0." + "1".repeat(26) + "}\n")
+                .contains("at most 32 characters"));
+        String big = rejected("cluster: {chips: 4}\nsteps:\n  - at: 0s\n    pod: {node: node-0, name: big, npu: 8}\n");
+        assertTrue(big.startsWith("line 4:") && big.contains("npu 8 is more than the node's 4 chips"), big);
         assertTrue(rejected("name: x\nsteps: []\n").contains("at least one step"));
         String dup = rejected("name: a\nname: b\nsteps: []\n");
         assertTrue(dup.contains("twice") || dup.contains("not valid YAML"), dup);

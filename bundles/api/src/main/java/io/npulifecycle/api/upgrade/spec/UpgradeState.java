@@ -1,4 +1,4 @@
-package io.npulifecycle.upgrade.internal;
+package io.npulifecycle.api.upgrade.spec;
 
 import io.npulifecycle.api.node.NodeKeys;
 

@@ -1,11 +1,11 @@
-package io.npulifecycle.upgrade.internal;
+package io.npulifecycle.api.upgrade.spec;
 
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
 
 /**
- * A validated {@code spec.driver} (see {@link SpecParser}).
+ * A validated {@code spec.driver} (see {@link SpecReader}).
  *
  * @param version target driver version
  * @param registry image registry, e.g. {@code registry.local:5000}
@@ -21,7 +21,7 @@ public record Policy(String version, String registry, boolean autoUpgrade, int m
         boolean maxUnavailablePercent, Map<UpgradeState, Duration> deadlines, DrainSettings drain, UpgradeGates gates) {
 
     /** A policy with the default gates ({@link UpgradeGates#DEFAULT}). */
-    Policy(String version, String registry, boolean autoUpgrade, int maxParallelUpgrades, int maxUnavailable,
+    public Policy(String version, String registry, boolean autoUpgrade, int maxParallelUpgrades, int maxUnavailable,
             boolean maxUnavailablePercent, Map<UpgradeState, Duration> deadlines, DrainSettings drain) {
         this(version, registry, autoUpgrade, maxParallelUpgrades, maxUnavailable, maxUnavailablePercent, deadlines,
                 drain, UpgradeGates.DEFAULT);
@@ -62,10 +62,5 @@ public record Policy(String version, String registry, boolean autoUpgrade, int m
             return maxUnavailable;
         }
         return (int) Math.ceil(npuNodes * maxUnavailable / 100.0);
-    }
-
-    /** @return the image of a combination: {@code <registry>/mlops/ascend-driver:<version>-<chip>-<kernel>-<os>} */
-    public String image(Combination c) {
-        return registry + "/mlops/ascend-driver:" + version + "-" + c.chip() + "-" + c.kernel() + "-" + c.os();
     }
 }

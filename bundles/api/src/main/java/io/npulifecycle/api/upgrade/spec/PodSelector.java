@@ -1,4 +1,4 @@
-package io.npulifecycle.upgrade.internal;
+package io.npulifecycle.api.upgrade.spec;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -15,10 +15,10 @@ import java.util.regex.Pattern;
  * @param text the selector as written
  * @param requirements the parsed requirements, all of which must hold
  */
-record PodSelector(String text, List<Requirement> requirements) {
+public record PodSelector(String text, List<Requirement> requirements) {
 
     /** The selector that selects every pod. */
-    static final PodSelector ALL = new PodSelector("", List.of());
+    public static final PodSelector ALL = new PodSelector("", List.of());
 
     private static final String KEY = "([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?";
     private static final String VALUE = "([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?";
@@ -27,7 +27,7 @@ record PodSelector(String text, List<Requirement> requirements) {
     private static final Pattern EXISTS = Pattern.compile("^(!?)\\s*(" + KEY + ")$");
 
     /** One requirement: an operator over a key and its values. */
-    record Requirement(String key, String op, Set<String> values) {
+    public record Requirement(String key, String op, Set<String> values) {
         boolean matches(Map<String, String> labels) {
             String v = labels.get(key);
             return switch (op) {
@@ -42,11 +42,15 @@ record PodSelector(String text, List<Requirement> requirements) {
     /**
      * @param text a selector, may be null or blank (everything)
      * @return the parsed selector
-     * @throws IllegalArgumentException naming the requirement that does not parse
+     * @throws IllegalArgumentException naming the requirement that does not parse, or when longer than
+     *         {@value SpecGrammar#SELECTOR_MAX_LENGTH} characters (the CRD's {@code maxLength})
      */
-    static PodSelector parse(String text) {
+    public static PodSelector parse(String text) {
         if (text == null || text.isBlank()) {
             return ALL;
+        }
+        if (text.length() > SpecGrammar.SELECTOR_MAX_LENGTH) {
+            throw new IllegalArgumentException("longer than " + SpecGrammar.SELECTOR_MAX_LENGTH + " characters");
         }
         List<Requirement> out = new ArrayList<>();
         for (String part : splitOutsideParens(text)) {
@@ -74,6 +78,35 @@ record PodSelector(String text, List<Requirement> requirements) {
         return new PodSelector(text.strip(), List.copyOf(out));
     }
 
+    /**
+     * Reads a selector field of the spec ({@code podSelector}, {@code blockingPodSelector}), adding a problem naming
+     * the field when it is not a string, is blank where a selector is required, or does not parse.
+     *
+     * @param raw the field's value, or null when absent
+     * @param field the field's path, for the problem
+     * @param blankSelectsAll whether an empty or blank string is every pod ({@code podSelector}) or refused
+     *        ({@code blockingPodSelector})
+     * @param problems where the problem goes
+     * @return the selector; {@code absent} when the field is absent or refused
+     */
+    static PodSelector field(Object raw, String field, boolean blankSelectsAll, List<String> problems,
+            PodSelector absent) {
+        if (raw == null) {
+            return absent;
+        }
+        if (!(raw instanceof String s) || (!blankSelectsAll && s.isBlank())) {
+            problems.add(field + ": " + (raw instanceof String ? "'" + raw + "'" : raw) + " is not a label selector "
+                    + "(expected a string like app=train)");
+            return absent;
+        }
+        try {
+            return parse(s);
+        } catch (IllegalArgumentException e) {
+            problems.add(field + ": '" + s + "' does not parse: " + e.getMessage());
+            return absent;
+        }
+    }
+
     private static List<String> splitOutsideParens(String s) {
         List<String> parts = new ArrayList<>();
         int depth = 0;
@@ -94,7 +127,7 @@ record PodSelector(String text, List<Requirement> requirements) {
      * @param labels a pod's labels, may be null
      * @return whether every requirement holds
      */
-    boolean matches(Map<String, String> labels) {
+    public boolean matches(Map<String, String> labels) {
         Map<String, String> l = labels == null ? Map.of() : labels;
         return requirements.stream().allMatch(r -> r.matches(l));
     }

@@ -1,8 +1,8 @@
-package io.npulifecycle.upgrade.internal;
+package io.npulifecycle.api.upgrade.spec;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
  * A validated {@code spec.driver.recoveryPolicy} as far as the control plane acts on it (docs/upgrade.md "Recovery
@@ -15,33 +15,53 @@ import java.util.regex.Pattern;
  *        ignore the window unless it is enforced (a wedged node heals at once by default)
  * @param blocking {@code recoveryPolicy.blockingPodSelector}: while a pod it matches runs on a wedged node, that
  *        node is not drained or granted; null for none
+ * @param autoRecover {@code recoveryPolicy.autoRecover}: the node agent reboots a wedged node without approval
+ * @param maxReboots {@code recoveryPolicy.maxReboots}: recovery reboots allowed per {@code stormWindow}, then the node
+ *        needs a person (0 to 1000)
+ * @param stormWindow {@code recoveryPolicy.window}: the window of {@code maxReboots} (above zero, at most a year)
  */
-record RecoverySettings(DrainSettings drain, int maxUnavailable, boolean percent, MaintenanceWindow window,
-        PodSelector blocking) {
+public record RecoverySettings(DrainSettings drain, int maxUnavailable, boolean percent, MaintenanceWindow window,
+        PodSelector blocking, boolean autoRecover, int maxReboots, Duration stormWindow) {
+
+    /** {@code recoveryPolicy.maxReboots} when absent (the CRD's default). */
+    public static final int DEFAULT_MAX_REBOOTS = 3;
+    /** {@code recoveryPolicy.window} when absent (the CRD's default). */
+    public static final Duration DEFAULT_WINDOW = Duration.ofHours(24);
 
     /** The defaults of the CRD schema: the default drain, 25 %, no window enforced, no blocking pods. */
-    static final RecoverySettings DEFAULT = new RecoverySettings(DrainSettings.DEFAULT, 25, true, null, null);
+    public static final RecoverySettings DEFAULT = new RecoverySettings(DrainSettings.DEFAULT, 25, true, null, null);
+
+    /** The control plane's part, with the storm protection's defaults (no automatic recovery, 3 per 24 h). */
+    public RecoverySettings(DrainSettings drain, int maxUnavailable, boolean percent, MaintenanceWindow window,
+            PodSelector blocking) {
+        this(drain, maxUnavailable, percent, window, blocking, false, DEFAULT_MAX_REBOOTS, DEFAULT_WINDOW);
+    }
+
+    /** @return these settings with the node agent's part: {@code autoRecover}, {@code maxReboots}, {@code window} */
+    public RecoverySettings withStormProtection(boolean auto, int max, Duration stormWindowOrNull) {
+        return new RecoverySettings(drain, maxUnavailable, percent, window, blocking, auto, max,
+                stormWindowOrNull == null ? DEFAULT_WINDOW : stormWindowOrNull);
+    }
 
     /** The fields of {@code recoveryPolicy} the CRD schema knows. */
-    static final List<String> FIELDS = List.of("autoRecover", "maxReboots", "window", "drain", "maxUnavailable",
+    public static final List<String> FIELDS = List.of("autoRecover", "maxReboots", "window", "drain", "maxUnavailable",
             "maintenanceWindow", "blockingPodSelector");
 
     /** The fields of {@code recoveryPolicy.maintenanceWindow}: the window's and {@code enforce}. */
-    static final List<String> WINDOW_FIELDS = java.util.stream.Stream.concat(MaintenanceWindow.FIELDS.stream(),
+    public static final List<String> WINDOW_FIELDS = java.util.stream.Stream.concat(MaintenanceWindow.FIELDS.stream(),
             java.util.stream.Stream.of("enforce")).toList();
 
     /** Without a window and without blocking pods. */
-    RecoverySettings(DrainSettings drain, int maxUnavailable, boolean percent) {
+    public RecoverySettings(DrainSettings drain, int maxUnavailable, boolean percent) {
         this(drain, maxUnavailable, percent, null, null);
     }
 
-    private static final Pattern PERCENT = Pattern.compile("^([0-9]{1,3})%$");
 
     /**
      * @param npuNodes the number of NPU nodes
      * @return how many NPU nodes may be unavailable while wedged nodes are drained and rebooted: at least 1
      */
-    int limit(int npuNodes) {
+    public int limit(int npuNodes) {
         int n = percent ? (int) Math.ceil(npuNodes * maxUnavailable / 100.0) : maxUnavailable;
         return Math.max(1, n);
     }
@@ -50,11 +70,11 @@ record RecoverySettings(DrainSettings drain, int maxUnavailable, boolean percent
      * Reads the control plane's part of {@code recoveryPolicy}; each problem names its field.
      *
      * @param rm the {@code recoveryPolicy} object, or null when absent
-     * @param drain parses a drain object ({@code SpecParser}'s, shared with {@code upgradePolicy.drain})
+     * @param drain parses a drain object ({@code SpecReader}'s, shared with {@code upgradePolicy.drain})
      * @param problems where problems go
      * @return the settings (meaningful only when no problem was added)
      */
-    static RecoverySettings parse(Map<?, ?> rm, java.util.function.BiFunction<Map<?, ?>, String, DrainSettings> drain,
+    public static RecoverySettings parse(Map<?, ?> rm, java.util.function.BiFunction<Map<?, ?>, String, DrainSettings> drain,
             List<String> problems) {
         if (rm == null) {
             return DEFAULT;
@@ -69,45 +89,15 @@ record RecoverySettings(DrainSettings drain, int maxUnavailable, boolean percent
         }
         int max = DEFAULT.maxUnavailable();
         boolean pct = true;
-        Object mu = rm.get("maxUnavailable");
-        String mf = "spec.driver.recoveryPolicy.maxUnavailable";
-        if (mu instanceof String s) {
-            var m = PERCENT.matcher(s);
-            if (m.matches() && Integer.parseInt(m.group(1)) <= 100) {
-                max = Integer.parseInt(m.group(1));
-            } else if (s.matches("^[0-9]{1,6}$")) {
-                max = Integer.parseInt(s);
-                pct = false;
-            } else {
-                problems.add(mf + ": '" + s + "' is not a count or a percentage (expected e.g. 2 or 25%, 0..100%)");
-            }
-        } else if (mu instanceof Integer || mu instanceof Long || mu instanceof Short) {
-            long l = ((Number) mu).longValue();
-            if (l < 0 || l > 100_000) {
-                problems.add(mf + ": " + l + " is out of range (expected an integer 0..100000)");
-            } else {
-                max = (int) l;
-                pct = false;
-            }
-        } else if (mu != null) {
-            problems.add(mf + ": " + mu + " is not a count or a percentage (expected e.g. 2 or 25%)");
+        SpecReader.Count mu = SpecReader.count(rm.get("maxUnavailable"), "spec.driver.recoveryPolicy.maxUnavailable",
+                problems);
+        if (mu != null) {
+            max = mu.value();
+            pct = mu.percent();
         }
         MaintenanceWindow window = window(rm.get("maintenanceWindow"), d, problems);
-        PodSelector blocking = null;
-        Object sel = rm.get("blockingPodSelector");
-        String bf = "spec.driver.recoveryPolicy.blockingPodSelector";
-        if (sel != null) {
-            if (!(sel instanceof String s) || s.isBlank()) {
-                problems.add(bf + ": " + (sel instanceof String ? "'" + sel + "'" : sel) + " is not a label selector "
-                        + "(expected a string like app=critical)");
-            } else {
-                try {
-                    blocking = PodSelector.parse(s);
-                } catch (IllegalArgumentException e) {
-                    problems.add(bf + ": '" + s + "' does not parse: " + e.getMessage());
-                }
-            }
-        }
+        PodSelector blocking = PodSelector.field(rm.get("blockingPodSelector"),
+                "spec.driver.recoveryPolicy.blockingPodSelector", false, problems, null);
         return new RecoverySettings(d, max, pct, window, blocking);
     }
 

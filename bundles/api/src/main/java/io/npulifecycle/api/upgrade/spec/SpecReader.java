@@ -1,4 +1,4 @@
-package io.npulifecycle.upgrade.internal;
+package io.npulifecycle.api.upgrade.spec;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,14 +12,8 @@ import java.util.regex.Pattern;
  * rules are the CRD schema's ({@code charts/npu-lifecycle/crds/crd-npuoperatorctl.yaml}), checked again because a CRD may
  * be installed without its schema or edited.
  */
-public final class SpecParser {
+public final class SpecReader {
 
-    /** Driver version: {@code 25.5.0}, {@code 24.1.rc3}, {@code 23.0.3.1} (the CRD's pattern). */
-    public static final Pattern VERSION = Pattern.compile("^[0-9]+\\.[0-9]+\\.([rR][cC])?[0-9]+(\\.[0-9]+)*$");
-    /** Registry: host[:port][/path], no scheme (the CRD's pattern). */
-    public static final Pattern REGISTRY = Pattern.compile("^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9._-]+)*$");
-    /** Window: Go-like duration, e.g. {@code 24h}, {@code 1h30m}, {@code 600s}. */
-    public static final Pattern WINDOW = Pattern.compile("^([0-9]+(s|m|h))+$");
     private static final Pattern PERCENT = Pattern.compile("^([0-9]{1,3})%$");
 
     /**
@@ -42,7 +36,7 @@ public final class SpecParser {
         }
     }
 
-    private SpecParser() {
+    private SpecReader() {
     }
 
     /**
@@ -60,18 +54,20 @@ public final class SpecParser {
         }
         String version = null;
         Object v = driver.get("version");
-        if (!(v instanceof String s) || !VERSION.matcher(s).matches() || s.length() > 32) {
-            p.add("spec.driver.version: " + show(v) + " is not a driver version (expected digits like 25.5.0 or 24.1.rc3)");
+        if (!SpecGrammar.isVersion(v)) {
+            p.add("spec.driver.version: " + show(v) + " is not a driver version (expected "
+                    + SpecGrammar.VERSION_EXPECTED + ")");
         } else {
-            version = s;
+            version = (String) v;
         }
         String registry = Policy.DEFAULT_REGISTRY;
         Object r = driver.get("registry");
         if (r != null) {
-            if (!(r instanceof String s) || !REGISTRY.matcher(s).matches()) {
-                p.add("spec.driver.registry: " + show(r) + " is not a registry (expected host[:port][/path] without scheme)");
+            if (!SpecGrammar.isRegistry(r)) {
+                p.add("spec.driver.registry: " + show(r) + " is not a registry (expected host[:port][/path] without "
+                        + "scheme, at most " + SpecGrammar.REGISTRY_MAX_LENGTH + " characters)");
             } else {
-                registry = s;
+                registry = (String) r;
             }
         }
         boolean auto = false;
@@ -87,23 +83,10 @@ public final class SpecParser {
             auto = bool(up.get("autoUpgrade"), "spec.driver.upgradePolicy.autoUpgrade", false, p);
             maxPar = (int) number(up.get("maxParallelUpgrades"), "spec.driver.upgradePolicy.maxParallelUpgrades", 1, 0,
                     100000, p);
-            Object mu = up.get("maxUnavailable");
+            Count mu = count(up.get("maxUnavailable"), "spec.driver.upgradePolicy.maxUnavailable", p);
             if (mu != null) {
-                String f = "spec.driver.upgradePolicy.maxUnavailable";
-                if (mu instanceof String s) {
-                    var m = PERCENT.matcher(s);
-                    if (m.matches() && Integer.parseInt(m.group(1)) <= 100) {
-                        maxUnav = Integer.parseInt(m.group(1));
-                    } else if (s.matches("^[0-9]{1,6}$")) {
-                        maxUnav = Integer.parseInt(s);
-                        pct = false;
-                    } else {
-                        p.add(f + ": " + show(mu) + " is not a count or a percentage (expected e.g. 2 or 25%, 0..100%)");
-                    }
-                } else {
-                    maxUnav = (int) number(mu, f, 25, 0, 100000, p);
-                    pct = false;
-                }
+                maxUnav = mu.value();
+                pct = mu.percent();
             }
             Object dr = up.get("drain");
             if (dr != null) {
@@ -129,13 +112,20 @@ public final class SpecParser {
         if (rp != null) {
             Map<?, ?> rm = map(rp, "spec.driver.recoveryPolicy", p);
             if (rm != null) {
-                bool(rm.get("autoRecover"), "spec.driver.recoveryPolicy.autoRecover", false, p);
-                number(rm.get("maxReboots"), "spec.driver.recoveryPolicy.maxReboots", 3, 0, 1000, p);
+                boolean autoRecover = bool(rm.get("autoRecover"), "spec.driver.recoveryPolicy.autoRecover", false, p);
+                int maxReboots = (int) number(rm.get("maxReboots"), "spec.driver.recoveryPolicy.maxReboots",
+                        RecoverySettings.DEFAULT_MAX_REBOOTS, 0, 1000, p);
+                Duration window = RecoverySettings.DEFAULT_WINDOW;
                 Object w = rm.get("window");
-                if (w != null && (!(w instanceof String s) || !WINDOW.matcher(s).matches())) {
-                    p.add("spec.driver.recoveryPolicy.window: " + show(w) + " is not a duration (expected e.g. 24h, 90m, 1h30m)");
+                if (w != null) {
+                    window = SpecGrammar.duration(w);
+                    if (window == null) {
+                        p.add("spec.driver.recoveryPolicy.window: " + show(w) + " is not a duration (expected "
+                                + SpecGrammar.DURATION_EXPECTED + ")");
+                    }
                 }
-                recovery = RecoverySettings.parse(rm, (dm, f) -> drain(dm, f, p), p);
+                recovery = RecoverySettings.parse(rm, (dm, f) -> drain(dm, f, p), p)
+                        .withStormProtection(autoRecover, maxReboots, window);
             }
         }
         unknownFields(spec, driver, p);
@@ -148,6 +138,41 @@ public final class SpecParser {
     }
 
     /**
+     * A number of nodes: a count, or a percentage of the NPU nodes.
+     *
+     * @param value the count, or the percentage (0 to 100)
+     * @param percent whether {@code value} is a percentage
+     */
+    record Count(int value, boolean percent) {
+    }
+
+    /**
+     * {@code maxUnavailable} (upgrade and recovery): an integer 0 to 100000, a string of digits (a count), or a
+     * percentage {@code 0%} to {@code 100%} (the CRD's int-or-string with its pattern).
+     *
+     * @return the count, or null when absent or refused (a problem naming {@code field} is added)
+     */
+    static Count count(Object raw, String field, List<String> p) {
+        if (raw == null) {
+            return null;
+        }
+        if (raw instanceof String s) {
+            var m = PERCENT.matcher(s);
+            if (m.matches() && Integer.parseInt(m.group(1)) <= 100) {
+                return new Count(Integer.parseInt(m.group(1)), true);
+            }
+            if (s.matches("^[0-9]{1,6}$")) {
+                return new Count(Integer.parseInt(s), false);
+            }
+            p.add(field + ": " + show(raw) + " is not a count or a percentage (expected e.g. 2 or 25%, 0..100%)");
+            return null;
+        }
+        int before = p.size();
+        long n = number(raw, field, 0, 0, 100_000, p);
+        return p.size() == before ? new Count((int) n, false) : null;
+    }
+
+    /**
      * {@code upgradePolicy.maintenanceWindow} ({@link MaintenanceWindow#parse}), {@code blockingPodSelector} and
      * {@code holdNodesWithNpuWorkloads}; {@code holdNodesWithNpuWorkloads: false} needs the drain (else nothing would
      * evict the NPU workloads before the reboot).
@@ -157,20 +182,8 @@ public final class SpecParser {
         if (up.get("maintenanceWindow") != null) {
             window = MaintenanceWindow.parse(up.get("maintenanceWindow"), f + ".maintenanceWindow", p);
         }
-        PodSelector blocking = null;
-        Object sel = up.get("blockingPodSelector");
-        if (sel != null) {
-            if (!(sel instanceof String s) || s.isBlank()) {
-                p.add(f + ".blockingPodSelector: " + show(sel) + " is not a label selector (expected a string like "
-                        + "app=critical)");
-            } else {
-                try {
-                    blocking = PodSelector.parse(s);
-                } catch (IllegalArgumentException e) {
-                    p.add(f + ".blockingPodSelector: " + show(sel) + " does not parse: " + e.getMessage());
-                }
-            }
-        }
+        PodSelector blocking = PodSelector.field(up.get("blockingPodSelector"), f + ".blockingPodSelector", false, p,
+                null);
         boolean hold = bool(up.get("holdNodesWithNpuWorkloads"), f + ".holdNodesWithNpuWorkloads", true, p);
         if (!hold && !drain.enable()) {
             p.add(f + ".holdNodesWithNpuWorkloads: false needs " + f + ".drain.enable: true (without the drain nothing "
@@ -192,19 +205,7 @@ public final class SpecParser {
                 p.add(f + ".scope: " + show(scope) + " is not a scope (expected all or npu)");
             }
         }
-        PodSelector selector = PodSelector.ALL;
-        Object sel = dm.get("podSelector");
-        if (sel != null) {
-            if (!(sel instanceof String s)) {
-                p.add(f + ".podSelector: " + show(sel) + " is not a label selector (expected a string like app=train)");
-            } else {
-                try {
-                    selector = PodSelector.parse(s);
-                } catch (IllegalArgumentException e) {
-                    p.add(f + ".podSelector: " + show(sel) + " does not parse: " + e.getMessage());
-                }
-            }
-        }
+        PodSelector selector = PodSelector.field(dm.get("podSelector"), f + ".podSelector", true, p, PodSelector.ALL);
         long timeout = number(dm.get("timeoutSeconds"), f + ".timeoutSeconds", d.timeout().toSeconds(), 1, 31_536_000L,
                 p);
         long grace = number(dm.get("gracePeriodSeconds"), f + ".gracePeriodSeconds", d.gracePeriodSeconds(), -1,

@@ -1,8 +1,8 @@
-package io.npulifecycle.upgrade.internal;
+package io.npulifecycle.api.upgrade.spec;
 
 /**
  * What must hold before a node gets a rollout slot, besides the slot counts ({@code spec.driver.upgradePolicy};
- * docs/upgrade.md "Maintenance window", "Blocking pods"). Validated by {@link SpecParser}.
+ * docs/upgrade.md "Maintenance window", "Blocking pods"). Validated by {@link SpecReader}.
  *
  * @param window {@code maintenanceWindow}: a slot only while it is open, and the reboot must start while it is
  *        open; null = no window (always open)
@@ -11,8 +11,8 @@ package io.npulifecycle.upgrade.internal;
  * @param holdNpuWorkloads {@code holdNodesWithNpuWorkloads}: a node running NPU workloads is held before its slot
  *        (true, the default); false = they are evicted by the drain like the other pods
  */
-record UpgradeGates(MaintenanceWindow window, PodSelector blockingPods, boolean holdNpuWorkloads) {
+public record UpgradeGates(MaintenanceWindow window, PodSelector blockingPods, boolean holdNpuWorkloads) {
 
     /** No window, no blocking pods, NPU workloads hold their node: the defaults of the CRD schema. */
-    static final UpgradeGates DEFAULT = new UpgradeGates(null, null, true);
+    public static final UpgradeGates DEFAULT = new UpgradeGates(null, null, true);
 }

@@ -1,9 +1,9 @@
-package io.npulifecycle.upgrade.internal;
+package io.npulifecycle.api.upgrade.spec;
 
 import java.time.Duration;
 
 /**
- * A validated {@code spec.driver.upgradePolicy.drain} ({@link SpecParser}; docs/upgrade.md "Drain").
+ * A validated {@code spec.driver.upgradePolicy.drain} ({@link SpecReader}; docs/upgrade.md "Drain").
  *
  * @param enable cordon and drain a node before its upgrade reboot
  * @param npuOnly scope {@code npu}: only pods requesting a {@code huawei.com/Ascend*} resource; else {@code all}
@@ -14,10 +14,10 @@ import java.time.Duration;
  * @param force delete pods without a controller; else such a pod blocks the drain
  * @param rebootOnTimeout {@code onTimeout: reboot}; else {@code fail} (not rebooted, uncordoned, upgrade-failed)
  */
-record DrainSettings(boolean enable, boolean npuOnly, PodSelector podSelector, Duration timeout,
+public record DrainSettings(boolean enable, boolean npuOnly, PodSelector podSelector, Duration timeout,
         long gracePeriodSeconds, boolean deleteEmptyDirData, boolean force, boolean rebootOnTimeout) {
 
     /** The defaults of the CRD schema: enabled, scope all, 300 s, the pod's grace period, fail on timeout. */
-    static final DrainSettings DEFAULT = new DrainSettings(true, false, PodSelector.ALL, Duration.ofSeconds(300), -1,
+    public static final DrainSettings DEFAULT = new DrainSettings(true, false, PodSelector.ALL, Duration.ofSeconds(300), -1,
             false, false, false);
 }

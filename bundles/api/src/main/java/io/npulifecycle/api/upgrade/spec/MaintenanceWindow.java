@@ -1,6 +1,5 @@
-package io.npulifecycle.upgrade.internal;
+package io.npulifecycle.api.upgrade.spec;
 
-import java.time.DateTimeException;
 import java.time.DayOfWeek;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -78,16 +77,12 @@ public record MaintenanceWindow(Set<DayOfWeek> days, LocalTime start, LocalTime 
         ZoneId zone = ZoneId.of("UTC");
         Object tz = m.get("timeZone");
         if (tz != null) {
-            if (!(tz instanceof String s) || s.isBlank()) {
-                problems.add(field + ".timeZone: " + show(tz) + " is not a time zone (expected an IANA name like "
-                        + "Europe/Berlin or UTC)");
+            ZoneId z = SpecGrammar.timeZone(tz);
+            if (z == null) {
+                problems.add(field + ".timeZone: " + show(tz) + " is not a known time zone (expected an IANA name "
+                        + "like Europe/Berlin or UTC, at most " + SpecGrammar.TIME_ZONE_MAX_LENGTH + " characters)");
             } else {
-                try {
-                    zone = ZoneId.of(s);
-                } catch (DateTimeException e) {
-                    problems.add(field + ".timeZone: " + show(tz) + " is not a known time zone (expected an IANA name "
-                            + "like Europe/Berlin or UTC)");
-                }
+                zone = z;
             }
         }
         if (start != null && start.equals(end)) {
