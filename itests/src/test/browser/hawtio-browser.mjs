@@ -48,8 +48,14 @@ async function login(user, password, who) {
   await page.locator('#connect-login-form-username').fill(user);
   await page.locator('#connect-login-form-password').fill(password);
   await shot(page, who + '-1-login');
+  // Hawtio keeps the credentials in the tab once a request through its proxy has succeeded with them; a navigation
+  // before that (seen on a loaded machine) loads the console without them: every Jolokia request then gets 401 and the
+  // JMX tree stays empty, since Hawtio does not list it again
+  const authenticated = page.waitForResponse(r => r.url().includes('/proxy/') && r.status() === 200,
+    { timeout: 60000 });
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.locator('#connect-login-form-username').waitFor({ state: 'detached' });
+  await authenticated;
   step(who + ' logged in');
   await page.goto(hawtio + '/jmx');
   return page;

@@ -100,6 +100,17 @@ func BridgeReady() bool {
 
 // v1Hierarchies returns the mounted cgroup v1 hierarchies, e.g. /sys/fs/cgroup/cpu.
 func v1Hierarchies() []string {
+	return cgroupMounts("cgroup")
+}
+
+// allHierarchies returns the cgroup v1 hierarchies and the cgroup v2 mounts: on a hybrid machine (v2 mounted at
+// /sys/fs/cgroup/unified beside the v1 hierarchies) runc makes the pods' cgroups in the v2 tree too.
+func allHierarchies() []string {
+	return append(v1Hierarchies(), cgroupMounts("cgroup2")...)
+}
+
+// cgroupMounts returns the mount points of the file system type fsType ("cgroup" or "cgroup2").
+func cgroupMounts(fsType string) []string {
 	data, err := os.ReadFile("/proc/self/mounts")
 	if err != nil {
 		return nil
@@ -107,7 +118,7 @@ func v1Hierarchies() []string {
 	var out []string
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
-		if len(f) >= 3 && f[2] == "cgroup" {
+		if len(f) >= 3 && f[2] == fsType {
 			out = append(out, unescape(f[1]))
 		}
 	}

@@ -358,10 +358,11 @@ func deleteBridge() error {
 	return sh("ip", "link", "del", Bridge)
 }
 
-// removeCgroupRoot removes the cgroup tree of the kubelet's cgroupRoot in every hierarchy, deepest first.
+// removeCgroupRoot removes the cgroup tree of the kubelet's cgroupRoot in every hierarchy (v1, and v2 where mounted),
+// deepest first.
 func removeCgroupRoot() error {
 	var failed []string
-	for _, h := range v1Hierarchies() {
+	for _, h := range allHierarchies() {
 		root := filepath.Join(h, CgroupRoot)
 		var dirs []string
 		_ = filepath.Walk(root, func(p string, info os.FileInfo, err error) error {

@@ -11,7 +11,8 @@
 //     logs, the CNI configuration and IP allocations;
 //   - the bridge npul0 (10.244.0.1/24, the node's address: pods reach it on their own subnet) and the veths on it;
 //   - the nftables tables of kube-proxy (ip and ip6 "kube-proxy");
-//   - the cgroups under /npu-lifecycle-node in every cgroup v1 hierarchy (the kubelet's cgroupRoot);
+//   - the cgroups under /npu-lifecycle-node in every cgroup v1 hierarchy (the kubelet's cgroupRoot) and, on a hybrid
+//     machine, in the cgroup v2 tree (runc makes the pods' cgroups there too);
 //   - the processes of the pods, containerd's shims, containerd, the kubelet and kube-proxy;
 //   - every mount under DIR, and /run/containerd, /var/lib/kubelet and /var/log/pods when they did not exist before.
 //

@@ -348,8 +348,9 @@ public final class RealNode implements AutoCloseable {
         if (Files.exists(Path.of("/sys/class/net", BRIDGE))) {
             out.add("bridge " + BRIDGE);
         }
+        // the v1 hierarchies, and the v2 tree of a hybrid machine (runc makes the pods' cgroups there too)
         for (String h : new String[] {"cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "blkio", "pids",
-            "systemd"}) {
+            "systemd", "unified"}) {
             if (Files.exists(Path.of("/sys/fs/cgroup", h, "npu-lifecycle-node"))) {
                 out.add("cgroup /sys/fs/cgroup/" + h + "/npu-lifecycle-node");
             }

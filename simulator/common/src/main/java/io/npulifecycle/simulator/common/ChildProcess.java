@@ -345,7 +345,8 @@ public final class ChildProcess implements AutoCloseable {
                             + (process.isAlive() ? "alive" : "ended with " + process.exitValue()) + "); last lines:\n"
                             + String.join("\n", tail(20)));
                 }
-                l.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                // a new line notifies; the process's end does not: look again at least every 200 ms
+                l.wait(Math.max(1, Math.min(200, TimeUnit.NANOSECONDS.toMillis(left))));
             }
         }
     }

@@ -63,7 +63,7 @@ public final class HarnessMain {
             "       npu-lifecycle scenario --list FILE...",
             "Runs scenario files (YAML, docs/simulator.md) each on a fresh simulated cluster and prints each step, each",
             "node's Jolokia URL and a timeline per node. Exit code 0 when every scenario passed, 1 when one failed, 2",
-            "when a file is malformed (nothing is run).",
+            "when a file is malformed (nothing is run), 143 on SIGTERM and 130 on Ctrl-C (the runtimes are stopped).",
             "",
             "  --list         validate the files and print their scenarios, cases and steps; run nothing",
             "  --api KIND     embedded (default) or real (kube-apiserver and etcd, built with Go >= 1.26 at first use)",
@@ -78,7 +78,7 @@ public final class HarnessMain {
             "                 conf/helm/simulator-values.yaml, the scenario's chips, driver and timeScale in its",
             "                 values; root). Scenarios of one node only, one at a time; the API faults, clockJump,",
             "                 markersReadOnly, markersFull, startControlPlane, killControlPlane restart: false and",
-            "                 StatefulSet or mirror pods are refused before anything runs (exit code 2)",
+            "                 StatefulSet, DaemonSet or mirror pods are refused before anything runs (exit code 2)",
             "  --help         print this text");
 
     private HarnessMain() {
@@ -207,7 +207,7 @@ public final class HarnessMain {
                 if (junit != null) {
                     throw new IllegalArgumentException("--junit writes the report of a run; --list runs nothing");
                 }
-                return ScenarioCommand.list(files, out, err);
+                return ScenarioCommand.list(files, kubelet, out, err);
             }
             if (junit != null) {
                 checkWritable(junit);
@@ -219,6 +219,13 @@ public final class HarnessMain {
             if (kubelet && parallel != 1) {
                 throw new IllegalArgumentException("--kubelet runs one scenario at a time (--parallel 1): the real "
                         + "node is this machine, one per run");
+            }
+            if (kubelet && work != null) {
+                String problem = RealNodeCluster.workFolderProblem(work, "scenario".equals(args[0])
+                        ? "scenario-" + (files.size() - 1) : "");
+                if (problem != null) {
+                    throw new IllegalArgumentException(problem);
+                }
             }
             temporary = work == null;
             work = WorkFolder.prepare(work, args[0]);
@@ -259,9 +266,24 @@ public final class HarnessMain {
             throw new IllegalArgumentException("--junit " + junit + ": its folder " + file.getParent()
                     + " cannot be created (" + e.getMessage() + ")");
         }
-        if (Files.exists(file) ? !Files.isRegularFile(file) || !Files.isWritable(file)
-                : !Files.isWritable(file.getParent())) {
+        if (Files.exists(file) && !Files.isRegularFile(file)) {
             throw new IllegalArgumentException("--junit " + junit + ": cannot be written (give a writable file)");
+        }
+        // opened for writing now, as it will be (root passes every permission check; /proc or a read-only mount does not)
+        boolean existed = Files.exists(file);
+        try (var w = Files.newOutputStream(file, java.nio.file.StandardOpenOption.CREATE,
+                java.nio.file.StandardOpenOption.APPEND)) {
+            w.flush();
+        } catch (java.io.IOException | RuntimeException e) {
+            throw new IllegalArgumentException("--junit " + junit + ": cannot be written (" + e.getMessage()
+                    + "; give a writable file)");
+        }
+        if (!existed) {
+            try {
+                Files.deleteIfExists(file);
+            } catch (java.io.IOException e) {
+                // written by the run's end anyway
+            }
         }
     }
 

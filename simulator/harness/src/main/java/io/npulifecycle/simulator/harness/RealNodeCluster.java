@@ -103,11 +103,40 @@ final class RealNodeCluster implements ScenarioCluster {
         for (Scenario.Step st : all) {
             String reason = refusal(st.action());
             if (reason != null) {
-                why.add(s.file + ": line " + st.line() + ": " + st.kind() + " cannot run on the real node (--kubelet): "
+                why.add(s.file + ":line " + st.line() + ": " + st.kind() + " cannot run on the real node (--kubelet): "
                         + reason);
             }
         }
         return why;
+    }
+
+    /** The longest path of containerd's socket (a Unix socket's path: 108 bytes, less containerd's margin). */
+    static final int SOCKET_PATH_MAX = 104;
+    /** The characters the chart accepts in a host path ({@code node.hostPaths.*}: the values' schema). */
+    private static final java.util.regex.Pattern HOST_PATH = java.util.regex.Pattern.compile("[A-Za-z0-9._/-]+");
+
+    /**
+     * Checks a work folder for the real node before anything is created: its containerd socket
+     * ({@code <work>/<sub>/node/containerd/containerd.sock}) must fit a Unix socket's path, and the host paths the chart
+     * mounts from it may hold letters, digits, {@code .}, {@code _}, {@code -} and {@code /} only.
+     *
+     * @param work the work folder (absolute or relative)
+     * @param sub the run's folder below it, e.g. {@code scenario-12}, or "" (the demo)
+     * @return why it cannot be used, or null
+     */
+    static String workFolderProblem(Path work, String sub) {
+        Path abs = work.toAbsolutePath().normalize();
+        if (!HOST_PATH.matcher(abs.toString()).matches()) {
+            return "--work " + work + ": the real node's host paths may hold letters, digits, '.', '_', '-' and '/' "
+                    + "only (the chart's node.hostPaths); give a folder whose path has no other character";
+        }
+        Path socket = (sub.isEmpty() ? abs : abs.resolve(sub)).resolve("node/containerd/containerd.sock");
+        if (socket.toString().length() > SOCKET_PATH_MAX) {
+            return "--work " + work + ": too long for the real node: containerd's socket " + socket + " has "
+                    + socket.toString().length() + " characters, at most " + SOCKET_PATH_MAX
+                    + " fit a Unix socket; give a shorter folder";
+        }
+        return null;
     }
 
     private static String refusal(Action a) {
@@ -155,11 +184,13 @@ final class RealNodeCluster implements ScenarioCluster {
         started = true;
         // NPU workloads request the chips as a device plugin would advertise them
         int chips = scenario.chips;
-        setup.client().nodes().withName(NODE).editStatus(n -> {
-            n.getStatus().getCapacity().put(Workloads.NPU_RESOURCE, new Quantity(Integer.toString(chips)));
-            n.getStatus().getAllocatable().put(Workloads.NPU_RESOURCE, new Quantity(Integer.toString(chips)));
-            return n;
-        });
+        // the kubelet writes the node's status too: again on a conflict, as every edit of the harness
+        io.npulifecycle.simulator.cluster.NodeEdits.retryOnConflict(() -> setup.client().nodes().withName(NODE)
+                .editStatus(n -> {
+                    n.getStatus().getCapacity().put(Workloads.NPU_RESOURCE, new Quantity(Integer.toString(chips)));
+                    n.getStatus().getAllocatable().put(Workloads.NPU_RESOURCE, new Quantity(Integer.toString(chips)));
+                    return n;
+                }));
         tagger = new Thread(setup::tagDriverImages, "driver-image-registry");
         tagger.setDaemon(true);
         tagger.start();

@@ -73,9 +73,9 @@ final class ScenarioCommand {
      *
      * @return 0, or 2 when a file is malformed
      */
-    static int list(List<Path> files, PrintStream out, PrintStream err) {
+    static int list(List<Path> files, boolean kubelet, PrintStream out, PrintStream err) {
         List<Scenario> scenarios = parseAll(files, err);
-        if (scenarios == null) {
+        if (scenarios == null || kubelet && refused(scenarios, err)) {
             return 2;
         }
         for (int i = 0; i < scenarios.size(); i++) {
@@ -99,6 +99,14 @@ final class ScenarioCommand {
             out.println("STEP " + prefix + ++n + " | line " + st.line() + " | at " + ScenarioRunner.seconds(st.at())
                     + " | " + st.yaml());
         }
+    }
+
+    /** @return whether a scenario cannot run on the real node ({@link RealNodeCluster#refusals}, each printed) */
+    private static boolean refused(List<Scenario> scenarios, PrintStream err) {
+        List<String> refused = new ArrayList<>();
+        scenarios.forEach(s -> refused.addAll(RealNodeCluster.refusals(s)));
+        refused.forEach(err::println);
+        return !refused.isEmpty();
     }
 
     static String number(double v) {
@@ -139,14 +147,9 @@ final class ScenarioCommand {
             err.println("npu-lifecycle scenario: nothing was run");
             return 2;
         }
-        if (kubelet) {
-            List<String> refused = new ArrayList<>();
-            scenarios.forEach(s -> refused.addAll(RealNodeCluster.refusals(s)));
-            if (!refused.isEmpty()) {
-                refused.forEach(err::println);
-                err.println("npu-lifecycle scenario --kubelet: nothing was run");
-                return 2;
-            }
+        if (kubelet && refused(scenarios, err)) {
+            err.println("npu-lifecycle scenario --kubelet: nothing was run");
+            return 2;
         }
         int n = scenarios.size();
         ScenarioResult[] results = new ScenarioResult[n];
@@ -348,7 +351,8 @@ final class ScenarioCommand {
             out.printf("   PASS %s (%d steps, %d cases, %.1f s)%n", s.name, s.steps.size(), s.cases.size(), secs);
         } else {
             out.printf("   FAIL %s (%.1f s): %s%n", s.name, secs, failure);
-            out.println("   runtime logs: " + dir + "/*/home/console.log");
+            out.println("   runtime logs: " + (kubelet ? dir + "/node/logs/ (kubelet, containerd, kube-proxy) and "
+                    + dir + "/node/kubelet/pods-logs/ (the pods)" : dir + "/*/home/console.log"));
         }
         String phases = r == null ? "" : r.phases();
         if (closing != 0) {

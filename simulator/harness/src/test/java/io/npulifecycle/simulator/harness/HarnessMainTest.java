@@ -92,16 +92,45 @@ class HarnessMainTest {
         String file = f.toString();
         for (String line : java.util.List.of(
                 file + ": cluster.nodes 2: --kubelet runs scenarios of one node (node-0)",
-                file + ": line 4: apiOutage cannot run on the real node (--kubelet): the pods reach kube-apiserver",
-                file + ": line 6: clockJump cannot run on the real node (--kubelet)",
-                file + ": line 8: killControlPlane cannot run on the real node (--kubelet): restart: false",
-                file + ": line 10: pod cannot run on the real node (--kubelet): controller DaemonSet",
-                file + ": line 12: markersFull cannot run on the real node (--kubelet)",
+                file + ":line 4: apiOutage cannot run on the real node (--kubelet): the pods reach kube-apiserver",
+                file + ":line 6: clockJump cannot run on the real node (--kubelet)",
+                file + ":line 8: killControlPlane cannot run on the real node (--kubelet): restart: false",
+                file + ":line 10: pod cannot run on the real node (--kubelet): controller DaemonSet",
+                file + ":line 12: markersFull cannot run on the real node (--kubelet)",
                 "npu-lifecycle scenario --kubelet: nothing was run")) {
             assertTrue(text.contains(line), "missing '" + line + "' in:\n" + text);
         }
         assertTrue(!text.contains("line 14"), "wedge runs on the real node: " + text);
         assertTrue(!java.nio.file.Files.exists(work.resolve("scenario-0")), "nothing was started");
+        // --list checks the same (a run would be refused)
+        err.reset();
+        assertEquals(2, run("scenario", "--list", f.toString(), "--kubelet", "--api", "real"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains(file + ":line 6: clockJump cannot run on the real "
+                + "node (--kubelet)"), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void aWorkFolderTheRealNodeCannotUseIsRefusedBeforeAnythingIsCreated() throws Exception {
+        Path f = install.resolve("ok.yaml");
+        java.nio.file.Files.writeString(f, "steps:\n  - at: 0s\n    wedge: {node: node-0, npu: 0, chip: 0}\n");
+        Path spaced = install.resolve("with space");
+        assertEquals(2, run("scenario", f.toString(), "--kubelet", "--api", "real", "--work", spaced.toString()));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("the real node's host paths may hold letters, digits"),
+                err.toString(StandardCharsets.UTF_8));
+        assertTrue(!java.nio.file.Files.exists(spaced), "nothing created for a refused folder");
+        Path longer = install.resolve("a".repeat(90));
+        err.reset();
+        assertEquals(2, run("demo", "--kubelet", "--api", "real", "--work", longer.toString()));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("too long for the real node: containerd's socket"),
+                err.toString(StandardCharsets.UTF_8));
+        assertTrue(!java.nio.file.Files.exists(longer), "nothing created for a refused folder");
+    }
+
+    @Test
+    void aJunitReportThatCannotBeWrittenIsRefusedBeforeTheRun() {
+        assertEquals(2, run("scenario", "x.yaml", "--junit", "/proc/npu-lifecycle-report.xml"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--junit /proc/npu-lifecycle-report.xml: cannot be "
+                + "written"), err.toString(StandardCharsets.UTF_8));
     }
 
     @Test

@@ -142,7 +142,7 @@ class ScenarioOutputTest {
     void listPrintsTheStepsOfAStepsOnlyFileAndOfEachCase() throws Exception {
         Path f = Files.writeString(tmp.resolve("01-a.yaml"), ScenarioTest.EXAMPLE);
         Path c = Files.writeString(tmp.resolve("02-cases.yaml"), ScenarioTest.CASES);
-        assertEquals(0, ScenarioCommand.list(List.of(f, c), out(), err()), err.toString(StandardCharsets.UTF_8));
+        assertEquals(0, ScenarioCommand.list(List.of(f, c), false, out(), err()), err.toString(StandardCharsets.UTF_8));
         List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
         assertEquals("SCENARIO 01-a.yaml | default | wedge then recover before reboot | 2 node(s) x 8 910b, driver "
                 + "25.2.0, clock x100", lines.get(0));
