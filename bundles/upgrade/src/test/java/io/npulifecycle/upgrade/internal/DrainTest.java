@@ -306,15 +306,53 @@ class DrainTest {
         until("n1 uncordoned", () -> !unschedulable("n1"));
     }
 
+    /** {@code force} admits a pod without a controller, and evicts it through the Eviction API like any other. */
     @Test
-    void aPodWithoutAControllerIsDeletedWithForce() {
+    void aPodWithoutAControllerIsEvictedWithForce() {
         cluster(1);
         pod("notebook", "n1", false, Map.of("app", "notebook"));
         start(drain("force", true));
         until("n1 upgraded", () -> emulator.allDone(NEW));
         assertNull(c.admin().pods().inNamespace(NS).withName("notebook").get());
+        assertEquals(1, evictions.get(), "evicted, not deleted: the Eviction API decided");
         assertEquals(1, emulator.reboots.get());
         until("n1 uncordoned", () -> !unschedulable("n1"));
+    }
+
+    /**
+     * {@code force} as {@code kubectl drain --force}: a bare pod that a PodDisruptionBudget protects is evicted
+     * through the Eviction API, which refuses; the budget is named, the pod stays, the drain times out and the node
+     * is not rebooted.
+     */
+    @Test
+    void forceStillLetsTheBudgetOfABarePodHold() {
+        cluster(1);
+        pod("notebook", "n1", false, Map.of("app", "notebook"));
+        pdb("notebook", 1, Map.of("app", "notebook"));
+        start(drain("force", true, "timeoutSeconds", 120));
+        until("n1 upgrade-failed", () -> "upgrade-failed".equals(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE)));
+        String failure = c.annotation("n1", NodeKeys.DRIVER_UPGRADE_FAILURE);
+        assertTrue(failure.contains("ml/notebook (PodDisruptionBudget ml/notebook allows no disruption now)"),
+                failure);
+        assertTrue(evictions.get() >= 2, "evicted (and refused), never deleted: " + evictions.get());
+        assertNotNull(c.admin().pods().inNamespace(NS).withName("notebook").get(), "the budget kept the bare pod");
+        assertEquals(0, emulator.reboots.get());
+        assertTrue(events("DrainBlocked").toString().contains("PodDisruptionBudget ml/notebook"),
+                events("DrainBlocked").toString());
+    }
+
+    /** {@code disableEviction} deletes instead of evicting: the budget of the bare pod is not consulted. */
+    @Test
+    void disableEvictionDeletesTheBarePodWithoutAskingItsBudget() {
+        cluster(1);
+        pod("notebook", "n1", false, Map.of("app", "notebook"));
+        pdb("notebook", 1, Map.of("app", "notebook"));
+        start(drain("force", true, "disableEviction", true));
+        until("n1 upgraded", () -> emulator.allDone(NEW));
+        assertNull(c.admin().pods().inNamespace(NS).withName("notebook").get());
+        assertEquals(0, evictions.get(), "deleted, no eviction sent");
+        assertTrue(controller.writeCounts().get("pod-delete-no-eviction") >= 1, controller.writeCounts().toString());
+        assertEquals(1, emulator.reboots.get());
     }
 
     @Test
