@@ -7,13 +7,16 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The drain phase of {@link Reconciler#plan} (docs/upgrade.md "Drain"): a node given its slot with the drain enabled
  * enters {@code cordon-required}; once its Node is unschedulable (cordoned by {@link CordonGuard}, or by an
  * administrator before) {@code drain-required}; once no pod of the drain is left on it ({@link DrainScope}, evicted
- * by {@link Drainer} and gone) {@code pod-restart-required}, where the upgrade goes on as without a drain. Pure: the
- * pods left come in {@link Reconciler.Inputs#drainLeft()}, the writes are the controller's.
+ * by {@link Drainer} and gone) {@code pod-restart-required}, where the upgrade goes on as without a drain. A node
+ * leaves the rollout (no label) or reads {@code upgrade-failed} only once it is back in service
+ * ({@link #releaseFirst}). Pure: the pods left come in {@link Reconciler.Inputs#drainLeft()},
+ * the writes are the controller's.
  */
 final class DrainStates {
 
@@ -79,11 +82,75 @@ final class DrainStates {
         return left.isEmpty() ? "no pod left" : "pods left: " + String.join(", ", left);
     }
 
+    /**
+     * Empty means done: a node leaves the rollout (its label removed) only once it is back in service, and reads
+     * {@code upgrade-failed} only once our cordon of it is released. A node the plan would make done while its Node
+     * still shows our cordon ({@code spec.unschedulable} with {@value NodeKeys#CORDONED_BY}={@value
+     * NodeKeys#CORDONED_BY_VALUE}) or the recovery's taint {@value NodeKeys#NPU_UNHEALTHY_TAINT}, or
+     * {@code upgrade-failed} while it shows our cordon, keeps its observed state in this plan, with no patch and no
+     * Event ({@link PlannedNode#releaseWait} says why, in the status); the controller uncordons it now
+     * ({@link DrainWork}, or {@link RecoveryWork} with the taint), and the transition is made by the plan that sees
+     * the release on the Node. So the state label and the cordon are never seen in the wrong order; the state list is
+     * unchanged (ordered writes, no new state value). Runs before the slot phase, so the node still counts in flight
+     * until its label changes.
+     *
+     * @param ns the nodes after the deadline phase
+     * @param pol the policy
+     * @param now the time of the plan
+     * @return per node to uncordon now, why (for the Event {@code Uncordoned}); a node waiting for the taint alone
+     *         is not in it
+     */
+    static Map<String, String> releaseFirst(List<PlannedNode> ns, Policy pol, Instant now) {
+        Map<String, String> uncordon = new TreeMap<>();
+        for (PlannedNode n : ns) {
+            boolean done = n.state != null && n.next == null;
+            boolean failing = n.state != null && n.state != UpgradeState.UPGRADE_FAILED
+                    && n.next == UpgradeState.UPGRADE_FAILED;
+            if (!done && !failing) {
+                continue;
+            }
+            boolean ourCordon = n.cordoned && NodeKeys.CORDONED_BY_VALUE.equals(n.ann.get(NodeKeys.CORDONED_BY));
+            boolean taint = done && RecoveryPlanner.tainted(n.node);
+            if (!ourCordon && !taint) {
+                continue;
+            }
+            List<String> waits = new ArrayList<>();
+            if (ourCordon) {
+                waits.add("the uncordon of its cordon (" + NodeKeys.CORDONED_BY + "=" + NodeKeys.CORDONED_BY_VALUE + ")");
+            }
+            if (taint) {
+                waits.add("the removal of the taint " + NodeKeys.NPU_UNHEALTHY_TAINT + " (by the recovery, once no "
+                        + "recovery request is left and the boot validated)");
+            }
+            String outcome = done ? "upgraded to " + pol.version() + " and validated"
+                    : "failed: " + n.failure;
+            n.releaseWait = outcome + "; " + (done ? "its " + NodeKeys.DRIVER_UPGRADE_STATE + " label is removed"
+                    : UpgradeState.UPGRADE_FAILED.label() + " is written") + " once it is back in service, waiting "
+                    + "for " + String.join(" and ", waits);
+            if (ourCordon) {
+                uncordon.put(n.name, done ? "upgraded to " + pol.version() + " and validated; "
+                        + NodeKeys.DRIVER_UPGRADE_STATE + " is removed now that the node is back in service"
+                        : "the driver upgrade failed; " + NodeKeys.DRIVER_UPGRADE_STATE + "="
+                                + UpgradeState.UPGRADE_FAILED.label() + " follows (" + NodeKeys.DRIVER_UPGRADE_FAILURE
+                                + " says why)");
+            }
+            n.next = n.state;
+            n.nextProgress = n.progress != null && n.progress.state() == n.state ? n.progress
+                    : new Progress(n.state, now, pol.version(), n.progressBootId());
+            n.failure = null;
+            n.events.clear();
+        }
+        return uncordon;
+    }
+
     /** @return the nodes in cordon-required or drain-required with the pods left, for the status */
     static List<NodeIssue> draining(List<PlannedNode> ns, Map<String, List<String>> drainLeft) {
         List<NodeIssue> out = new ArrayList<>();
         for (PlannedNode n : ns) {
-            if (n.next == UpgradeState.CORDON_REQUIRED) {
+            if (n.releaseWait != null && (n.next == UpgradeState.CORDON_REQUIRED
+                    || n.next == UpgradeState.DRAIN_REQUIRED)) {
+                out.add(new NodeIssue(n.name, n.releaseWait));
+            } else if (n.next == UpgradeState.CORDON_REQUIRED) {
                 out.add(new NodeIssue(n.name, "cordoning"));
             } else if (n.next == UpgradeState.DRAIN_REQUIRED) {
                 List<String> left = drainLeft.getOrDefault(n.name, List.of());

@@ -20,9 +20,10 @@ import io.npulifecycle.api.time.TimeSource;
  * The controller's part of the upgrade drain around each plan ({@link UpgradeController#reconcile}): before the plan,
  * the pods left on each node being drained ({@link Reconciler.Inputs#drainLeft()}); after it, while leader, the
  * writes of the plan's states: a {@code cordon-required} node is cordoned ({@link CordonGuard}), a
- * {@code drain-required} node's pods are evicted ({@link Drainer}), and a node carrying our cordon record whose
- * state no longer needs the cordon (done, {@code upgrade-failed}, back to {@code upgrade-required}, no label) is
- * uncordoned: every path ends uncordoned, and only what we cordoned.
+ * {@code drain-required} node's pods are evicted ({@link Drainer}), a node the plan holds until it is back in service ({@link Reconciler.Plan#releasing()}: done
+ * or {@code upgrade-failed} once uncordoned) is uncordoned, and a node carrying our cordon record whose state no
+ * longer needs the cordon (back to {@code upgrade-required}, {@code reboot-deferred}, no label) is uncordoned: every
+ * path ends uncordoned, and only what we cordoned.
  */
 final class DrainWork {
 
@@ -104,6 +105,7 @@ final class DrainWork {
     Duration act(Reconciler.Plan plan, Collection<Node> nodes, Collection<Pod> pods, Policy pol,
             Set<String> recoveryHeld) {
         Map<String, String> states = plan.nodeStates();
+        Map<String, String> releasing = plan.releasing();
         Set<String> draining = draining(nodes, states);
         Map<String, List<Pod>> toDrain = DrainScope.podsToDrain(pods, draining, pol.drain());
         Set<String> refs = new HashSet<>();
@@ -113,7 +115,12 @@ final class DrainWork {
         for (Node n : nodes) {
             String name = n.getMetadata().getName();
             String s = states.get(name);
-            if (UpgradeState.CORDON_REQUIRED.label().equals(s)) {
+            if (releasing.containsKey(name)) {
+                // the state label changes once this uncordon is on the Node (a later plan sees it)
+                if (!recoveryHeld.contains(name) && !cordons.uncordon(n, releasing.get(name))) {
+                    wake = earlier(wake, WRITE_RETRY);
+                }
+            } else if (UpgradeState.CORDON_REQUIRED.label().equals(s)) {
                 if (!cordons.cordon(n, "driver upgrade to " + pol.version())) {
                     wake = earlier(wake, WRITE_RETRY);
                 }

@@ -72,6 +72,12 @@ final class PlannedNode {
      * {@code reboot-deferred}; null = it does not yield.
      */
     String yieldsTo;
+    /**
+     * Set when the plan would make the node done or {@code upgrade-failed} while it is not back in service yet
+     * ({@link DrainStates#releaseFirst}): what it waits for. The node then keeps its observed state and gets no patch
+     * in this plan; null = no such wait.
+     */
+    String releaseWait;
     /** Events to create once the node's patch went through. */
     final List<Reconciler.EventSpec> events = new ArrayList<>();
 

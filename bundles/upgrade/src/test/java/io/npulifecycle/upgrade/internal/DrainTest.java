@@ -355,6 +355,133 @@ class DrainTest {
         assertEquals(1, emulator.reboots.get());
     }
 
+    /**
+     * Every version of a Node the API server had, as its watch delivered them: the state label, whether it was
+     * unschedulable and whether it carried our cordon record. A watch delivers each change in order, so a write order
+     * that showed the label without our cordon's release first would be seen here.
+     */
+    static final class NodeHistory implements AutoCloseable {
+        record Seen(String state, boolean unschedulable, boolean record, boolean tainted) {
+        }
+
+        final List<Seen> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        private final io.fabric8.kubernetes.client.Watch watch;
+
+        NodeHistory(ClusterFixture c, String node) {
+            watch = c.admin().nodes().withName(node).watch(new io.fabric8.kubernetes.client.Watcher<>() {
+                @Override
+                public void eventReceived(Action action, io.fabric8.kubernetes.api.model.Node n) {
+                    Map<String, String> l = n.getMetadata().getLabels() == null ? Map.of() : n.getMetadata().getLabels();
+                    Map<String, String> a = n.getMetadata().getAnnotations() == null ? Map.of()
+                            : n.getMetadata().getAnnotations();
+                    seen.add(new Seen(l.get(NodeKeys.DRIVER_UPGRADE_STATE), n.getSpec() != null
+                            && Boolean.TRUE.equals(n.getSpec().getUnschedulable()),
+                            NodeKeys.CORDONED_BY_VALUE.equals(a.get(NodeKeys.CORDONED_BY)),
+                            RecoveryPlanner.tainted(n)));
+                }
+
+                @Override
+                public void onClose(io.fabric8.kubernetes.client.WatcherException cause) {
+                }
+            });
+        }
+
+        /** @return the versions that showed no state label, or upgrade-failed, while our cordon was on the node */
+        List<Seen> cordonedByUsWhenEmptyOrFailed() {
+            return seen.stream().filter(x -> x.unschedulable() && x.record()
+                    && (x.state() == null || "upgrade-failed".equals(x.state()))).toList();
+        }
+
+        @Override
+        public void close() {
+            watch.close();
+        }
+    }
+
+    /**
+     * Empty means done: through the whole upgrade (cordon, drain, reboot, validation), no version of the Node shows
+     * an empty state label while our cordon is on it; the cordon is released first, then the label goes.
+     */
+    @Test
+    void theStateLabelIsEmptyOnlyOnceOurCordonIsReleased() {
+        cluster(1);
+        NodeHistory history = c.own(new NodeHistory(c, "n1"));
+        pod("train-0", "n1", true, Map.of("job", "train"));
+        start(drain());
+        until("n1 upgraded and uncordoned", () -> emulator.allDone(NEW) && !unschedulable("n1"));
+        Waits.until("the watch saw the last version", WAIT, () -> !history.seen.isEmpty()
+                && history.seen.get(history.seen.size() - 1).state() == null);
+        assertTrue(history.seen.stream().anyMatch(x -> "drain-required".equals(x.state()) && x.unschedulable()
+                && x.record()), "cordoned by us for the drain: " + history.seen);
+        assertEquals(List.of(), history.cordonedByUsWhenEmptyOrFailed(), "seen: " + history.seen);
+        int lastCordoned = -1;
+        for (int i = 0; i < history.seen.size(); i++) {
+            lastCordoned = history.seen.get(i).unschedulable() ? i : lastCordoned;
+        }
+        // the agent's validation may come in the write that ends the reboot (rebooting -> done): the label held is
+        // whichever in-flight state the node was in
+        assertNotNull(history.seen.get(lastCordoned + 1).state(), "uncordoned first, the label still set: "
+                + history.seen);
+        Waits.untilAsserted("one Uncordoned Event", WAIT, () -> assertEquals(1, events("Uncordoned").size(),
+                events("Uncordoned").toString()));
+    }
+
+    /**
+     * The recovery's taint holds the label too: a node whose boot had not validated when a wedge was suppressed keeps
+     * the taint until it validates. Here that boot is the upgrade's: once it validates, the recovery's release
+     * removes the taint and gives our cordon back in one patch (the upgrade waits for it), and only then the label
+     * goes.
+     */
+    @Test
+    void theStateLabelIsEmptyOnlyOnceTheRecoveryTaintIsGoneToo() {
+        cluster(1);
+        emulator.setValidates("n1", false);
+        NodeHistory history = c.own(new NodeHistory(c, "n1"));
+        start(drain(), true, Map.of("deadlines", Map.of("validationSeconds", 0)));
+        until("n1 rebooted, not validated yet", () -> "validation-required".equals(c.label("n1",
+                NodeKeys.DRIVER_UPGRADE_STATE)) && unschedulable("n1"));
+        c.admin().nodes().withName("n1").patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"taints\":[{"
+                + "\"key\":\"" + NodeKeys.NPU_UNHEALTHY_TAINT + "\",\"value\":\"true\",\"effect\":\"NoSchedule\"}]}}");
+        until("the recovery waits for the validation", () -> String.valueOf(c.status().get("recoveringNodes"))
+                .contains("waiting for the driver validation"));
+        emulator.setValidates("n1", true);
+        until("n1 done, uncordoned, untainted", () -> c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE) == null
+                && !unschedulable("n1") && !tainted("n1"));
+        Waits.until("the watch saw the last version", WAIT, () -> !history.seen.isEmpty()
+                && history.seen.get(history.seen.size() - 1).state() == null);
+        assertTrue(history.seen.stream().noneMatch(x -> x.state() == null && (x.tainted() || x.unschedulable()
+                && x.record())), "seen: " + history.seen);
+        boolean released = false;
+        for (int i = 1; i < history.seen.size(); i++) {
+            DrainTest.NodeHistory.Seen before = history.seen.get(i - 1);
+            DrainTest.NodeHistory.Seen after = history.seen.get(i);
+            released |= before.tainted() && before.unschedulable() && !after.tainted() && !after.unschedulable()
+                    && after.state() != null;
+        }
+        assertTrue(released, "taint and cordon released in one write, the label still set: " + history.seen);
+    }
+
+    boolean tainted(String node) {
+        return RecoveryPlanner.tainted(c.node(node));
+    }
+
+    /** Likewise a node reads upgrade-failed only once our cordon is released (a budget fails its drain). */
+    @Test
+    void upgradeFailedIsWrittenOnlyOnceOurCordonIsReleased() {
+        cluster(1);
+        NodeHistory history = c.own(new NodeHistory(c, "n1"));
+        pod("train-0", "n1", true, Map.of("job", "train"));
+        pdb("train", 1, Map.of("job", "train"));
+        start(drain("timeoutSeconds", 60));
+        until("n1 upgrade-failed and uncordoned", () -> "upgrade-failed".equals(c.label("n1",
+                NodeKeys.DRIVER_UPGRADE_STATE)) && !unschedulable("n1"));
+        Waits.until("the watch saw upgrade-failed", WAIT, () -> history.seen.stream()
+                .anyMatch(x -> "upgrade-failed".equals(x.state())));
+        assertEquals(List.of(), history.cordonedByUsWhenEmptyOrFailed(), "seen: " + history.seen);
+        assertTrue(c.annotation("n1", NodeKeys.DRIVER_UPGRADE_FAILURE).contains("missed the drain-required deadline"),
+                c.annotation("n1", NodeKeys.DRIVER_UPGRADE_FAILURE));
+    }
+
     @Test
     void daemonSetMirrorAndControlPlanePodsAreNeverEvicted() {
         cluster(1);
