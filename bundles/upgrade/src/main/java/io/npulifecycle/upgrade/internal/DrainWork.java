@@ -20,7 +20,8 @@ import io.npulifecycle.api.time.TimeSource;
  * The controller's part of the upgrade drain around each plan ({@link UpgradeController#reconcile}): before the plan,
  * the pods left on each node being drained ({@link Reconciler.Inputs#drainLeft()}); after it, while leader, the
  * writes of the plan's states: a {@code cordon-required} node is cordoned ({@link CordonGuard}), a
- * {@code drain-required} node's pods are evicted ({@link Drainer}), a node the plan holds until it is back in service ({@link Reconciler.Plan#releasing()}: done
+ * {@code drain-required} node's pods are evicted ({@link Drainer}) while it is unschedulable (never from a
+ * schedulable node), a node the plan holds until it is back in service ({@link Reconciler.Plan#releasing()}: done
  * or {@code upgrade-failed} once uncordoned) is uncordoned, and a node carrying our cordon record whose state no
  * longer needs the cordon (back to {@code upgrade-required}, {@code reboot-deferred}, no label) is uncordoned: every
  * path ends uncordoned, and only what we cordoned.
@@ -106,6 +107,12 @@ final class DrainWork {
             Set<String> recoveryHeld) {
         Map<String, String> states = plan.nodeStates();
         Map<String, String> releasing = plan.releasing();
+        Set<String> recordDropped = new HashSet<>();
+        for (Reconciler.NodePatch p : plan.nodePatches()) {
+            if (p.annotations().containsKey(NodeKeys.CORDONED_BY) && p.annotations().get(NodeKeys.CORDONED_BY) == null) {
+                recordDropped.add(p.node());
+            }
+        }
         Set<String> draining = draining(nodes, states);
         Map<String, List<Pod>> toDrain = DrainScope.podsToDrain(pods, draining, pol.drain());
         Set<String> refs = new HashSet<>();
@@ -125,8 +132,13 @@ final class DrainWork {
                     wake = earlier(wake, WRITE_RETRY);
                 }
             } else if (UpgradeState.DRAIN_REQUIRED.label().equals(s)) {
+                if (!CordonGuard.cordoned(n)) {
+                    continue; // schedulable: the plan failed it, or the recovery cordons it again; nothing evicted
+                }
                 Duration d = drainer.drain(name, toDrain.getOrDefault(name, List.of()), pol.drain());
                 wake = d == null ? wake : earlier(wake, d);
+            } else if (recordDropped.contains(name)) {
+                continue; // schedulable already: the plan's patch removed the record someone else's uncordon left
             } else if (!CORDONED_STATES.contains(s) && !recoveryHeld.contains(name) && !cordons.uncordon(n, s == null || s.isEmpty()
                     ? "no upgrade state" : s.equals("upgraded") ? "upgraded to " + pol.version() + " and validated"
                             : "driver-upgrade-state " + s)) {

@@ -220,6 +220,7 @@ public final class Reconciler {
      * upgrade?), {@link #imagePreflight}, {@link #advance} (each node's state machine, no slot needed),
      * {@link DrainStates} (cordon and drain done?), {@link WindowGate} (the maintenance window closed before the
      * reboot: the slot is released), {@link Deadlines#check} (in-flight nodes past their deadline fail),
+     * {@link DrainStates#uncordonedDuringDrain} (a drain-required node someone uncordoned fails),
      * {@link DrainStates#releaseFirst} (done or failed only once back in service), {@link #hold}
      * (NPU workloads, bad node info, blocking pods), {@link SlotGrants#grant} (slots under maxParallelUpgrades and
      * maxUnavailable, only while the maintenance window is open; in manual mode an unapproved node yields its slot to
@@ -247,6 +248,7 @@ public final class Reconciler {
         DrainStates.advance(ns, pol, in);
         WindowGate.release(ns, pol, in.now());
         Instant wake = Deadlines.check(ns, pol, in);
+        DrainStates.uncordonedDuringDrain(ns, pol, in);
         Map<String, String> releasing = DrainStates.releaseFirst(ns, pol, in.now());
         hold(ns, in.npuWorkloads(), pol.gates(), in.blockingPods());
         Slots slots = SlotGrants.grant(ns, pol, in.paused() || !verdict.ok() || WindowGate.closed(pol, in.now()),
@@ -419,6 +421,9 @@ public final class Reconciler {
                     ? (n.failure != null ? n.failure : n.ann.get(NodeKeys.DRIVER_UPGRADE_FAILURE)) : null;
             if (!Objects.equals(failure, n.ann.get(NodeKeys.DRIVER_UPGRADE_FAILURE))) {
                 ann.put(NodeKeys.DRIVER_UPGRADE_FAILURE, failure);
+            }
+            if (n.dropCordonRecord) {
+                ann.put(NodeKeys.CORDONED_BY, null);
             }
             String before = n.rebootBefore == null ? null : n.rebootBefore.toString();
             if (!Objects.equals(before, n.ann.get(NodeKeys.UPGRADE_REBOOT_BEFORE))) {

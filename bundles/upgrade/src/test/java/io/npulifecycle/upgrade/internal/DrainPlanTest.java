@@ -212,4 +212,58 @@ class DrainPlanTest {
                 && !why.contains("uncordoned during its drain"), why);
         assertTrue(events(failed, "n1").stream().anyMatch(e -> e.startsWith(NodeKeys.EVENT_DRAIN_FAILED)));
     }
+
+    /**
+     * Someone else uncordons a node during its drain (our record still on it): the person is respected. The node is
+     * not drained any more, not cordoned again, gives its slot up as upgrade-failed, with a reason that says what was
+     * removed and how to retry, the Events DrainFailed and DriverUpgradeFailed, and our stale record removed.
+     */
+    @Test
+    void aNodeUncordonedBySomeoneElseDuringItsDrainFailsAndIsNotCordonedAgain() {
+        Map<String, List<String>> left = Map.of("n1", List.of("ml/a (PodDisruptionBudget ml/p allows no disruption "
+                + "now)"));
+        Reconciler.Plan p = plan(null, left, node("n1").on(OLD).in(UpgradeState.DRAIN_REQUIRED, ago(5))
+                .ann(NodeKeys.CORDONED_BY, NodeKeys.CORDONED_BY_VALUE));
+        assertEquals("upgrade-failed", state(p, "n1"));
+        String failure = p.nodePatches().get(0).annotations().get(NodeKeys.DRIVER_UPGRADE_FAILURE);
+        assertTrue(failure.startsWith("uncordoned during its drain: spec.unschedulable was cleared by someone other "
+                + "than npu-lifecycle (kubectl uncordon or another controller"), failure);
+        assertTrue(failure.contains("its cordon (made by npu-lifecycle, whose record npu.openfuyao.com/cordoned-by="
+                + "npu-lifecycle is still on the Node) was removed by someone else"), failure);
+        assertTrue(failure.contains("to upgrade it: kubectl label node n1 npu.openfuyao.com/driver-upgrade-state="
+                + "upgrade-required --overwrite"), failure);
+        assertTrue(failure.contains("pods left: ml/a"), failure);
+        assertTrue(p.nodePatches().get(0).annotations().containsKey(NodeKeys.CORDONED_BY)
+                && p.nodePatches().get(0).annotations().get(NodeKeys.CORDONED_BY) == null, "the stale record goes");
+        List<String> ev = events(p, "n1");
+        assertTrue(ev.stream().anyMatch(e -> e.startsWith(NodeKeys.EVENT_DRAIN_FAILED + ": drain stopped for the "
+                + "driver upgrade to " + T + ": the node was uncordoned by someone else")), ev.toString());
+        assertTrue(ev.stream().anyMatch(e -> e.startsWith(NodeKeys.EVENT_DRIVER_UPGRADE_FAILED)), ev.toString());
+        assertEquals(List.of(), p.status().getSlotHolders(), "the slot is given back");
+        assertEquals(Map.of(), p.releasing(), "nothing to uncordon");
+        assertTrue(p.crEvents().stream().anyMatch(e -> e.reason().equals("NodeUpgradeFailed")));
+    }
+
+    /** The cordon removed was an administrator's (no record of ours): the same answer, named as such. */
+    @Test
+    void aNodeWhoseAdministratorsCordonWasRemovedDuringItsDrainFailsToo() {
+        Reconciler.Plan p = plan(null, Map.of(), node("n1").on(OLD).in(UpgradeState.DRAIN_REQUIRED, ago(5)));
+        assertEquals("upgrade-failed", state(p, "n1"));
+        String failure = p.nodePatches().get(0).annotations().get(NodeKeys.DRIVER_UPGRADE_FAILURE);
+        assertTrue(failure.contains("the cordon it had (an administrator's, not npu-lifecycle's) was removed"),
+                failure);
+        assertTrue(!p.nodePatches().get(0).annotations().containsKey(NodeKeys.CORDONED_BY), "no record to remove");
+    }
+
+    /**
+     * A wedged node (a recovery request) uncordoned during its upgrade drain is left to the recovery's rule, which
+     * cordons it again: it stays drain-required (the controller evicts nothing while it is schedulable).
+     */
+    @Test
+    void aWedgedNodeUncordonedDuringItsUpgradeDrainWaitsForTheRecoveryToCordonItAgain() {
+        Reconciler.Plan p = plan(null, Map.of(), node("n1").on(OLD).in(UpgradeState.DRAIN_REQUIRED, ago(5))
+                .ann(NodeKeys.CORDONED_BY, NodeKeys.CORDONED_BY_VALUE).label(NodeKeys.REBOOT_REQUIRED, "true")
+                .ann(NodeKeys.REBOOT_REASON, "recovery"));
+        assertEquals("drain-required", state(p, "n1"));
+    }
 }

@@ -482,6 +482,46 @@ class DrainTest {
                 c.annotation("n1", NodeKeys.DRIVER_UPGRADE_FAILURE));
     }
 
+    /**
+     * Someone uncordons the node while its drain is blocked by a budget: the person is respected. The node is not
+     * cordoned again and no pod is evicted from it any more; it is upgrade-failed (its slot given back), the reason
+     * says what happened and how to retry, Events DrainFailed and DriverUpgradeFailed, our record removed, no reboot.
+     */
+    @Test
+    void aNodeUncordonedDuringItsDrainFailsAndIsNeitherDrainedNorCordonedAgain() {
+        cluster(1);
+        pod("train-0", "n1", true, Map.of("job", "train"));
+        pdb("train", 1, Map.of("job", "train"));
+        start(drain("timeoutSeconds", 3600));
+        until("the drain blocked by the budget", () -> events("DrainBlocked").toString()
+                .contains("PodDisruptionBudget ml/train") && unschedulable("n1"));
+        c.admin().nodes().withName("n1").patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"spec\":{\"unschedulable\":null}}"); // as kubectl uncordon
+        until("n1 upgrade-failed", () -> "upgrade-failed".equals(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE)));
+        String failure = c.annotation("n1", NodeKeys.DRIVER_UPGRADE_FAILURE);
+        assertTrue(failure.startsWith("uncordoned during its drain: spec.unschedulable was cleared by someone other "
+                + "than npu-lifecycle") && failure.contains("kubectl label node n1 "
+                        + "npu.openfuyao.com/driver-upgrade-state=upgrade-required --overwrite"), failure);
+        assertNull(c.annotation("n1", NodeKeys.CORDONED_BY), "our stale record removed");
+        int after = evictions.get();
+        long reconciles = controller.writeCounts().get("reconciles");
+        // 20 reconciles later (resyncs every 10 simulated seconds: beyond the 30 s eviction backoff)
+        Waits.until("20 reconciles more", WAIT, () -> controller.writeCounts().get("reconciles") >= reconciles + 20);
+        assertEquals(after, evictions.get(), "nothing evicted from a schedulable node");
+        assertTrue(!unschedulable("n1"), "not cordoned again");
+        assertEquals("upgrade-failed", c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
+        assertEquals(0, emulator.reboots.get());
+        assertNotNull(c.admin().pods().inNamespace(NS).withName("train-0").get());
+        assertEquals(1, events("Cordoned").size(), "cordoned once: " + events("Cordoned"));
+        Waits.untilAsserted("DrainFailed and DriverUpgradeFailed say it", WAIT, () -> {
+            assertTrue(events("DrainFailed").toString().contains("n1: drain stopped for the driver upgrade to " + NEW
+                    + ": the node was uncordoned by someone else"), events("DrainFailed").toString());
+            assertTrue(events("DriverUpgradeFailed").toString().contains("uncordoned during its drain"),
+                    events("DriverUpgradeFailed").toString());
+            assertTrue(String.valueOf(c.status().get("failedNodes")).contains("uncordoned during its drain"));
+        });
+    }
+
     @Test
     void daemonSetMirrorAndControlPlanePodsAreNeverEvicted() {
         cluster(1);
