@@ -41,7 +41,8 @@ class SimulatedClusterIT {
      * disruption controller's PodDisruptionBudget status exist only there.
      */
     static final Set<String> REAL_ONLY = Set.of("14-upgrade-drain.yaml", "15-upgrade-gates.yaml",
-            "17-recovery-drain.yaml", "18-recovery-drain-timeout.yaml");
+            "17-recovery-drain.yaml", "18-recovery-drain-timeout.yaml", "20-drain-force.yaml",
+            "22-uncordon-during-drain.yaml");
 
     /**
      * System property: how many scenario files the suite runs at a time ({@code scenario --parallel N}), each on its

@@ -109,6 +109,8 @@ class SpecCorpusTest {
             ok("a drain of every field", "{version: 25.5.0, upgradePolicy: {drain: {enable: true, scope: npu, "
                     + "podSelector: 'app=train,tier in (a, b),!debug', timeoutSeconds: 1, gracePeriodSeconds: -1, "
                     + "deleteEmptyDirData: true, force: true, onTimeout: reboot}}}"),
+            ok("drain disableEviction", "{version: 25.5.0, recoveryPolicy: {drain: {force: true, disableEviction: true}}}"),
+            bad("drain disableEviction as a string", "{version: 25.5.0, upgradePolicy: {drain: {disableEviction: 'yes'}}}"),
             bad("drain scope some", "{version: 25.5.0, upgradePolicy: {drain: {scope: some}}}"),
             bad("drain onTimeout retry", "{version: 25.5.0, upgradePolicy: {drain: {onTimeout: retry}}}"),
             bad("drain timeoutSeconds 0", "{version: 25.5.0, upgradePolicy: {drain: {timeoutSeconds: 0}}}"),

@@ -24,9 +24,11 @@ import io.npulifecycle.api.time.TimeSource;
  * The controller's part of the upgrade drain around each plan ({@link UpgradeController#reconcile}): before the plan,
  * the pods left on each node being drained ({@link Reconciler.Inputs#drainLeft()}); after it, while leader, the
  * writes of the plan's states: a {@code cordon-required} node is cordoned ({@link CordonGuard}), a
- * {@code drain-required} node's pods are evicted ({@link Drainer}), and a node carrying our cordon record whose
- * state no longer needs the cordon (done, {@code upgrade-failed}, back to {@code upgrade-required}, no label) is
- * uncordoned: every path ends uncordoned, and only what we cordoned.
+ * {@code drain-required} node's pods are evicted ({@link Drainer}) while it is unschedulable (never from a
+ * schedulable node), a node the plan holds until it is back in service ({@link Reconciler.Plan#releasing()}: done
+ * or {@code upgrade-failed} once uncordoned) is uncordoned, and a node carrying our cordon record whose state no
+ * longer needs the cordon (back to {@code upgrade-required}, {@code reboot-deferred}, no label) is uncordoned: every
+ * path ends uncordoned, and only what we cordoned.
  */
 final class DrainWork {
 
@@ -108,6 +110,13 @@ final class DrainWork {
     Duration act(Reconciler.Plan plan, Collection<Node> nodes, Collection<Pod> pods, Policy pol,
             Set<String> recoveryHeld) {
         Map<String, String> states = plan.nodeStates();
+        Map<String, String> releasing = plan.releasing();
+        Set<String> recordDropped = new HashSet<>();
+        for (Reconciler.NodePatch p : plan.nodePatches()) {
+            if (p.annotations().containsKey(NodeKeys.CORDONED_BY) && p.annotations().get(NodeKeys.CORDONED_BY) == null) {
+                recordDropped.add(p.node());
+            }
+        }
         Set<String> draining = draining(nodes, states);
         Map<String, List<Pod>> toDrain = DrainScope.podsToDrain(pods, draining, pol.drain());
         Set<String> refs = new HashSet<>();
@@ -117,13 +126,23 @@ final class DrainWork {
         for (Node n : nodes) {
             String name = n.getMetadata().getName();
             String s = states.get(name);
-            if (UpgradeState.CORDON_REQUIRED.label().equals(s)) {
+            if (releasing.containsKey(name)) {
+                // the state label changes once this uncordon is on the Node (a later plan sees it)
+                if (!recoveryHeld.contains(name) && !cordons.uncordon(n, releasing.get(name))) {
+                    wake = earlier(wake, WRITE_RETRY);
+                }
+            } else if (UpgradeState.CORDON_REQUIRED.label().equals(s)) {
                 if (!cordons.cordon(n, "driver upgrade to " + pol.version())) {
                     wake = earlier(wake, WRITE_RETRY);
                 }
             } else if (UpgradeState.DRAIN_REQUIRED.label().equals(s)) {
+                if (!CordonGuard.cordoned(n)) {
+                    continue; // schedulable: the plan failed it, or the recovery cordons it again; nothing evicted
+                }
                 Duration d = drainer.drain(name, toDrain.getOrDefault(name, List.of()), pol.drain());
                 wake = d == null ? wake : earlier(wake, d);
+            } else if (recordDropped.contains(name)) {
+                continue; // schedulable already: the plan's patch removed the record someone else's uncordon left
             } else if (!CORDONED_STATES.contains(s) && !recoveryHeld.contains(name) && !cordons.uncordon(n, s == null || s.isEmpty()
                     ? "no upgrade state" : s.equals("upgraded") ? "upgraded to " + pol.version() + " and validated"
                             : "driver-upgrade-state " + s)) {

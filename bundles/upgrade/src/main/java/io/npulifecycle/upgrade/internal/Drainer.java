@@ -27,15 +27,18 @@ import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.npulifecycle.api.time.TimeSource;
 
 /**
- * Evicts the pods of a node's drain through the Eviction API ({@code policy/v1} {@code pods/eviction}), never a plain
- * DELETE except for a pod without a controller under {@code force}. A refused eviction is tried again after a backoff
- * in simulated time (the injected {@link TimeSource}): {@value #FIRST_BACKOFF_SECONDS} s, doubling up to
- * {@value #MAX_BACKOFF_SECONDS} s per pod, never in a loop: {@code 429 Too Many Requests} (a PodDisruptionBudget
- * refused; the Event {@code DrainBlocked} names the pod and the budget), {@code 500} for a pod under several budgets
- * (a misconfiguration the API server cannot decide; the Event names the budgets). A pod without a controller (unless
- * {@code force}) or with emptyDir data (unless {@code deleteEmptyDirData}) is not touched: it blocks the drain, named.
- * Memory: per pod, its attempts and what blocks it, forgotten when the pod or its node's drain is gone; lost with
- * the process, which only means the next attempt comes sooner. Reconcile thread only.
+ * Evicts the pods of a node's drain through the Eviction API ({@code policy/v1} {@code pods/eviction}), so their
+ * PodDisruptionBudgets decide, as {@code kubectl drain} does: a pod without a controller is drained only under
+ * {@code force}, and then evicted like any other (its budget holds); a plain DELETE is sent only under
+ * {@code disableEviction} ({@code kubectl drain --disable-eviction}), which deletes every pod of the drain without
+ * consulting a budget. A refused eviction is tried again after a backoff in simulated time (the injected
+ * {@link TimeSource}): {@value #FIRST_BACKOFF_SECONDS} s, doubling up to {@value #MAX_BACKOFF_SECONDS} s per pod, never
+ * in a loop: {@code 429 Too Many Requests} (a PodDisruptionBudget refused; the Event {@code DrainBlocked} names the pod
+ * and the budget), {@code 500} for a pod under several budgets (a misconfiguration the API server cannot decide; the
+ * Event names the budgets). A pod without a controller (unless {@code force}) or with emptyDir data (unless
+ * {@code deleteEmptyDirData}) is not touched: it blocks the drain, named. Memory: per pod, its attempts and what blocks
+ * it, forgotten when the pod or its node's drain is gone; lost with the process, which only means the next attempt
+ * comes sooner. Reconcile thread only.
  */
 final class Drainer {
 
@@ -60,7 +63,7 @@ final class Drainer {
 
     /**
      * @param client the control plane's client ({@code pods/eviction create}, {@code poddisruptionbudgets list},
-     *        {@code pods delete} for {@code force})
+     *        {@code pods delete} for {@code disableEviction})
      * @param time the injected clock (backoff)
      * @param writer creates the Events, counts the requests
      * @param leader whether this replica may write, checked before each request
@@ -94,7 +97,7 @@ final class Drainer {
     }
 
     /**
-     * Evicts (or, under {@code force}, deletes) each pod of a node's drain whose next attempt is due.
+     * Evicts (or, under {@code disableEviction}, deletes) each pod of a node's drain whose next attempt is due.
      *
      * @param node the node being drained
      * @param pods its pods of the drain ({@link DrainScope})
@@ -111,7 +114,8 @@ final class Drainer {
             String ref = DrainScope.ref(p);
             Attempt a = attempts.computeIfAbsent(ref, k -> new Attempt());
             if (DrainScope.controllerKind(p) == null && !drain.force()) {
-                block(node, p, a, "no controller: only drain.force deletes it", NodeKeys.WARNING);
+                block(node, p, a, "no controller: only drain.force drains it (nothing recreates it)",
+                        NodeKeys.WARNING);
                 continue;
             }
             if (DrainScope.hasEmptyDir(p) && !drain.deleteEmptyDirData()) {
@@ -139,17 +143,23 @@ final class Drainer {
         attempts.keySet().retainAll(refs);
     }
 
-    /** @return true when the pod was evicted (or deleted, or is gone already); false when refused */
+    /**
+     * Evicts the pod, or deletes it under {@code disableEviction}; a pod without a controller (admitted by
+     * {@code force}) is evicted like any other, so a budget that selects it holds.
+     *
+     * @return true when the pod was evicted (or deleted, or is gone already); false when refused
+     */
     private boolean evictOrDelete(String node, Pod p, Attempt a, DrainSettings drain) {
         String ns = p.getMetadata().getNamespace();
         String name = p.getMetadata().getName();
         Long grace = drain.gracePeriodSeconds() < 0 ? null : drain.gracePeriodSeconds();
         try {
-            if (DrainScope.controllerKind(p) == null) {
+            if (drain.disableEviction()) {
                 var op = client.pods().inNamespace(ns).withName(name);
                 (grace == null ? op : op.withGracePeriod(grace)).delete();
-                writer.count("pod-delete-forced");
-                LOG.log(Level.INFO, "node " + node + ": deleted " + ns + "/" + name + " (no controller, drain.force)");
+                writer.count("pod-delete-no-eviction");
+                LOG.log(Level.INFO, "node " + node + ": deleted " + ns + "/" + name + " (drain.disableEviction: no "
+                        + "PodDisruptionBudget consulted)");
                 return true;
             }
             var eviction = new EvictionBuilder().withNewMetadata().withName(name).withNamespace(ns).endMetadata();

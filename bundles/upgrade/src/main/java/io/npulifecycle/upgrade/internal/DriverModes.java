@@ -152,7 +152,7 @@ final class DriverModes {
             }
             conds.add(RolloutStatus.cond(prev, CONDITION_TEMPLATE, "False", "TemplateUnavailable", problem, now));
             out = new Reconciler.Plan(plan.nodePatches(), deletes, List.of(), plan.crEvents(), plan.imagesToCheck(), st,
-                    plan.nodeStates(), plan.nextWakeup());
+                    plan.nodeStates(), plan.nextWakeup(), plan.releasing());
         } else if (had) {
             conds.add(RolloutStatus.cond(prev, CONDITION_TEMPLATE, "True", "TemplateLoaded",
                     "the driver DaemonSet template is readable", now));

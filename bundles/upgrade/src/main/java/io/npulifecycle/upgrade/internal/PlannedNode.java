@@ -74,6 +74,17 @@ final class PlannedNode {
      * {@code reboot-deferred}; null = it does not yield.
      */
     String yieldsTo;
+    /**
+     * Set when the plan would make the node done or {@code upgrade-failed} while it is not back in service yet
+     * ({@link DrainStates#releaseFirst}): what it waits for. The node then keeps its observed state and gets no patch
+     * in this plan; null = no such wait.
+     */
+    String releaseWait;
+    /**
+     * The node's patch removes {@value NodeKeys#CORDONED_BY}: the record of a cordon someone else removed
+     * ({@link DrainStates#uncordonedDuringDrain}), which must not make a later cordon look like ours.
+     */
+    boolean dropCordonRecord;
     /** Events to create once the node's patch went through. */
     final List<Reconciler.EventSpec> events = new ArrayList<>();
 
@@ -167,8 +178,15 @@ final class PlannedNode {
      * {@link #MAX_FAILURE_CHARS} characters) and adds the Warning Event {@code DriverUpgradeFailed} on the Node.
      */
     void fail(Duration d, String detail, Instant now) {
-        String reason = "missed the " + next.label() + " deadline of " + d.toSeconds() + "s (since "
-                + nextProgress.since() + "): " + detail;
+        failBecause("missed the " + next.label() + " deadline of " + d.toSeconds() + "s (since "
+                + nextProgress.since() + "): " + detail, now);
+    }
+
+    /**
+     * Fails the node for {@code reason} (cut to {@link #MAX_FAILURE_CHARS} characters) and adds the Warning Event
+     * {@code DriverUpgradeFailed} on the Node; the progress keeps the slot's target and boot id.
+     */
+    void failBecause(String reason, Instant now) {
         failure = reason.length() > MAX_FAILURE_CHARS ? reason.substring(0, MAX_FAILURE_CHARS) : reason;
         events.add(new Reconciler.EventSpec("Node", name, NodeKeys.WARNING, NodeKeys.EVENT_DRIVER_UPGRADE_FAILED, failure));
         next = UpgradeState.UPGRADE_FAILED;

@@ -151,10 +151,21 @@ public final class Reconciler {
      * @param status the status to write (when it differs from the last one)
      * @param nodeStates the resulting state of each node ("" = none, "upgraded", "unknown", "pending"), for the MBean
      * @param nextWakeup earliest deadline among in-flight nodes, or null
+     * @param releasing per node the plan would make done or {@code upgrade-failed} but holds in its state until our
+     *        cordon of it is released ({@link DrainStates#releaseFirst}): why the controller uncordons it now (the
+     *        Event {@code Uncordoned}); such a node gets no patch in this plan
      */
     public record Plan(List<NodePatch> nodePatches, List<PodDelete> podDeletes, List<DaemonSetApply> daemonSets,
             List<EventSpec> crEvents, Set<String> imagesToCheck, NpuOperatorCtlStatus status,
-            Map<String, String> nodeStates, Instant nextWakeup) {
+            Map<String, String> nodeStates, Instant nextWakeup, Map<String, String> releasing) {
+
+        /** A plan that releases no node. */
+        public Plan(List<NodePatch> nodePatches, List<PodDelete> podDeletes, List<DaemonSetApply> daemonSets,
+                List<EventSpec> crEvents, Set<String> imagesToCheck, NpuOperatorCtlStatus status,
+                Map<String, String> nodeStates, Instant nextWakeup) {
+            this(nodePatches, podDeletes, daemonSets, crEvents, imagesToCheck, status, nodeStates, nextWakeup,
+                    Map.of());
+        }
     }
 
     /**
@@ -213,7 +224,9 @@ public final class Reconciler {
      * Computes the plan, phase by phase over the nodes sorted by name: {@link #classify} (on the target? to
      * upgrade?), {@link #imagePreflight}, {@link #advance} (each node's state machine, no slot needed),
      * {@link DrainStates} (cordon and drain done?), {@link WindowGate} (the maintenance window closed before the
-     * reboot: the slot is released), {@link Deadlines#check} (in-flight nodes past their deadline fail), {@link #hold}
+     * reboot: the slot is released), {@link Deadlines#check} (in-flight nodes past their deadline fail),
+     * {@link DrainStates#uncordonedDuringDrain} (a drain-required node someone uncordoned fails),
+     * {@link DrainStates#releaseFirst} (done or failed only once back in service), {@link #hold}
      * (NPU workloads, bad node info, blocking pods), {@link SlotGrants#grant} (slots under maxParallelUpgrades and
      * maxUnavailable, only while the maintenance window is open; in manual mode an unapproved node yields its slot to
      * an approved one), then the writes
@@ -240,6 +253,8 @@ public final class Reconciler {
         DrainStates.advance(ns, pol, in);
         WindowGate.release(ns, pol, in.now());
         Instant wake = Deadlines.check(ns, pol, in);
+        DrainStates.uncordonedDuringDrain(ns, pol, in);
+        Map<String, String> releasing = DrainStates.releaseFirst(ns, pol, in.now());
         hold(ns, in.npuWorkloads(), pol.gates(), in.blockingPods());
         Slots slots = SlotGrants.grant(ns, pol, in.paused() || !verdict.ok() || WindowGate.closed(pol, in.now()),
                 in.now());
@@ -249,7 +264,8 @@ public final class Reconciler {
         List<DaemonSetApply> dss = daemonSets(ns, images, in.daemonSetImages(), pol.version(), verdict.ok());
         RolloutStatus.Result s = RolloutStatus.of(in, prev, pol, ns, verdict, slots);
         return new Plan(patches, deletes, dss, s.crEvents(), verdict.needed(), s.status(), s.nodeStates(),
-                Deadlines.earliest(Deadlines.earliest(wake, slots.wake()), WindowGate.wake(ns, pol, in.now())));
+                Deadlines.earliest(Deadlines.earliest(wake, slots.wake()), WindowGate.wake(ns, pol, in.now())),
+                releasing);
     }
 
     /** @return the facts of every node, sorted by name */
@@ -387,11 +403,16 @@ public final class Reconciler {
 
     /**
      * One merge patch per node whose label, progress or failure annotation changes; the {@code driver-combination}
-     * label rides on it, or goes alone only while the images are confirmed ({@code touchNodes}).
+     * label rides on it, or goes alone only while the images are confirmed ({@code touchNodes}). None for a node
+     * waiting to be back in service ({@link PlannedNode#releaseWait}): its uncordon, guarded by the resourceVersion
+     * this plan read, goes first.
      */
     private static List<NodePatch> nodePatches(List<PlannedNode> ns, boolean touchNodes) {
         List<NodePatch> patches = new ArrayList<>();
         for (PlannedNode n : ns) {
+            if (n.releaseWait != null) {
+                continue;
+            }
             Map<String, String> lab = new LinkedHashMap<>();
             Map<String, String> ann = new LinkedHashMap<>();
             if (n.next != n.state || n.badLabel) {
@@ -405,6 +426,9 @@ public final class Reconciler {
                     ? (n.failure != null ? n.failure : n.ann.get(NodeKeys.DRIVER_UPGRADE_FAILURE)) : null;
             if (!Objects.equals(failure, n.ann.get(NodeKeys.DRIVER_UPGRADE_FAILURE))) {
                 ann.put(NodeKeys.DRIVER_UPGRADE_FAILURE, failure);
+            }
+            if (n.dropCordonRecord) {
+                ann.put(NodeKeys.CORDONED_BY, null);
             }
             String before = n.rebootBefore == null ? null : n.rebootBefore.toString();
             if (!Objects.equals(before, n.ann.get(NodeKeys.UPGRADE_REBOOT_BEFORE))) {

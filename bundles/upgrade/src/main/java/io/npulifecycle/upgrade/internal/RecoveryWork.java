@@ -181,10 +181,13 @@ final class RecoveryWork {
      *
      * @param r this reconcile's round
      * @param nodes the NPU nodes as the round read them
+     * @param upgradeReleasing nodes the upgrade plan holds until our cordon is released
+     *        ({@link Reconciler.Plan#releasing()}): a recovery that gives its cordon back uncordons them although
+     *        their upgrade state label still holds the cordon (it changes once the uncordon is on the Node)
      * @return the nodes whose cordon DrainWork must leave alone this reconcile (held by the recovery, or patched
      *         here); with the wait until a refused eviction or a failed write may be tried again, or null
      */
-    Acted act(Round r, Collection<Node> nodes) {
+    Acted act(Round r, Collection<Node> nodes, Set<String> upgradeReleasing) {
         Set<String> skip = new HashSet<>(r.plan().holdingCordon());
         if (!leader.getAsBoolean()) {
             return new Acted(skip, null);
@@ -201,7 +204,7 @@ final class RecoveryWork {
             if (n == null) {
                 continue;
             }
-            if (!apply(p, n)) {
+            if (!apply(p, n, upgradeReleasing.contains(p.node()))) {
                 wake = earlier(wake, DrainWork.WRITE_RETRY);
             }
             skip.add(p.node());
@@ -252,8 +255,11 @@ final class RecoveryWork {
     record Acted(Set<String> skipUncordon, Duration retry) {
     }
 
-    /** @return false when the patch failed (the caller tries again) */
-    private boolean apply(RecoveryPlanner.NodePlan p, Node n) {
+    /**
+     * @param upgradeReleasing the upgrade plan waits for our cordon's release before it changes the state label
+     * @return false when the patch failed (the caller tries again)
+     */
+    private boolean apply(RecoveryPlanner.NodePlan p, Node n, boolean upgradeReleasing) {
         boolean tainted = RecoveryPlanner.tainted(n);
         String grant = n.getMetadata().getAnnotations() == null ? null
                 : n.getMetadata().getAnnotations().get(NodeKeys.RECOVERY_REBOOT_GRANTED);
@@ -262,7 +268,7 @@ final class RecoveryWork {
         String state = n.getMetadata().getLabels() == null ? null
                 : n.getMetadata().getLabels().get(NodeKeys.DRIVER_UPGRADE_STATE);
         boolean uncordon = p.givesCordonBack() && CordonGuard.cordonedByUs(n)
-                && (state == null || !DrainWork.CORDONED_STATES.contains(state));
+                && (state == null || !DrainWork.CORDONED_STATES.contains(state) || upgradeReleasing);
         boolean taintChange = tainted != p.taint();
         boolean grantChange = !Objects.equals(grant, p.grant());
         String failed = n.getMetadata().getAnnotations() == null ? null

@@ -212,6 +212,9 @@ final class RolloutStatus {
         if (!n.inFlight()) {
             return null;
         }
+        if (n.releaseWait != null) {
+            return n.next.label() + ": " + n.releaseWait;
+        }
         switch (n.next) {
             case POD_RESTART_REQUIRED:
                 return n.next.label() + ", " + approval + ": the driver pod restarts with the target image, then the "

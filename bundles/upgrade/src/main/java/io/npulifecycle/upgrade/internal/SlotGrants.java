@@ -138,11 +138,11 @@ final class SlotGrants {
     /**
      * @return whether the node holds a slot it may give up: observed and planned in {@code pod-restart-required} or
      *         {@code reboot-required} (so not rebooting, no {@code rebooting-from-boot-id} of this boot), without an
-     *         approval
+     *         approval, and not waiting to be back in service before it fails ({@link PlannedNode#releaseWait})
      */
     private static boolean mayYield(PlannedNode n) {
         boolean before = n.state == UpgradeState.POD_RESTART_REQUIRED || n.state == UpgradeState.REBOOT_REQUIRED;
         boolean still = n.next == UpgradeState.POD_RESTART_REQUIRED || n.next == UpgradeState.REBOOT_REQUIRED;
-        return before && still && !n.approved;
+        return before && still && !n.approved && n.releaseWait == null;
     }
 }

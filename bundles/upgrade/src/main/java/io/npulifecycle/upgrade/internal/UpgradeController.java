@@ -501,7 +501,8 @@ public final class UpgradeController implements AutoCloseable {
         }
         boolean applied = writer.apply(plan, cr, mono);
         startDeadlines(plan, now, mono);
-        RecoveryWork.Acted recovered = recovery == null ? null : recoveryWork.act(recovery, nodes);
+        RecoveryWork.Acted recovered = recovery == null ? null
+                : recoveryWork.act(recovery, nodes, plan.releasing().keySet());
         Duration retry = spec.valid() && !host
                 ? drainWork.act(plan, nodes, pods, spec.policy(), recovered.skipUncordon()) : null;
         if (recovered != null && recovered.retry() != null) {
@@ -565,7 +566,7 @@ public final class UpgradeController implements AutoCloseable {
         List<Reconciler.DaemonSetApply> all = new ArrayList<>(plan.daemonSets());
         all.addAll(more);
         return new Reconciler.Plan(plan.nodePatches(), plan.podDeletes(), all, plan.crEvents(), plan.imagesToCheck(),
-                plan.status(), plan.nodeStates(), plan.nextWakeup());
+                plan.status(), plan.nodeStates(), plan.nextWakeup(), plan.releasing());
     }
 
     /**

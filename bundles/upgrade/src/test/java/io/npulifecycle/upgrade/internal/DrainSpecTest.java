@@ -42,6 +42,13 @@ class DrainSpecTest {
         assertTrue(q.drain().npuOnly() && q.drain().deleteEmptyDirData() && q.drain().force()
                 && q.drain().rebootOnTimeout());
         assertEquals(0, q.drain().gracePeriodSeconds());
+        assertFalse(q.drain().disableEviction(), "force alone still evicts: PodDisruptionBudgets hold");
+        assertFalse(DrainSettings.DEFAULT.disableEviction());
+        assertTrue(parse(Map.of("disableEviction", true)).policy().drain().disableEviction());
+        SpecReader.Result rec = SpecReader.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+                Map.of("drain", Map.of("force", true, "disableEviction", true)))));
+        assertTrue(rec.recovery().drain().force() && rec.recovery().drain().disableEviction(), rec.problems()
+                .toString());
         assertEquals(Duration.ofSeconds(90), q.deadlines().get(UpgradeState.DRAIN_REQUIRED));
         assertTrue(q.drain().podSelector().matches(Map.of("job", "train")));
         assertFalse(q.drain().podSelector().matches(Map.of("job", "train", "keep", "")));
@@ -60,6 +67,10 @@ class DrainSpecTest {
                 new Case(Map.of("podSelector", "=x"), "drain.podSelector: '=x' does not parse"),
                 new Case(Map.of("gracePeriodSeconds", -2), "drain.gracePeriodSeconds: -2 is out of range"),
                 new Case(Map.of("force", "yes"), "drain.force: 'yes' is not a boolean"),
+                new Case(Map.of("disableEviction", "true"), "spec.driver.upgradePolicy.drain.disableEviction: 'true' "
+                        + "is not a boolean (expected true or false)"),
+                new Case(Map.of("disableEvictions", true), "spec.driver.upgradePolicy.drain.disableEvictions: "
+                        + "unknown field"),
                 new Case(Map.of("forse", true), "spec.driver.upgradePolicy.drain.forse: unknown field"))) {
             SpecReader.Result r = parse(c.drain());
             assertFalse(r.valid(), c.toString());
@@ -94,5 +105,26 @@ class DrainSpecTest {
                 .map(j -> j.asText()).toList());
         assertTrue(crd.getSpec().getVersions().get(0).getSchema().getOpenAPIV3Schema().getProperties().get("status")
                 .getProperties().containsKey("drainingNodes"));
+        JSONSchemaProps recovery = crd.getSpec().getVersions().get(0).getSchema().getOpenAPIV3Schema().getProperties()
+                .get("spec").getProperties().get("driver").getProperties().get("recoveryPolicy").getProperties()
+                .get("drain");
+        for (JSONSchemaProps d : List.of(drain, recovery)) {
+            JSONSchemaProps off = d.getProperties().get("disableEviction");
+            assertEquals("boolean", off.getType());
+            assertEquals("false", off.getDefault().asText(), "deleting without eviction is opt-in");
+            assertTrue(off.getDescription().contains("PodDisruptionBudgets are NOT consulted"), off.getDescription());
+            assertTrue(d.getProperties().get("force").getDescription().contains("still evicted through the Eviction "
+                    + "API"), d.getProperties().get("force").getDescription());
+        }
+    }
+
+    /** A bad {@code recoveryPolicy.drain.disableEviction} is named with its own path. */
+    @Test
+    void aBadDisableEvictionOfTheRecoveryDrainIsNamed() {
+        SpecReader.Result r = SpecReader.parse(Map.of("driver", Map.of("version", "25.5.0", "recoveryPolicy",
+                Map.of("drain", Map.of("disableEviction", 1)))));
+        assertFalse(r.valid());
+        assertTrue(String.join("; ", r.problems()).contains("spec.driver.recoveryPolicy.drain.disableEviction: 1 is "
+                + "not a boolean"), r.problems().toString());
     }
 }

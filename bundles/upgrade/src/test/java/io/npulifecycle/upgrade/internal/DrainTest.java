@@ -306,15 +306,220 @@ class DrainTest {
         until("n1 uncordoned", () -> !unschedulable("n1"));
     }
 
+    /** {@code force} admits a pod without a controller, and evicts it through the Eviction API like any other. */
     @Test
-    void aPodWithoutAControllerIsDeletedWithForce() {
+    void aPodWithoutAControllerIsEvictedWithForce() {
         cluster(1);
         pod("notebook", "n1", false, Map.of("app", "notebook"));
         start(drain("force", true));
         until("n1 upgraded", () -> emulator.allDone(NEW));
         assertNull(c.admin().pods().inNamespace(NS).withName("notebook").get());
+        assertEquals(1, evictions.get(), "evicted, not deleted: the Eviction API decided");
         assertEquals(1, emulator.reboots.get());
         until("n1 uncordoned", () -> !unschedulable("n1"));
+    }
+
+    /**
+     * {@code force} as {@code kubectl drain --force}: a bare pod that a PodDisruptionBudget protects is evicted
+     * through the Eviction API, which refuses; the budget is named, the pod stays, the drain times out and the node
+     * is not rebooted.
+     */
+    @Test
+    void forceStillLetsTheBudgetOfABarePodHold() {
+        cluster(1);
+        pod("notebook", "n1", false, Map.of("app", "notebook"));
+        pdb("notebook", 1, Map.of("app", "notebook"));
+        start(drain("force", true, "timeoutSeconds", 120));
+        until("n1 upgrade-failed", () -> "upgrade-failed".equals(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE)));
+        String failure = c.annotation("n1", NodeKeys.DRIVER_UPGRADE_FAILURE);
+        assertTrue(failure.contains("ml/notebook (PodDisruptionBudget ml/notebook allows no disruption now)"),
+                failure);
+        assertTrue(evictions.get() >= 2, "evicted (and refused), never deleted: " + evictions.get());
+        assertNotNull(c.admin().pods().inNamespace(NS).withName("notebook").get(), "the budget kept the bare pod");
+        assertEquals(0, emulator.reboots.get());
+        assertTrue(events("DrainBlocked").toString().contains("PodDisruptionBudget ml/notebook"),
+                events("DrainBlocked").toString());
+    }
+
+    /** {@code disableEviction} deletes instead of evicting: the budget of the bare pod is not consulted. */
+    @Test
+    void disableEvictionDeletesTheBarePodWithoutAskingItsBudget() {
+        cluster(1);
+        pod("notebook", "n1", false, Map.of("app", "notebook"));
+        pdb("notebook", 1, Map.of("app", "notebook"));
+        start(drain("force", true, "disableEviction", true));
+        until("n1 upgraded", () -> emulator.allDone(NEW));
+        assertNull(c.admin().pods().inNamespace(NS).withName("notebook").get());
+        assertEquals(0, evictions.get(), "deleted, no eviction sent");
+        assertTrue(controller.writeCounts().get("pod-delete-no-eviction") >= 1, controller.writeCounts().toString());
+        assertEquals(1, emulator.reboots.get());
+    }
+
+    /**
+     * Every version of a Node the API server had, as its watch delivered them: the state label, whether it was
+     * unschedulable and whether it carried our cordon record. A watch delivers each change in order, so a write order
+     * that showed the label without our cordon's release first would be seen here.
+     */
+    static final class NodeHistory implements AutoCloseable {
+        record Seen(String state, boolean unschedulable, boolean record, boolean tainted) {
+        }
+
+        final List<Seen> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        private final io.fabric8.kubernetes.client.Watch watch;
+
+        NodeHistory(ClusterFixture c, String node) {
+            watch = c.admin().nodes().withName(node).watch(new io.fabric8.kubernetes.client.Watcher<>() {
+                @Override
+                public void eventReceived(Action action, io.fabric8.kubernetes.api.model.Node n) {
+                    Map<String, String> l = n.getMetadata().getLabels() == null ? Map.of() : n.getMetadata().getLabels();
+                    Map<String, String> a = n.getMetadata().getAnnotations() == null ? Map.of()
+                            : n.getMetadata().getAnnotations();
+                    seen.add(new Seen(l.get(NodeKeys.DRIVER_UPGRADE_STATE), n.getSpec() != null
+                            && Boolean.TRUE.equals(n.getSpec().getUnschedulable()),
+                            NodeKeys.CORDONED_BY_VALUE.equals(a.get(NodeKeys.CORDONED_BY)),
+                            RecoveryPlanner.tainted(n)));
+                }
+
+                @Override
+                public void onClose(io.fabric8.kubernetes.client.WatcherException cause) {
+                }
+            });
+        }
+
+        /** @return the versions that showed no state label, or upgrade-failed, while our cordon was on the node */
+        List<Seen> cordonedByUsWhenEmptyOrFailed() {
+            return seen.stream().filter(x -> x.unschedulable() && x.record()
+                    && (x.state() == null || "upgrade-failed".equals(x.state()))).toList();
+        }
+
+        @Override
+        public void close() {
+            watch.close();
+        }
+    }
+
+    /**
+     * Empty means done: through the whole upgrade (cordon, drain, reboot, validation), no version of the Node shows
+     * an empty state label while our cordon is on it; the cordon is released first, then the label goes.
+     */
+    @Test
+    void theStateLabelIsEmptyOnlyOnceOurCordonIsReleased() {
+        cluster(1);
+        NodeHistory history = c.own(new NodeHistory(c, "n1"));
+        pod("train-0", "n1", true, Map.of("job", "train"));
+        start(drain());
+        until("n1 upgraded and uncordoned", () -> emulator.allDone(NEW) && !unschedulable("n1"));
+        Waits.until("the watch saw the last version", WAIT, () -> !history.seen.isEmpty()
+                && history.seen.get(history.seen.size() - 1).state() == null);
+        assertTrue(history.seen.stream().anyMatch(x -> "drain-required".equals(x.state()) && x.unschedulable()
+                && x.record()), "cordoned by us for the drain: " + history.seen);
+        assertEquals(List.of(), history.cordonedByUsWhenEmptyOrFailed(), "seen: " + history.seen);
+        int lastCordoned = -1;
+        for (int i = 0; i < history.seen.size(); i++) {
+            lastCordoned = history.seen.get(i).unschedulable() ? i : lastCordoned;
+        }
+        // the agent's validation may come in the write that ends the reboot (rebooting -> done): the label held is
+        // whichever in-flight state the node was in
+        assertNotNull(history.seen.get(lastCordoned + 1).state(), "uncordoned first, the label still set: "
+                + history.seen);
+        Waits.untilAsserted("one Uncordoned Event", WAIT, () -> assertEquals(1, events("Uncordoned").size(),
+                events("Uncordoned").toString()));
+    }
+
+    /**
+     * The recovery's taint holds the label too: a node whose boot had not validated when a wedge was suppressed keeps
+     * the taint until it validates. Here that boot is the upgrade's: once it validates, the recovery's release
+     * removes the taint and gives our cordon back in one patch (the upgrade waits for it), and only then the label
+     * goes.
+     */
+    @Test
+    void theStateLabelIsEmptyOnlyOnceTheRecoveryTaintIsGoneToo() {
+        cluster(1);
+        emulator.setValidates("n1", false);
+        NodeHistory history = c.own(new NodeHistory(c, "n1"));
+        start(drain(), true, Map.of("deadlines", Map.of("validationSeconds", 0)));
+        until("n1 rebooted, not validated yet", () -> "validation-required".equals(c.label("n1",
+                NodeKeys.DRIVER_UPGRADE_STATE)) && unschedulable("n1"));
+        c.admin().nodes().withName("n1").patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"taints\":[{"
+                + "\"key\":\"" + NodeKeys.NPU_UNHEALTHY_TAINT + "\",\"value\":\"true\",\"effect\":\"NoSchedule\"}]}}");
+        until("the recovery waits for the validation", () -> String.valueOf(c.status().get("recoveringNodes"))
+                .contains("waiting for the driver validation"));
+        emulator.setValidates("n1", true);
+        until("n1 done, uncordoned, untainted", () -> c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE) == null
+                && !unschedulable("n1") && !tainted("n1"));
+        Waits.until("the watch saw the last version", WAIT, () -> !history.seen.isEmpty()
+                && history.seen.get(history.seen.size() - 1).state() == null);
+        assertTrue(history.seen.stream().noneMatch(x -> x.state() == null && (x.tainted() || x.unschedulable()
+                && x.record())), "seen: " + history.seen);
+        boolean released = false;
+        for (int i = 1; i < history.seen.size(); i++) {
+            DrainTest.NodeHistory.Seen before = history.seen.get(i - 1);
+            DrainTest.NodeHistory.Seen after = history.seen.get(i);
+            released |= before.tainted() && before.unschedulable() && !after.tainted() && !after.unschedulable()
+                    && after.state() != null;
+        }
+        assertTrue(released, "taint and cordon released in one write, the label still set: " + history.seen);
+    }
+
+    boolean tainted(String node) {
+        return RecoveryPlanner.tainted(c.node(node));
+    }
+
+    /** Likewise a node reads upgrade-failed only once our cordon is released (a budget fails its drain). */
+    @Test
+    void upgradeFailedIsWrittenOnlyOnceOurCordonIsReleased() {
+        cluster(1);
+        NodeHistory history = c.own(new NodeHistory(c, "n1"));
+        pod("train-0", "n1", true, Map.of("job", "train"));
+        pdb("train", 1, Map.of("job", "train"));
+        start(drain("timeoutSeconds", 60));
+        until("n1 upgrade-failed and uncordoned", () -> "upgrade-failed".equals(c.label("n1",
+                NodeKeys.DRIVER_UPGRADE_STATE)) && !unschedulable("n1"));
+        Waits.until("the watch saw upgrade-failed", WAIT, () -> history.seen.stream()
+                .anyMatch(x -> "upgrade-failed".equals(x.state())));
+        assertEquals(List.of(), history.cordonedByUsWhenEmptyOrFailed(), "seen: " + history.seen);
+        assertTrue(c.annotation("n1", NodeKeys.DRIVER_UPGRADE_FAILURE).contains("missed the drain-required deadline"),
+                c.annotation("n1", NodeKeys.DRIVER_UPGRADE_FAILURE));
+    }
+
+    /**
+     * Someone uncordons the node while its drain is blocked by a budget: the person is respected. The node is not
+     * cordoned again and no pod is evicted from it any more; it is upgrade-failed (its slot given back), the reason
+     * says what happened and how to retry, Events DrainFailed and DriverUpgradeFailed, our record removed, no reboot.
+     */
+    @Test
+    void aNodeUncordonedDuringItsDrainFailsAndIsNeitherDrainedNorCordonedAgain() {
+        cluster(1);
+        pod("train-0", "n1", true, Map.of("job", "train"));
+        pdb("train", 1, Map.of("job", "train"));
+        start(drain("timeoutSeconds", 3600));
+        until("the drain blocked by the budget", () -> events("DrainBlocked").toString()
+                .contains("PodDisruptionBudget ml/train") && unschedulable("n1"));
+        c.admin().nodes().withName("n1").patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"spec\":{\"unschedulable\":null}}"); // as kubectl uncordon
+        until("n1 upgrade-failed", () -> "upgrade-failed".equals(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE)));
+        String failure = c.annotation("n1", NodeKeys.DRIVER_UPGRADE_FAILURE);
+        assertTrue(failure.startsWith("uncordoned during its drain: spec.unschedulable was cleared by someone other "
+                + "than npu-lifecycle") && failure.contains("kubectl label node n1 "
+                        + "npu.openfuyao.com/driver-upgrade-state=upgrade-required --overwrite"), failure);
+        assertNull(c.annotation("n1", NodeKeys.CORDONED_BY), "our stale record removed");
+        int after = evictions.get();
+        long reconciles = controller.writeCounts().get("reconciles");
+        // 20 reconciles later (resyncs every 10 simulated seconds: beyond the 30 s eviction backoff)
+        Waits.until("20 reconciles more", WAIT, () -> controller.writeCounts().get("reconciles") >= reconciles + 20);
+        assertEquals(after, evictions.get(), "nothing evicted from a schedulable node");
+        assertTrue(!unschedulable("n1"), "not cordoned again");
+        assertEquals("upgrade-failed", c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE));
+        assertEquals(0, emulator.reboots.get());
+        assertNotNull(c.admin().pods().inNamespace(NS).withName("train-0").get());
+        assertEquals(1, events("Cordoned").size(), "cordoned once: " + events("Cordoned"));
+        Waits.untilAsserted("DrainFailed and DriverUpgradeFailed say it", WAIT, () -> {
+            assertTrue(events("DrainFailed").toString().contains("n1: drain stopped for the driver upgrade to " + NEW
+                    + ": the node was uncordoned by someone else"), events("DrainFailed").toString());
+            assertTrue(events("DriverUpgradeFailed").toString().contains("uncordoned during its drain"),
+                    events("DriverUpgradeFailed").toString());
+            assertTrue(String.valueOf(c.status().get("failedNodes")).contains("uncordoned during its drain"));
+        });
     }
 
     @Test

@@ -81,6 +81,7 @@ final class PlanRows {
         final Map<String, String> ann = new LinkedHashMap<>();
         boolean cordoned;
         boolean notReady;
+        boolean tainted;
 
         NodeSpec(String name) {
             this.name = name;
@@ -155,6 +156,12 @@ final class PlanRows {
             return this;
         }
 
+        /** The recovery's taint {@code npu.openfuyao.com/npu-unhealthy=true:NoSchedule}. */
+        NodeSpec tainted() {
+            tainted = true;
+            return this;
+        }
+
         NodeSpec label(String key, String value) {
             labels.put(key, value);
             return this;
@@ -172,13 +179,19 @@ final class PlanRows {
         }
 
         Node build() {
-            return new NodeBuilder().withNewMetadata().withName(name).withResourceVersion("7").withLabels(labels)
+            Node n = new NodeBuilder().withNewMetadata().withName(name).withResourceVersion("7").withLabels(labels)
                     .withAnnotations(ann).endMetadata()
                     .withNewSpec().withUnschedulable(cordoned ? Boolean.TRUE : null).endSpec()
                     .withNewStatus().withNewNodeInfo().withKernelVersion("6.6.0-145.0.4.135.oe2403sp3.aarch64")
                     .withOsImage("openEuler 24.03 (LTS-SP3)").endNodeInfo()
                     .addNewCondition().withType("Ready").withStatus(notReady ? "False" : "True").endCondition()
                     .endStatus().build();
+            if (tainted) {
+                n.getSpec().setTaints(List.of(new io.fabric8.kubernetes.api.model.TaintBuilder()
+                        .withKey(NodeKeys.NPU_UNHEALTHY_TAINT).withValue(NodeKeys.NPU_UNHEALTHY_VALUE)
+                        .withEffect(NodeKeys.NPU_UNHEALTHY_EFFECT).build()));
+            }
+            return n;
         }
     }
 

@@ -166,7 +166,7 @@ class RecoveryPlanTest {
     @Test
     void withTheDrainDisabledTheNodeIsOnlyTainted() {
         RecoverySettings off = new RecoverySettings(new DrainSettings(false, false, PodSelector.ALL,
-                DrainSettings.DEFAULT.timeout(), -1, false, false, false), 25, true);
+                DrainSettings.DEFAULT.timeout(), -1, false, false, false, false), 25, true);
         RecoveryPlanner.NodePlan p = of(plan(off, Map.of(), new N("n1").wedged("0")), "n1");
         assertEquals(RecoveryPlanner.Step.TAINTED, p.step());
         assertTrue(p.taint());

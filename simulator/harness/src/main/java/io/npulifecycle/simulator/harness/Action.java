@@ -684,11 +684,13 @@ sealed interface Action {
     }
 
     /**
-     * {@code spec.driver.upgradePolicy.drain} (docs/upgrade.md "Drain"), checked as the CRD schema checks it; the
-     * pod selector's syntax is the controller's to judge ({@code InvalidSpec}), so a scenario can show that too.
+     * {@code spec.driver.upgradePolicy.drain} or {@code recoveryPolicy.drain} (docs/upgrade.md "Drain"), checked as
+     * the CRD schema checks it; the pod selector's syntax is the controller's to judge ({@code InvalidSpec}), so a
+     * scenario can show that too. {@code force} admits pods without a controller (still evicted);
+     * {@code disableEviction} deletes instead of evicting.
      */
     record Drain(Boolean enable, String scope, String podSelector, Integer timeoutSeconds, Integer gracePeriodSeconds,
-            Boolean deleteEmptyDirData, Boolean force, String onTimeout) {
+            Boolean deleteEmptyDirData, Boolean force, Boolean disableEviction, String onTimeout) {
         public Drain {
             if (scope != null && !scope.equals("all") && !scope.equals("npu")) {
                 throw new Bad("scope", "'" + scope + "' is not all or npu");
@@ -709,6 +711,7 @@ sealed interface Action {
             put(m, "gracePeriodSeconds", gracePeriodSeconds);
             put(m, "deleteEmptyDirData", deleteEmptyDirData);
             put(m, "force", force);
+            put(m, "disableEviction", disableEviction);
             put(m, "onTimeout", onTimeout);
             return m;
         }

@@ -165,6 +165,21 @@ class ScenarioTest {
         assertTrue(keys.contains("expect.annotations 'no spaces', '-lead' are not Kubernetes annotation keys"), keys);
     }
 
+    /**
+     * {@code disableEviction} (docs/upgrade.md "Drain") goes through the policy shorthand into both drains'
+     * {@code spec.driver} fields; a value that is not a boolean is rejected with its line.
+     */
+    @Test
+    void disableEvictionIsPassedOnForBothDrainsAndTypeChecked() throws Exception {
+        Scenario s = Scenario.parse("ok.yaml", "steps:\n  - at: 0s\n    setPolicy: {upgradePolicy: {drain: {force: true, "
+                + "disableEviction: true}}, recoveryPolicy: {drain: {disableEviction: false}}}\n");
+        Map<String, Object> driver = ((Action.SetPolicy) s.steps.get(0).action()).policy().driver();
+        assertEquals(Map.of("drain", Map.of("force", true, "disableEviction", true)), driver.get("upgradePolicy"));
+        assertEquals(Map.of("drain", Map.of("disableEviction", false)), driver.get("recoveryPolicy"));
+        String bad = rejected("steps:\n  - at: 0s\n    setPolicy: {upgradePolicy: {drain: {disableEviction: maybe}}}\n");
+        assertTrue(bad.startsWith("line 3:") && bad.contains("disableEviction must be true or false"), bad);
+    }
+
     @Test
     void drainSecondsFollowTheCrdsBoundAndAnnotationKeysMustBeQualifiedNames() throws Exception {
         Scenario.parse("ok.yaml", "steps:\n  - at: 0s\n    setPolicy: {upgradePolicy: {drain: {timeoutSeconds: "

@@ -1,8 +1,10 @@
 package io.npulifecycle.api.upgrade.model;
 
 /**
- * {@code spec.driver.upgradePolicy.drain}: how a node is drained before its upgrade reboot (docs/upgrade.md
- * "Drain"). Every field is optional; the defaults are the CRD schema's.
+ * {@code spec.driver.upgradePolicy.drain} (and {@code spec.driver.recoveryPolicy.drain}): how a node is drained before
+ * its reboot (docs/upgrade.md "Drain"). The words are {@code kubectl drain}'s: pods are evicted through the Eviction
+ * API, so PodDisruptionBudgets decide, unless {@link #getDisableEviction()}. Every field is optional; the defaults are
+ * the CRD schema's.
  */
 public class DrainPolicy {
     private Boolean enable;
@@ -12,6 +14,7 @@ public class DrainPolicy {
     private Integer gracePeriodSeconds;
     private Boolean deleteEmptyDirData;
     private Boolean force;
+    private Boolean disableEviction;
     private String onTimeout;
 
     /** @return cordon and drain before the reboot; default true */
@@ -71,13 +74,30 @@ public class DrainPolicy {
         this.deleteEmptyDirData = deleteEmptyDirData;
     }
 
-    /** @return delete pods without a controller; default false: such a pod blocks the drain */
+    /**
+     * @return drain pods without a controller too, through the Eviction API like the others (a PodDisruptionBudget
+     *         that selects one still holds; nothing recreates it once evicted), as {@code kubectl drain --force};
+     *         default false: such a pod blocks the drain
+     */
     public Boolean getForce() {
         return force;
     }
 
     public void setForce(Boolean force) {
         this.force = force;
+    }
+
+    /**
+     * @return delete the pods of the drain (a plain DELETE with the grace period) instead of evicting them, so no
+     *         PodDisruptionBudget is consulted, as {@code kubectl drain --disable-eviction} (system-upgrade-controller's
+     *         {@code disableEviction}); pods without a controller still need {@link #getForce()}; default false
+     */
+    public Boolean getDisableEviction() {
+        return disableEviction;
+    }
+
+    public void setDisableEviction(Boolean disableEviction) {
+        this.disableEviction = disableEviction;
     }
 
     /**

@@ -4,7 +4,7 @@
  * {@code charts/npu-lifecycle/crds/crd-npuoperatorctl.yaml}.
  */
 @Export
-@Version("1.2.0")
+@Version("1.3.0")
 package io.npulifecycle.api.upgrade.model;
 
 import org.osgi.annotation.bundle.Export;

@@ -192,7 +192,10 @@ public final class SpecReader {
         return new UpgradeGates(window, blocking, hold);
     }
 
-    /** {@code upgradePolicy.drain}: every field checked, each problem naming its field. */
+    /**
+     * {@code upgradePolicy.drain} or {@code recoveryPolicy.drain} (at {@code f}): every field checked, each problem
+     * naming its field.
+     */
     private static DrainSettings drain(Map<?, ?> dm, String f, List<String> p) {
         DrainSettings d = DrainSettings.DEFAULT;
         boolean enable = bool(dm.get("enable"), f + ".enable", d.enable(), p);
@@ -212,6 +215,7 @@ public final class SpecReader {
                 31_536_000L, p);
         boolean emptyDir = bool(dm.get("deleteEmptyDirData"), f + ".deleteEmptyDirData", d.deleteEmptyDirData(), p);
         boolean force = bool(dm.get("force"), f + ".force", d.force(), p);
+        boolean disableEviction = bool(dm.get("disableEviction"), f + ".disableEviction", d.disableEviction(), p);
         Object onTimeout = dm.get("onTimeout");
         boolean reboot = false;
         if (onTimeout != null) {
@@ -221,7 +225,8 @@ public final class SpecReader {
                 p.add(f + ".onTimeout: " + show(onTimeout) + " is not an action (expected fail or reboot)");
             }
         }
-        return new DrainSettings(enable, npuOnly, selector, Duration.ofSeconds(timeout), grace, emptyDir, force, reboot);
+        return new DrainSettings(enable, npuOnly, selector, Duration.ofSeconds(timeout), grace, emptyDir, force,
+                disableEviction, reboot);
     }
 
     /** The fields of the CRD schema, per object (charts/npu-lifecycle/crds/crd-npuoperatorctl.yaml). */
@@ -232,13 +237,13 @@ public final class SpecReader {
                     "drain", "maintenanceWindow", "blockingPodSelector", "holdNodesWithNpuWorkloads"),
             "spec.driver.upgradePolicy.maintenanceWindow", MaintenanceWindow.FIELDS,
             "spec.driver.upgradePolicy.drain", List.of("enable", "scope", "podSelector", "timeoutSeconds",
-                    "gracePeriodSeconds", "deleteEmptyDirData", "force", "onTimeout"),
+                    "gracePeriodSeconds", "deleteEmptyDirData", "force", "disableEviction", "onTimeout"),
             "spec.driver.upgradePolicy.deadlines", List.of("podRestartSeconds", "rebootRequiredSeconds",
                     "rebootingSeconds", "validationSeconds"),
             "spec.driver.recoveryPolicy", RecoverySettings.FIELDS,
             "spec.driver.recoveryPolicy.maintenanceWindow", RecoverySettings.WINDOW_FIELDS,
             "spec.driver.recoveryPolicy.drain", List.of("enable", "scope", "podSelector", "timeoutSeconds",
-                    "gracePeriodSeconds", "deleteEmptyDirData", "force", "onTimeout"));
+                    "gracePeriodSeconds", "deleteEmptyDirData", "force", "disableEviction", "onTimeout"));
 
     /**
      * A field the schema does not know is a problem, not silently ignored: a misspelt {@code autoUpgrad: true} would
