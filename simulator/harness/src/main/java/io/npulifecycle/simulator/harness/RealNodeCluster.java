@@ -2,12 +2,10 @@ package io.npulifecycle.simulator.harness;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -253,19 +251,13 @@ final class RealNodeCluster implements ScenarioCluster {
 
     @Override
     public Path writeJolokiaCredentials(ScenarioNode n) throws IOException {
-        var secret = setup.client().secrets().inNamespace(RealNodeDemo.NS).withName("npu-lifecycle-jolokia").get();
-        if (secret == null) {
-            throw new IOException("no Secret " + RealNodeDemo.NS + "/npu-lifecycle-jolokia");
+        String[] credentials;
+        try {
+            credentials = setup.jolokiaCredentials();
+        } catch (IllegalStateException e) {
+            throw new IOException(e.getMessage(), e);
         }
-        Path credentials = Files.createDirectories(n.root()).resolve("jolokia-credentials");
-        Files.writeString(credentials, "user=" + decode(secret.getData().get("user")) + "\npassword="
-                + decode(secret.getData().get("password")) + "\n");
-        Files.setPosixFilePermissions(credentials, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
-        return credentials;
-    }
-
-    private static String decode(String b64) {
-        return new String(Base64.getDecoder().decode(b64), StandardCharsets.UTF_8);
+        return ScenarioCluster.writeCredentialsFile(n.root(), credentials[0], credentials[1]);
     }
 
     /** The driver pod's probes, the images and the first validation on a real kubelet: longer than in-process. */

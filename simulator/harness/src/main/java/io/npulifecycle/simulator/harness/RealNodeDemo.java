@@ -872,11 +872,8 @@ public final class RealNodeDemo {
         }
 
         Jolokia jolokia() {
-            var secret = client.secrets().inNamespace(NS).withName("npu-lifecycle-jolokia").get();
-            if (secret == null) {
-                throw new IllegalStateException("no Secret " + NS + "/npu-lifecycle-jolokia");
-            }
-            return new Jolokia(port, decode(secret.getData().get("user")), decode(secret.getData().get("password")));
+            String[] credentials = jolokiaCredentials();
+            return new Jolokia(port, credentials[0], credentials[1]);
         }
 
         String output() {
@@ -892,6 +889,18 @@ public final class RealNodeDemo {
         public void close() {
             process.stop(Duration.ofSeconds(5));
         }
+    }
+
+    /**
+     * @return the user and password of the chart's Jolokia Secret {@code npu-lifecycle-jolokia}
+     * @throws IllegalStateException when the Secret does not exist
+     */
+    String[] jolokiaCredentials() {
+        var secret = client.secrets().inNamespace(NS).withName("npu-lifecycle-jolokia").get();
+        if (secret == null) {
+            throw new IllegalStateException("no Secret " + NS + "/npu-lifecycle-jolokia");
+        }
+        return new String[] {decode(secret.getData().get("user")), decode(secret.getData().get("password"))};
     }
 
     private static String decode(String b64) {

@@ -69,6 +69,21 @@ public interface ScenarioCluster extends AutoCloseable {
      */
     Path writeJolokiaCredentials(ScenarioNode n) throws IOException;
 
+    /**
+     * Writes {@code user=...} and {@code password=...} to {@code jolokia-credentials} in {@code folder} (created when
+     * absent), readable by its owner only.
+     *
+     * @return the file
+     * @throws IOException when it cannot be written
+     */
+    static Path writeCredentialsFile(Path folder, String user, String password) throws IOException {
+        Path credentials = java.nio.file.Files.createDirectories(folder).resolve("jolokia-credentials");
+        java.nio.file.Files.writeString(credentials, "user=" + user + "\npassword=" + password + "\n");
+        java.nio.file.Files.setPosixFilePermissions(credentials,
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        return credentials;
+    }
+
     /** @return how long the nodes may take to be installed and validated at the scenario's version */
     default Duration installTimeout() {
         return Duration.ofSeconds(150);

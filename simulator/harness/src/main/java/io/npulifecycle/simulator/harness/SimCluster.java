@@ -576,11 +576,7 @@ public final class SimCluster implements ScenarioCluster {
      */
     @Override
     public Path writeJolokiaCredentials(ScenarioNode n) throws IOException {
-        Path credentials = n.root().resolve("jolokia-credentials");
-        java.nio.file.Files.writeString(credentials, "user=" + USER + "\npassword=" + password + "\n");
-        java.nio.file.Files.setPosixFilePermissions(credentials,
-                java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
-        return credentials;
+        return ScenarioCluster.writeCredentialsFile(n.root(), USER, password);
     }
 
     /** @return the Jolokia password of every runtime (never logged by the runtimes) */
