@@ -54,11 +54,17 @@ final class Drainer {
     private final BooleanSupplier leader;
     private final Map<String, Attempt> attempts = new HashMap<>();
 
-    /** One pod's evictions: how many were refused, when the next may be sent (monotonic nanos), what blocks it. */
+    /**
+     * One pod's evictions: how many were refused, when the next may be sent (monotonic nanos), what blocks it, and
+     * the UID of the pod an eviction (or delete) was accepted for. The API server answers an eviction only once it has
+     * deleted the pod (or set its deletionTimestamp), so that pod is never sent another: the informer's copy that
+     * still shows it running is only late.
+     */
     private static final class Attempt {
         int refused;
         long nextAt = Long.MIN_VALUE;
         String blocker;
+        String acceptedUid;
     }
 
     /**
@@ -85,7 +91,8 @@ final class Drainer {
         for (Pod p : pods) {
             String ref = DrainScope.ref(p);
             Attempt a = attempts.get(ref);
-            if (p.getMetadata().getDeletionTimestamp() != null) {
+            if (p.getMetadata().getDeletionTimestamp() != null
+                    || a != null && a.acceptedUid != null && a.acceptedUid.equals(p.getMetadata().getUid())) {
                 out.add(ref + " (terminating)");
             } else if (a != null && a.blocker != null) {
                 out.add(ref + " (" + a.blocker + ")");
@@ -113,6 +120,10 @@ final class Drainer {
             }
             String ref = DrainScope.ref(p);
             Attempt a = attempts.computeIfAbsent(ref, k -> new Attempt());
+            String uid = p.getMetadata().getUid();
+            if (uid != null && uid.equals(a.acceptedUid)) {
+                continue; // accepted already; the informer has not yet seen it terminating or gone
+            }
             if (DrainScope.controllerKind(p) == null && !drain.force()) {
                 block(node, p, a, "no controller: only drain.force drains it (nothing recreates it)",
                         NodeKeys.WARNING);
@@ -128,6 +139,7 @@ final class Drainer {
             }
             if (evictOrDelete(node, p, a, drain)) {
                 a.blocker = null;
+                a.acceptedUid = uid;
             } else {
                 a.refused++;
                 long wait = Math.min(FIRST_BACKOFF_SECONDS << Math.min(a.refused - 1, 10), MAX_BACKOFF_SECONDS);

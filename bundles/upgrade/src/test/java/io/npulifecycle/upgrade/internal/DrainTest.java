@@ -1,6 +1,7 @@
 package io.npulifecycle.upgrade.internal;
 
 import io.npulifecycle.api.node.NodeKeys;
+import io.npulifecycle.api.upgrade.spec.DrainSettings;
 
 import static io.npulifecycle.upgrade.testing.NodeAgentEmulator.driver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -128,8 +129,21 @@ class DrainTest {
         ControllerConfig cfg = new ControllerConfig(d.namespace(), d.resourceName(), false, "http", "",
                 d.reconcileDelay(), d.resync(), d.statusInterval(), false, d.leaseName(), d.leaseDuration(),
                 d.renewDeadline(), d.retryPeriod(), "t");
+        KubernetesClient client = controlPlaneClient(c, evictions);
+        UpgradeController controller = c.own(new UpgradeController(client, time, cfg, null));
+        controller.start();
+        controller.setLeader(true);
+        return controller;
+    }
+
+    /**
+     * A client under the control plane's ServiceAccount (the chart's RBAC), closed with {@code c}.
+     *
+     * @param evictions counts its eviction requests ({@code POST …/eviction})
+     */
+    static KubernetesClient controlPlaneClient(ClusterFixture c, AtomicInteger evictions) {
         String token = c.serviceAccountToken(RolloutTest.CONTROL_PLANE_SA, null);
-        KubernetesClient client = c.own(c.real().newTokenClient(token, k -> k.setUserAgent("npu-controller"),
+        return c.own(c.real().newTokenClient(token, k -> k.setUserAgent("npu-controller"),
                 h -> h.addOrReplaceInterceptor("count-evictions", new Interceptor() {
                     @Override
                     public void before(io.fabric8.kubernetes.client.http.BasicBuilder b,
@@ -139,10 +153,6 @@ class DrainTest {
                         }
                     }
                 })));
-        UpgradeController controller = c.own(new UpgradeController(client, time, cfg, null));
-        controller.start();
-        controller.setLeader(true);
-        return controller;
     }
 
     static Map<String, Object> drain(Object... kv) {
@@ -339,6 +349,34 @@ class DrainTest {
         assertEquals(0, emulator.reboots.get());
         assertTrue(events("DrainBlocked").toString().contains("PodDisruptionBudget ml/notebook"),
                 events("DrainBlocked").toString());
+    }
+
+    /**
+     * An accepted eviction is not sent again while the informer's copy of the pod still shows it running (the copy is
+     * late: the API server answers an eviction only once the pod is deleted or terminating); a pod recreated under the
+     * same name (a new UID) is evicted. This is the order of a reconcile that runs before the pod's deletion reaches
+     * the informer, which sent a second eviction for one pod.
+     */
+    @Test
+    void anAcceptedEvictionIsNotSentAgainForALateInformerCopy() {
+        cluster(1);
+        Pod running = pod("notebook", "n1", true, Map.of("app", "notebook"));
+        KubernetesClient client = controlPlaneClient(c, evictions);
+        PlanWriter writer = new PlanWriter(client, time, ControllerConfig.defaults(), () -> true, () -> {
+        }, n -> null, d -> null);
+        Drainer drainer = new Drainer(client, time, writer, () -> true);
+        DrainSettings settings = DrainSettings.DEFAULT;
+        assertNull(drainer.drain("n1", List.of(running), settings));
+        assertEquals(1, evictions.get());
+        assertNull(drainer.drain("n1", List.of(running), settings), "nothing waits on a backoff");
+        assertEquals(1, evictions.get(), "the late copy of an evicted pod is not evicted again");
+        assertEquals(List.of("ml/notebook (terminating)"), drainer.describe(List.of(running)));
+        until("the evicted pod is gone", () -> c.admin().pods().inNamespace(NS).withName("notebook").get() == null);
+        Pod again = ready(c.admin().pods().inNamespace(NS).resource(new PodBuilder(running).editMetadata()
+                .withUid(null).withResourceVersion(null).withCreationTimestamp(null).endMetadata().withStatus(null)
+                .build()).create());
+        drainer.drain("n1", List.of(again), settings);
+        assertEquals(2, evictions.get(), "a pod recreated under the name is another pod");
     }
 
     /** {@code disableEviction} deletes instead of evicting: the budget of the bare pod is not consulted. */
