@@ -42,12 +42,14 @@ public interface ApprovalService {
 
     /**
      * Whether the control plane allows an upgrade reboot now, from the Node as last seen by the informer: the rule of
-     * {@link NodeKeys#upgradeRebootRefusal} (no reboot while its {@value NodeKeys#DRIVER_UPGRADE_STATE} holds approvals,
-     * nor at or after its {@value NodeKeys#UPGRADE_REBOOT_BEFORE}, the close of the maintenance window).
+     * {@link NodeKeys#upgradeRebootRefusal} (no reboot unless its {@value NodeKeys#DRIVER_UPGRADE_STATE} grants it,
+     * {@link NodeKeys#upgradeRebootGranted}, nor at or after its {@value NodeKeys#UPGRADE_REBOOT_BEFORE}, the close of
+     * the maintenance window).
      *
      * @param now the node agent's clock
-     * @return why no upgrade reboot may start now, or {@code null} when it may (also when the Node was not seen yet:
-     *         the approval is then unknown and authorises nothing, and an automatic reboot is the policy's)
+     * @return why no upgrade reboot may start now (also when the Node is not known: deleted, or not read yet), or
+     *         {@code null} when it may; this default, for a node agent without Kubernetes (no control plane to grant
+     *         anything), returns {@code null}: the policy decides
      * @since 1.3
      */
     default String upgradeRebootRefusal(java.time.Instant now) {

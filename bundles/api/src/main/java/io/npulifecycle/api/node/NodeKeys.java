@@ -213,10 +213,29 @@ public final class NodeKeys {
     }
 
     /**
-     * The node agent's check right before an upgrade reboot (the control plane's part: docs/upgrade.md "Maintenance
-     * window"): none while the Node's {@link #DRIVER_UPGRADE_STATE} puts approvals on hold ({@link #approvalOnHold}:
-     * the node gave its slot up, or is being cordoned or drained), and none at or after {@link #UPGRADE_REBOOT_BEFORE}.
-     * A value that is not an RFC 3339 instant refuses too (never a reboot on input that cannot be read).
+     * Whether a Node's {@link #DRIVER_UPGRADE_STATE} grants its upgrade reboot: the node holds a rollout slot and the
+     * control plane has cordoned and drained it (drain enabled) and had its driver pod replaced: {@code
+     * pod-restart-required}, {@code reboot-required} (the agent asked for the reboot) and {@code rebooting} (the reboot
+     * started; served again after an agent restart). Every other state, and none, grants nothing: a driver staged
+     * outside the rollout (a Node deleted and registered again by its kubelet, a driver pod deleted by hand and
+     * recreated by its DaemonSet from a template already at the target, the NPUOperatorCtl deleted) waits until the
+     * control plane gives the node its slot and drains it, so no upgrade reboot ever skips the drain or the
+     * {@code maxParallelUpgrades} and {@code maxUnavailable} limits (docs/upgrade.md "States and transitions").
+     *
+     * @param state the label's value, or null when absent
+     * @return true for {@code pod-restart-required}, {@code reboot-required} and {@code rebooting}
+     * @since 1.5
+     */
+    public static boolean upgradeRebootGranted(String state) {
+        return "pod-restart-required".equals(state) || "reboot-required".equals(state) || "rebooting".equals(state);
+    }
+
+    /**
+     * The node agent's check right before an upgrade reboot (the control plane's part: docs/upgrade.md "States and
+     * transitions" and "Maintenance window"): none unless the Node's {@link #DRIVER_UPGRADE_STATE} grants it
+     * ({@link #upgradeRebootGranted}; this covers the states that put approvals on hold, {@link #approvalOnHold}), and
+     * none at or after {@link #UPGRADE_REBOOT_BEFORE}. A value that is not an RFC 3339 instant refuses too (never a
+     * reboot on input that cannot be read).
      *
      * @param state the Node's {@link #DRIVER_UPGRADE_STATE} label, or null
      * @param rebootBefore the Node's {@link #UPGRADE_REBOOT_BEFORE} annotation, or null
@@ -224,9 +243,14 @@ public final class NodeKeys {
      * @return why no upgrade reboot may start now, or null when it may
      */
     public static String upgradeRebootRefusal(String state, String rebootBefore, java.time.Instant now) {
-        if (approvalOnHold(state)) {
+        if (state == null) {
+            return DRIVER_UPGRADE_STATE + " is absent: the node holds no rollout slot (the control plane grants the "
+                    + "upgrade reboot once it has given the node a slot, cordoned and drained it)";
+        }
+        if (!upgradeRebootGranted(state)) {
             return DRIVER_UPGRADE_STATE + "=" + state + " (the node holds no rollout slot, or is being cordoned or "
-                    + "drained)";
+                    + "drained, or its upgrade failed: the reboot waits for pod-restart-required, reboot-required or "
+                    + "rebooting)";
         }
         if (rebootBefore == null) {
             return null;

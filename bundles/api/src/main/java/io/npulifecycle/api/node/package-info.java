@@ -6,7 +6,7 @@
  * ({@link io.npulifecycle.api.node.NodeWriter}). Names are in {@link io.npulifecycle.api.node.NodeKeys} (the contract
  * table at the end of {@code docs/architecture.md}).
  */
-@Version("1.4.0")
+@Version("1.5.0")
 @Export
 package io.npulifecycle.api.node;
 

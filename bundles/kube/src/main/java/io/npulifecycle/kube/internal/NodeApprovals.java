@@ -153,7 +153,8 @@ final class NodeApprovals implements ApprovalService {
     public String upgradeRebootRefusal(java.time.Instant now) {
         Node n = api.cached();
         if (n == null) {
-            return null;
+            return "the Node " + api.nodeName() + " is not known (deleted from the API server, or not read yet): no "
+                    + "upgrade reboot without the control plane's grant on it";
         }
         return NodeKeys.upgradeRebootRefusal(upgradeState(n), NodeApi.annotations(n).get(NodeKeys.UPGRADE_REBOOT_BEFORE),
                 now);

@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -87,15 +89,35 @@ class NodeApprovalsTest {
 
     /**
      * The node agent's check right before an upgrade reboot, from the Node as the informer last delivered it: none
-     * while the control plane holds the node (no slot, cordon, drain), none at or after the close of the maintenance
-     * window the control plane wrote ({@code upgrade-reboot-before}), none on a value that is not an instant.
+     * before the Node was seen (or once it is deleted), none unless the control plane granted it
+     * ({@code pod-restart-required}, {@code reboot-required}, {@code rebooting}: a slot, the drain done), none at or
+     * after the close of the maintenance window the control plane wrote ({@code upgrade-reboot-before}), none on a
+     * value that is not an instant.
      */
     @Test
     void anUpgradeRebootIsRefusedOutsideTheMaintenanceWindowAndWhileTheControlPlaneHoldsTheNode() {
         java.time.Instant now = java.time.Instant.parse("2026-12-01T04:59:59Z");
+        String unseen = approvals.upgradeRebootRefusal(now);
+        assertTrue(unseen != null && unseen.contains("is not known"), unseen);
         mock.informerDelivers(api);
-        assertNull(approvals.upgradeRebootRefusal(now), "no window, no hold");
+        String none = approvals.upgradeRebootRefusal(now);
+        assertTrue(none != null && none.contains("driver-upgrade-state is absent: the node holds no rollout slot"),
+                "a driver staged outside the rollout (a Node registered again, a pod recreated): " + none);
+        for (String held : List.of("upgrade-required", "cordon-required", "drain-required", "reboot-deferred",
+                "upgrade-failed", "validation-required", "garbage")) {
+            setUpgradeState(held);
+            mock.informerDelivers(api);
+            String why = approvals.upgradeRebootRefusal(now);
+            assertTrue(why != null && why.contains("driver-upgrade-state=" + held), held + ": " + why);
+        }
+        for (String granted : List.of("pod-restart-required", "rebooting")) {
+            setUpgradeState(granted);
+            mock.informerDelivers(api);
+            assertNull(approvals.upgradeRebootRefusal(now), granted);
+        }
         setUpgradeState("reboot-required");
+        mock.informerDelivers(api);
+        assertNull(approvals.upgradeRebootRefusal(now), "no window, granted");
         mock.annotate(NodeKeys.UPGRADE_REBOOT_BEFORE, "2026-12-01T05:00:00Z");
         mock.informerDelivers(api);
         assertNull(approvals.upgradeRebootRefusal(now), "inside the window");

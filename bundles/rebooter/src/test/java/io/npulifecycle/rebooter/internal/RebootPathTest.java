@@ -672,6 +672,15 @@ class RebootPathTest {
         await("reason=upgrade Event", () -> cluster.events(NodeRuntime.EVENTS_NAMESPACE, NodeKeys.EVENT_REBOOT_REQUIRED).stream()
                 .anyMatch(e -> e.getMessage().contains("reason=upgrade")));
         await("25.2.0 reported", () -> "25.2.0".equals(cluster.label(NODE, NodeKeys.DRIVER_VERSION)));
+        // staged outside a rollout (no driver-upgrade-state: no slot, no drain): autoUpgrade does not reboot
+        a.rebooter.evaluate();
+        assertEquals("UPGRADE_HELD", a.rebooter.getDecision());
+        assertTrue(a.rebooter.getDecisionReason().contains("driver-upgrade-state is absent"),
+                a.rebooter.getDecisionReason());
+        assertTrue(executor.reboots.isEmpty(), "no upgrade reboot before the control plane's grant");
+        // the control plane gave the node its slot, drained it and replaced its driver pod
+        upgradeState("pod-restart-required");
+        await("the grant seen", () -> a.sync.upgradeRebootRefusal(time.now()) == null);
         a.rebooter.evaluate();
         assertEquals(List.of("upgrade"), executor.reboots);
 
