@@ -219,6 +219,21 @@ sealed interface Action {
         }
     }
 
+    /**
+     * Sets (or, with {@code value: null}, removes) a label of a node, as {@code kubectl label node --overwrite} does:
+     * e.g. an operator retrying an {@code upgrade-failed} node with {@code npu.openfuyao.com/driver-upgrade-state:
+     * upgrade-required}.
+     */
+    @JsonTypeName("label")
+    record Label(String node, String key, Expected value) implements Action, OnNode {
+        public Label {
+            required(node, "node", "a node name");
+            required(key, "key", "the label key");
+            required(value, "value", "null removes the label");
+            checkLabels(java.util.Collections.singletonMap(key, value.value() == null ? "" : value.value()), "key");
+        }
+    }
+
     /** Kills a node agent (SIGKILL); the DaemonSet controller starts it again. */
     @JsonTypeName("killAgent")
     record KillAgent(String node) implements Action, OnNode {
@@ -363,10 +378,13 @@ sealed interface Action {
      *        replica owns it (no controller runs to recreate it; a PodDisruptionBudget's {@code maxUnavailable}
      *        counts its replicas); {@code DaemonSet}: owned by a DaemonSet; {@code mirror}: a static pod's mirror
      * @param emptyDir whether it mounts an emptyDir volume (default false)
+     * @param ready whether it becomes Ready (default true); a pod that is not Ready is unhealthy to its budget
+     * @param finalizers finalizers it is created with (qualified names such as {@code example.com/hold}): deleted, it
+     *        stays Terminating until {@code removeFinalizers}
      */
     @JsonTypeName("pod")
     record PodStep(String node, String name, String namespace, Integer npu, Map<String, String> labels,
-            String controller, Boolean emptyDir) implements Action, OnNode {
+            String controller, Boolean emptyDir, Boolean ready, List<String> finalizers) implements Action, OnNode {
         public PodStep {
             required(node, "node", "a node name");
             checkName(required(name, "name", "the pod's name"), "name");
@@ -384,6 +402,20 @@ sealed interface Action {
                 throw new Bad("controller", "'" + controller + "' is not one of " + CONTROLLERS);
             }
             emptyDir = emptyDir != null && emptyDir;
+            ready = ready == null || ready;
+            finalizers = finalizers == null ? List.of() : List.copyOf(finalizers);
+            for (String f : finalizers) {
+                if (f == null || !f.contains("/") || !QUALIFIED_NAME.matcher(f).matches()) {
+                    throw new Bad("finalizers", "'" + f + "' is not a finalizer: a qualified name with a domain "
+                            + "prefix, e.g. example.com/hold");
+                }
+            }
+        }
+
+        /** A Ready pod without finalizers. */
+        PodStep(String node, String name, String namespace, Integer npu, Map<String, String> labels, String controller,
+                Boolean emptyDir) {
+            this(node, name, namespace, npu, labels, controller, emptyDir, null, null);
         }
     }
 
@@ -396,10 +428,12 @@ sealed interface Action {
      * @param selector the {@code matchLabels} of its selector (required, not empty)
      * @param minAvailable pods that must stay available
      * @param maxUnavailable pods that may be unavailable
+     * @param unhealthyPodEvictionPolicy {@code IfHealthyBudget} (the API server's default) or {@code AlwaysAllow}: may
+     *        a pod that is Running but not Ready be evicted when the budget allows no disruption
      */
     @JsonTypeName("pdb")
     record Pdb(String name, String namespace, Map<String, String> selector, Object minAvailable,
-            Object maxUnavailable) implements Action {
+            Object maxUnavailable, String unhealthyPodEvictionPolicy) implements Action {
         public Pdb {
             checkName(required(name, "name", "the budget's name"), "name");
             namespace = checkName(namespace == null ? "default" : namespace, "namespace");
@@ -414,6 +448,16 @@ sealed interface Action {
             }
             checkPodCount(minAvailable, "minAvailable");
             checkPodCount(maxUnavailable, "maxUnavailable");
+            if (unhealthyPodEvictionPolicy != null && !List.of("IfHealthyBudget", "AlwaysAllow")
+                    .contains(unhealthyPodEvictionPolicy)) {
+                throw new Bad("unhealthyPodEvictionPolicy", "'" + unhealthyPodEvictionPolicy
+                        + "' is not IfHealthyBudget or AlwaysAllow");
+            }
+        }
+
+        /** A budget with the API server's default {@code unhealthyPodEvictionPolicy}. */
+        Pdb(String name, String namespace, Map<String, String> selector, Object minAvailable, Object maxUnavailable) {
+            this(name, namespace, selector, minAvailable, maxUnavailable, null);
         }
     }
 
@@ -451,6 +495,78 @@ sealed interface Action {
         }
     }
 
+    /**
+     * Deletes a node's Node object ({@code kubectl delete node}), as an administrator or a cluster autoscaler does; its
+     * node agent runs on. Nothing re-creates it until {@code registerNode}.
+     */
+    @JsonTypeName("deleteNode")
+    record DeleteNode(String node) implements Action, OnNode {
+        public DeleteNode {
+            required(node, "node", "a node name");
+        }
+    }
+
+    /**
+     * Creates a node's Node object again as its kubelet registers it after a restart: the labels and status a kubelet
+     * writes (hostname, OS, the NPU node's labels), none of ours, schedulable, no taints; refused by the API server
+     * when the Node exists.
+     */
+    @JsonTypeName("registerNode")
+    record RegisterNode(String node) implements Action, OnNode {
+        public RegisterNode {
+            required(node, "node", "a node name");
+        }
+    }
+
+    /**
+     * Deletes a pod as {@code kubectl delete pod} does (its own grace period, or {@code gracePeriodSeconds}); a pod of
+     * the same name may then be created again, on any node, with {@code pod:}.
+     *
+     * @param name the pod
+     * @param namespace its namespace (default {@code default})
+     * @param gracePeriodSeconds seconds (0 to 31,536,000), or null for the pod's own
+     */
+    @JsonTypeName("deletePod")
+    record DeletePod(String name, String namespace, Integer gracePeriodSeconds) implements Action {
+        public DeletePod {
+            checkName(required(name, "name", "the pod's name"), "name");
+            namespace = checkName(namespace == null ? "default" : namespace, "namespace");
+            checkRange(gracePeriodSeconds, "gracePeriodSeconds", 0, CRD_MAX_SECONDS);
+        }
+    }
+
+    /**
+     * Makes a workload pod Ready or not Ready (its readiness probe passing or failing), through the kubelet
+     * emulation; a pod that is not Ready is an unhealthy pod to its PodDisruptionBudget.
+     *
+     * @param name the pod
+     * @param namespace its namespace (default {@code default})
+     * @param ready its {@code Ready} condition
+     */
+    @JsonTypeName("setPodReady")
+    record SetPodReady(String name, String namespace, Boolean ready) implements Action {
+        public SetPodReady {
+            checkName(required(name, "name", "the pod's name"), "name");
+            namespace = checkName(namespace == null ? "default" : namespace, "namespace");
+            required(ready, "ready", "true or false");
+        }
+    }
+
+    /**
+     * Removes every finalizer of a pod ({@code kubectl patch pod --type=merge -p '{"metadata":{"finalizers":null}}'}),
+     * which ends a deletion the finalizers held.
+     *
+     * @param name the pod
+     * @param namespace its namespace (default {@code default})
+     */
+    @JsonTypeName("removeFinalizers")
+    record RemoveFinalizers(String name, String namespace) implements Action {
+        public RemoveFinalizers {
+            checkName(required(name, "name", "the pod's name"), "name");
+            namespace = checkName(namespace == null ? "default" : namespace, "namespace");
+        }
+    }
+
     // ---- the NPUOperatorCtl ----
 
     /** Patches {@code spec.driver} of the NPUOperatorCtl with a policy (the shorthand of the file's {@code policy:}). */
@@ -467,6 +583,15 @@ sealed interface Action {
         public SetVersion {
             checkVersion(required(version, "version", "a driver version like 25.5.0"), "version");
         }
+    }
+
+    /**
+     * Deletes the NPUOperatorCtl ({@code kubectl delete npuoperatorctl}, written {@code deleteCr: {}}): the control
+     * plane's finalizer undoes what the rollout and recovery wrote before the API server removes it. The step returns
+     * once the deletion is requested; {@code expect: {npuOperatorCtl: absent}} waits for its end.
+     */
+    @JsonTypeName("deleteCr")
+    record DeleteCr() implements Action {
     }
 
     // ---- expectations ----
@@ -488,7 +613,10 @@ sealed interface Action {
      * @param mbean an MBean attribute of the node's runtime
      * @param unschedulable the node's {@code spec.unschedulable} (absent counts as false)
      * @param taints taint key to value, null = no taint with that key
-     * @param pods pods that must exist (not terminating) and pods that must be gone
+     * @param pods pods that must exist (not terminating), pods that must be gone, pods that must be terminating
+     * @param metrics samples of the node agent's {@code /metrics}
+     * @param npuOperatorCtl {@code present} or {@code absent}: whether the NPUOperatorCtl exists (a terminating one
+     *        still exists)
      * @param within how long to poll (simulated time), or null to check once
      * @param holdFor how long it must then go on holding (simulated time), or null
      */
@@ -496,7 +624,8 @@ sealed interface Action {
     record Expect(String node, Map<String, String> labels, Map<String, String> annotations, List<EventCheck> events,
             Integer reboots, MarkerCheck markers, String driverVersion, Expected upgradeState,
             Map<String, String> status, Integer violations, MBeanCheck mbean, Boolean unschedulable,
-            Map<String, String> taints, PodsCheck pods, Duration within, Duration holdFor) implements Action {
+            Map<String, String> taints, PodsCheck pods, List<MetricCheck> metrics, String npuOperatorCtl,
+            Duration within, Duration holdFor) implements Action {
         /** {@link #node()} of an expectation on every node. */
         static final String ALL = "all";
 
@@ -508,9 +637,14 @@ sealed interface Action {
             if (annotations != null) {
                 checkQualifiedNames(annotations.keySet(), "annotations");
             }
+            if (npuOperatorCtl != null && !List.of("present", "absent").contains(npuOperatorCtl)) {
+                throw new Bad("npuOperatorCtl", "'" + npuOperatorCtl + "' is not present or absent");
+            }
+            metrics = metrics == null ? null : List.copyOf(metrics);
             if (labels == null && annotations == null && events == null && reboots == null && markers == null
                     && driverVersion == null && upgradeState == null && status == null && violations == null
-                    && mbean == null && unschedulable == null && taints == null && pods == null) {
+                    && mbean == null && unschedulable == null && taints == null && pods == null && metrics == null
+                    && npuOperatorCtl == null) {
                 throw new Bad(null, "nothing to check");
             }
         }
@@ -519,20 +653,61 @@ sealed interface Action {
     /**
      * @param present pods ({@code namespace/name}) that must exist and not be terminating
      * @param absent pods that must not exist (a terminating pod still exists)
+     * @param terminating pods that must exist with a {@code deletionTimestamp} (held by a finalizer, or in their grace
+     *        period)
      */
-    record PodsCheck(List<String> present, List<String> absent) {
+    record PodsCheck(List<String> present, List<String> absent, List<String> terminating) {
         public PodsCheck {
             present = present == null ? List.of() : List.copyOf(present);
             absent = absent == null ? List.of() : List.copyOf(absent);
+            terminating = terminating == null ? List.of() : List.copyOf(terminating);
             for (String p : present) {
                 checkPodRef(p, "present");
             }
             for (String p : absent) {
                 checkPodRef(p, "absent");
             }
-            if (present.isEmpty() && absent.isEmpty()) {
-                throw new Bad(null, "needs present or absent pods");
+            for (String p : terminating) {
+                checkPodRef(p, "terminating");
             }
+            if (present.isEmpty() && absent.isEmpty() && terminating.isEmpty()) {
+                throw new Bad(null, "needs present, absent or terminating pods");
+            }
+        }
+    }
+
+    /** A Prometheus metric name: letters, digits, '_' and ':', not beginning with a digit. */
+    java.util.regex.Pattern METRIC_NAME = java.util.regex.Pattern.compile("[a-zA-Z_:][a-zA-Z0-9_:]*");
+
+    /**
+     * Samples of the node agent's {@code /metrics} (the Prometheus text format), with exactly one test: the sum of the
+     * values of every sample of {@code name} whose labels include {@code labels} (so {@code labels: {}} sums the
+     * family's samples).
+     *
+     * @param name the sample's name as exposed, e.g. {@code npu_lifecycle_reboots_total}
+     * @param labels labels the samples must carry (others are allowed), or null for none
+     * @param equalTo the sum must be this number ({@code equals:})
+     * @param atLeast the sum must be at least this
+     * @param atMost the sum must be at most this
+     */
+    record MetricCheck(String name, Map<String, String> labels, @JsonProperty("equals") Double equalTo, Double atLeast,
+            Double atMost) {
+        public MetricCheck {
+            required(name, "name", "a metric name such as npu_lifecycle_reboots_total");
+            if (!METRIC_NAME.matcher(name).matches()) {
+                throw new Bad("name", "'" + name + "' is not a Prometheus metric name");
+            }
+            labels = labels == null ? Map.of() : Map.copyOf(labels);
+            int tests = (equalTo != null ? 1 : 0) + (atLeast != null ? 1 : 0) + (atMost != null ? 1 : 0);
+            if (tests != 1) {
+                throw new Bad(null, "needs exactly one of equals, atLeast, atMost");
+            }
+        }
+
+        /** @return the check as the file gives it, for a failure */
+        String yaml() {
+            return "{name: " + name + (labels.isEmpty() ? "" : ", labels: " + labels) + (equalTo != null ? ", equals: "
+                    + equalTo : atLeast != null ? ", atLeast: " + atLeast : ", atMost: " + atMost) + "}";
         }
     }
 
@@ -718,11 +893,12 @@ sealed interface Action {
     }
 
     /**
-     * {@code spec.driver.recoveryPolicy}; {@code drain}, {@code maxUnavailable} and {@code maintenanceWindow} (with
-     * {@code enforce}) as docs/upgrade.md "Recovery drain".
+     * {@code spec.driver.recoveryPolicy}; {@code drain}, {@code maxUnavailable}, {@code maintenanceWindow} (with
+     * {@code enforce}) and {@code blockingPodSelector} as docs/upgrade.md "Recovery drain"; the selector and the
+     * window are the controller's to judge ({@code InvalidSpec}), as in {@code upgradePolicy}.
      */
     record RecoveryPolicy(Boolean autoRecover, Integer maxReboots, String window, Drain drain, Object maxUnavailable,
-            Map<String, Object> maintenanceWindow) {
+            Map<String, Object> maintenanceWindow, String blockingPodSelector) {
         public RecoveryPolicy {
             checkRange(maxReboots, "maxReboots", 0, 1000);
             checkWindow(window);
@@ -740,6 +916,7 @@ sealed interface Action {
             put(m, "maxUnavailable", maxUnavailable);
             // checked by the controller (InvalidSpec), as the CRD schema and SpecReader check them
             put(m, "maintenanceWindow", maintenanceWindow);
+            put(m, "blockingPodSelector", blockingPodSelector);
             return m;
         }
     }

@@ -199,6 +199,10 @@ final class DaemonSetController implements Runnable {
                 seen.add(uid);
                 long since = terminatingSince.computeIfAbsent(uid, k -> nanoClock.getAsLong());
                 Long grace = p.getMetadata().getDeletionGracePeriodSeconds();
+                if (grace != null && grace == 0 && p.getMetadata().getFinalizers() != null
+                        && !p.getMetadata().getFinalizers().isEmpty()) {
+                    continue; // its container stopped; its finalizers hold the object until removed
+                }
                 double wallSeconds = (grace == null ? 0 : grace) / timeScale;
                 if (nanoClock.getAsLong() - since >= (long) (wallSeconds * 1e9)) {
                     client.pods().inNamespace(p.getMetadata().getNamespace()).withName(p.getMetadata().getName())
@@ -213,14 +217,21 @@ final class DaemonSetController implements Runnable {
         terminatingSince.keySet().retainAll(seen);
     }
 
-    /** Sets the phase Running through the status subresource, unless the pod has it (or has finished). */
+    /**
+     * Sets the phase Running and the {@code Ready} condition through the status subresource, unless the pod has them
+     * (or has finished): Ready {@code False} while it carries {@link Workloads#NOT_READY_ANNOTATION} (its readiness
+     * probe failing), else {@code True}.
+     */
     private void running(Pod p) {
         String phase = p.getStatus() == null ? null : p.getStatus().getPhase();
-        if (phase != null && !"Pending".equals(phase)) {
+        boolean ready = p.getMetadata().getAnnotations() == null
+                || !p.getMetadata().getAnnotations().containsKey(Workloads.NOT_READY_ANNOTATION);
+        String want = ready ? "True" : "False";
+        if (phase != null && !"Pending".equals(phase) && !("Running".equals(phase) && !want.equals(readyOf(p)))) {
             return;
         }
         Pod copy = new PodBuilder(p).withNewStatus().withPhase("Running").addNewCondition().withType("Ready")
-                .withStatus("True").endCondition().endStatus().build();
+                .withStatus(want).endCondition().endStatus().build();
         try {
             client.pods().inNamespace(p.getMetadata().getNamespace()).resource(copy).updateStatus();
         } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
@@ -229,6 +240,15 @@ final class DaemonSetController implements Runnable {
             }
             // changed or deleted meanwhile: the next round sees the newer pod
         }
+    }
+
+    /** @return the status of the pod's {@code Ready} condition, or null */
+    private static String readyOf(Pod p) {
+        if (p.getStatus() == null || p.getStatus().getConditions() == null) {
+            return null;
+        }
+        return p.getStatus().getConditions().stream().filter(c -> "Ready".equals(c.getType()))
+                .map(c -> c.getStatus()).findFirst().orElse(null);
     }
 
     private static boolean ownedBy(Pod p, DaemonSet ds) {

@@ -13,7 +13,8 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 /**
  * Checks a scenario's {@code expect:} (and an action's {@code when:}) against the simulated cluster: the node's labels,
  * annotations, taints and {@code spec.unschedulable} and its Events (from the API server), its markers and reboot count
- * (the simulator's files), MBean attributes (Jolokia), pods, and the NPUOperatorCtl's status. A failure says what was
+ * (the simulator's files), MBean attributes (Jolokia), samples of the node agent's {@code /metrics}, pods, and the
+ * NPUOperatorCtl's existence and status. A failure says what was
  * expected and what was seen.
  */
 final class Expectations {
@@ -195,12 +196,46 @@ final class Expectations {
                     return "pod " + ref + ": expected present, saw " + (p == null ? "absent" : "terminating");
                 }
             }
+            for (String ref : e.pods().terminating()) {
+                var p = w.pod(ref);
+                if (p == null || p.getMetadata().getDeletionTimestamp() == null) {
+                    return "pod " + ref + ": expected terminating, saw " + (p == null ? "absent" : "present");
+                }
+            }
             for (String ref : e.pods().absent()) {
                 var p = w.pod(ref);
                 if (p != null) {
                     return "pod " + ref + ": expected absent, saw " + (p.getMetadata().getDeletionTimestamp() != null
                             ? "terminating" : "present");
                 }
+            }
+        }
+        if (e.metrics() != null) {
+            for (ScenarioNode n : nodes) {
+                String text;
+                try {
+                    text = sim.metrics(n);
+                } catch (java.io.IOException x) {
+                    return "metrics of " + n.name() + ": could not be read: " + x.getMessage();
+                }
+                List<PrometheusText.Sample> samples;
+                try {
+                    samples = PrometheusText.parse(text);
+                } catch (IllegalArgumentException x) {
+                    return "metrics of " + n.name() + ": " + x.getMessage();
+                }
+                for (Action.MetricCheck m : e.metrics()) {
+                    String f = metricFailure(samples, m);
+                    if (f != null) {
+                        return "metric " + m.yaml() + " on " + n.name() + ": " + f;
+                    }
+                }
+            }
+        }
+        if (e.npuOperatorCtl() != null) {
+            boolean exists = sim.npuOperatorCtl() != null;
+            if (exists != e.npuOperatorCtl().equals("present")) {
+                return "npuOperatorCtl: expected " + e.npuOperatorCtl() + ", saw " + (exists ? "present" : "absent");
             }
         }
         if (e.violations() != null) {
@@ -221,6 +256,22 @@ final class Expectations {
             }
         }
         return null;
+    }
+
+    /**
+     * @param samples a {@code /metrics} page's samples
+     * @param m the check: the sum of the samples of its name whose labels include its labels
+     * @return null when it holds, else what was seen ({@code equals} and {@code atLeast} need at least one sample;
+     *         {@code atMost} holds for none)
+     */
+    static String metricFailure(List<PrometheusText.Sample> samples, Action.MetricCheck m) {
+        List<PrometheusText.Sample> match = samples.stream().filter(x -> x.name().equals(m.name())
+                && x.labels().entrySet().containsAll(m.labels().entrySet())).toList();
+        double sum = match.stream().mapToDouble(PrometheusText.Sample::value).sum();
+        boolean ok = m.equalTo() != null ? !match.isEmpty() && sum == m.equalTo()
+                : m.atLeast() != null ? !match.isEmpty() && sum >= m.atLeast()
+                : match.isEmpty() || sum <= m.atMost();
+        return ok ? null : "saw " + (match.isEmpty() ? "no such sample" : match.size() + " sample(s) summing to " + sum);
     }
 
     private static String compare(String what, String node, Map<String, String> actual, Map<String, String> expected) {

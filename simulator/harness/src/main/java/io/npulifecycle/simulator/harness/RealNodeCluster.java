@@ -100,6 +100,9 @@ final class RealNodeCluster implements ScenarioCluster {
         all.sort(Comparator.comparingInt(Scenario.Step::line));
         for (Scenario.Step st : all) {
             String reason = refusal(st.action());
+            if (reason == null && st.when() != null) {
+                reason = refusal(st.when());
+            }
             if (reason != null) {
                 why.add(s.file + ":line " + st.line() + ": " + st.kind() + " cannot run on the real node (--kubelet): "
                         + reason);
@@ -153,6 +156,17 @@ final class RealNodeCluster implements ScenarioCluster {
         }
         if (a instanceof Action.StartControlPlane) {
             return "no control-plane replica is ever left dead: the kubelet restarts a killed one";
+        }
+        if (a instanceof Action.DeleteNode || a instanceof Action.RegisterNode) {
+            return "the real kubelet holds its Node: it registers it again only when it restarts, which the run "
+                    + "does not do";
+        }
+        if (a instanceof Action.SetPodReady || a instanceof Action.PodStep p0 && !p0.ready()) {
+            return "the real kubelet reports a pod's readiness from its probes; the pause image has none to fail";
+        }
+        if (a instanceof Action.Expect e && e.metrics() != null) {
+            return "expect.metrics reads the node agent's /metrics on loopback, which the pod does not expose to the "
+                    + "harness (use expect.mbean)";
         }
         if (a instanceof Action.PodStep p && !"ReplicaSet".equals(p.controller()) && !"none".equals(p.controller())) {
             return "controller " + p.controller() + ": on a real node " + switch (p.controller()) {
@@ -342,6 +356,21 @@ final class RealNodeCluster implements ScenarioCluster {
     @Override
     public String apiFaultSummary() {
         return null;
+    }
+
+    @Override
+    public void registerNode(String node) {
+        throw refused("registerNode");
+    }
+
+    @Override
+    public String metrics(ScenarioNode node) {
+        throw refused("expect.metrics");
+    }
+
+    @Override
+    public void deleteNode(String node) {
+        throw refused("deleteNode");
     }
 
     @Override

@@ -132,6 +132,37 @@ public interface ScenarioCluster extends AutoCloseable {
      */
     void jumpControlPlaneClock(Duration delta) throws IOException;
 
+    /**
+     * Creates a node's Node object again as its kubelet registers it after a restart ({@code registerNode:}): the
+     * kubelet's labels and status, none of ours.
+     *
+     * @param node the node's name
+     * @throws io.fabric8.kubernetes.client.KubernetesClientException 409 when the Node exists
+     */
+    void registerNode(String node);
+
+    /**
+     * Deletes a node's Node object ({@code kubectl delete node}); its runtime runs on.
+     *
+     * @param node the node's name
+     */
+    default void deleteNode(String node) {
+        cluster().client().nodes().withName(node).delete();
+    }
+
+    /** Requests the deletion of the NPUOperatorCtl ({@code kubectl delete npuoperatorctl --wait=false}). */
+    default void deleteNpuOperatorCtl() {
+        cluster().npuOperatorCtls().inNamespace(EmbeddedCluster.NPU_NAMESPACE)
+                .withName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME).delete();
+    }
+
+    /**
+     * @param node a node of the cluster
+     * @return the text of its node agent's {@code /metrics} (the Prometheus text format)
+     * @throws IOException when it cannot be read
+     */
+    String metrics(ScenarioNode node) throws IOException;
+
     /** Stops everything the cluster started. */
     @Override
     void close();

@@ -365,12 +365,31 @@ final class ScenarioCommand {
         return new ScenarioResult(s.name, s.file, secs, failure, cases, timeline);
     }
 
+    /**
+     * The log of the harness's own parts of a simulated cluster (its kubelet and DaemonSet emulation, the API
+     * faults), one line each with the wall-clock instant, appended to {@code file} beside the runtimes' homes: what a
+     * failed run's folder shows of who started, stopped or replaced a node agent.
+     *
+     * @return a consumer that never throws (a line that cannot be written is dropped)
+     */
+    static java.util.function.Consumer<String> harnessLog(Path file) {
+        return line -> {
+            try {
+                java.nio.file.Files.createDirectories(file.getParent());
+                java.nio.file.Files.writeString(file, java.time.Instant.now() + " " + line + "\n",
+                        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+            } catch (java.io.IOException e) {
+                // the log is a help for a failed run, never a reason to fail one
+            }
+        };
+    }
+
     /** @return the harness's own simulated cluster for a scenario, set up for the faults it injects */
     private static SimCluster simulated(Scenario s, Path dir, Path install, String api) {
         int perNpu = s.chipType.equals("310p") ? 2 : 1;
         SimSettings settings = new SimSettings(s.nodes, s.chips / perNpu, perNpu, s.chipType, s.driverVersion,
                 s.timeScale, System.currentTimeMillis(), System.getProperty("npu.sim.logLevel", "WARN"));
-        SimCluster sim = new SimCluster(settings, dir, install, api, line -> { });
+        SimCluster sim = new SimCluster(settings, dir, install, api, harnessLog(dir.resolve("harness.log")));
         sim.controlPlaneReplicas(s.controlPlanes);
         sim.hostDrivers("host".equals(s.driverManagement));
         sim.markersOnTmpfs(s.uses(Action.MarkersReadOnly.class) || s.uses(Action.MarkersFull.class));

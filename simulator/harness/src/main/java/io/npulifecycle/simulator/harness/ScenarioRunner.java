@@ -420,6 +420,13 @@ public final class ScenarioRunner {
         on(Action.DeletePdb.class, a -> sim.workloads().deletePdb(a.name(), a.namespace()));
         on(Action.Cordon.class, a -> sim.workloads().setUnschedulable(a.node(), true));
         on(Action.Uncordon.class, a -> sim.workloads().setUnschedulable(a.node(), false));
+        on(Action.Label.class, a -> sim.workloads().label(a.node(), a.key(), a.value().value()));
+        on(Action.DeletePod.class, a -> sim.workloads().deletePod(a));
+        on(Action.SetPodReady.class, a -> sim.workloads().setPodReady(a));
+        on(Action.RemoveFinalizers.class, a -> sim.workloads().removeFinalizers(a));
+        on(Action.DeleteNode.class, a -> sim.deleteNode(a.node()));
+        on(Action.RegisterNode.class, a -> sim.registerNode(a.node()));
+        on(Action.DeleteCr.class, a -> sim.deleteNpuOperatorCtl());
     }
 
     /** @return the action types that have a handler */

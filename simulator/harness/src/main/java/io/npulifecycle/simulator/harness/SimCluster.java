@@ -424,6 +424,49 @@ public final class SimCluster implements ScenarioCluster {
      * @param delta simulated time, negative = back
      * @throws IOException if the configuration cannot be written
      */
+    /**
+     * Deletes the Node object, then, as kube-controller-manager's pod garbage collector does for the pods of a node
+     * that no longer exists (podgc, which neither of the harness's API servers runs), every pod bound to it, with grace
+     * 0: the node's kubelet emulation then stops its node agent, whose driver pod is gone.
+     */
+    @Override
+    public void deleteNode(String node) {
+        ScenarioCluster.super.deleteNode(node);
+        for (var p : cluster.client().pods().inAnyNamespace().withField("spec.nodeName", node).list().getItems()) {
+            if (node.equals(p.getSpec().getNodeName())) {
+                cluster.client().pods().inNamespace(p.getMetadata().getNamespace()).withName(p.getMetadata().getName())
+                        .withGracePeriod(0).delete();
+                log.accept("podgc: deleted pod " + p.getMetadata().getNamespace() + "/" + p.getMetadata().getName()
+                        + " of the deleted Node " + node);
+            }
+        }
+    }
+
+    @Override
+    public void registerNode(String node) {
+        cluster.addNode(EmbeddedCluster.npuNode(node, settings.chipType(), EmbeddedCluster.DEFAULT_KERNEL,
+                EmbeddedCluster.DEFAULT_OS_IMAGE));
+    }
+
+    @Override
+    public String metrics(ScenarioNode node) throws IOException {
+        SimNode n = nodes.get(node.name());
+        java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
+                .connectTimeout(java.time.Duration.ofSeconds(5)).build();
+        try {
+            var r = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(n.metricsUrl()))
+                    .timeout(java.time.Duration.ofSeconds(10)).GET().build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) {
+                throw new IOException(n.metricsUrl() + " answered " + r.statusCode());
+            }
+            return r.body();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted reading " + n.metricsUrl(), e);
+        }
+    }
+
     @Override
     public void jumpControlPlaneClock(java.time.Duration delta) throws IOException {
         cpClockOffset += delta.toMillis();

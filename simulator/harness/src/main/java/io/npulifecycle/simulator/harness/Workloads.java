@@ -26,8 +26,9 @@ import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.cluster.NodeEdits;
 
 /**
- * The workloads and the administrator's scheduling edits of a scenario ({@code pod:}, {@code pdb:},
- * {@code deletePdb:}, {@code cordon:}, {@code uncordon:}), written through the admin client on either API server.
+ * The workloads and the administrator's edits of a scenario ({@code pod:}, {@code deletePod:}, {@code setPodReady:},
+ * {@code removeFinalizers:}, {@code pdb:}, {@code deletePdb:}, {@code cordon:}, {@code uncordon:}, {@code label:}),
+ * written through the admin client on either API server.
  *
  * <p>A pod's controller is an object of its kind owning it ({@code controller: true} owner reference). On the
  * harness's own clusters no controller acts on it: neither API server runs the ReplicaSet, StatefulSet or DaemonSet
@@ -45,6 +46,12 @@ final class Workloads {
     static final String POD_LABEL = "sim.npulifecycle.io/pod";
     /** The annotation the kubelet puts on the mirror pod of a static pod. */
     static final String MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
+
+    /**
+     * The annotation that makes the kubelet emulation ({@link DaemonSetController}) report a pod Running but not Ready
+     * (its readiness probe failing): {@code pod: {ready: false}} and {@code setPodReady}.
+     */
+    static final String NOT_READY_ANNOTATION = "sim.npulifecycle.io/not-ready";
 
     /** The image of a workload pod where no kubelet runs it. */
     static final String IMAGE = "registry.local/workload:1";
@@ -103,11 +110,17 @@ final class Workloads {
         }
         PodSpec podSpec = spec.build();
         ObjectMeta meta = new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(a.name())
-                .withNamespace(a.namespace()).withLabels(labels).build();
+                .withNamespace(a.namespace()).withLabels(labels).withFinalizers(a.finalizers()).build();
+        if (!a.ready()) {
+            meta.setAnnotations(new LinkedHashMap<>(Map.of(NOT_READY_ANNOTATION, "true")));
+        }
         boolean mirror = a.controller().equals("mirror");
         if (mirror) {
             meta.setOwnerReferences(List.of(owner(a, labels, podSpec)));
-            meta.setAnnotations(Map.of(MIRROR_ANNOTATION, "sim-" + a.name()));
+            Map<String, String> annotations = new LinkedHashMap<>(meta.getAnnotations() == null ? Map.of()
+                    : meta.getAnnotations());
+            annotations.put(MIRROR_ANNOTATION, "sim-" + a.name());
+            meta.setAnnotations(annotations);
         }
         Pod pod = client.pods().inNamespace(a.namespace()).resource(new PodBuilder().withMetadata(meta)
                 .withSpec(podSpec).build()).create();
@@ -180,6 +193,9 @@ final class Workloads {
         } else {
             b.withMaxUnavailable(intOrString(a.maxUnavailable()));
         }
+        if (a.unhealthyPodEvictionPolicy() != null) {
+            b.withUnhealthyPodEvictionPolicy(a.unhealthyPodEvictionPolicy());
+        }
         var pdb = b.endSpec().build();
         var budgets = client.policy().v1().podDisruptionBudget().inNamespace(a.namespace());
         NodeEdits.retryOnConflict(() -> {
@@ -199,6 +215,72 @@ final class Workloads {
      */
     void deletePdb(String name, String namespace) {
         client.policy().v1().podDisruptionBudget().inNamespace(namespace).withName(name).delete();
+    }
+
+    /**
+     * Deletes a pod as {@code kubectl delete pod} does.
+     *
+     * @param a the step: the pod, and its grace period or null for the pod's own
+     * @throws KubernetesClientException when the API server refuses (a pod that does not exist is not an error: it is
+     *         logged by the caller's timeline as done)
+     */
+    void deletePod(Action.DeletePod a) {
+        var op = client.pods().inNamespace(a.namespace()).withName(a.name());
+        (a.gracePeriodSeconds() == null ? op : op.withGracePeriod(a.gracePeriodSeconds())).delete();
+    }
+
+    /**
+     * Makes a pod Ready or not through the kubelet emulation's annotation {@value #NOT_READY_ANNOTATION}.
+     *
+     * @param a the step
+     * @throws KubernetesClientException 404 when the pod does not exist
+     */
+    void setPodReady(Action.SetPodReady a) {
+        NodeEdits.retryOnConflict(() -> client.pods().inNamespace(a.namespace()).withName(a.name()).edit(p -> {
+            Map<String, String> annotations = p.getMetadata().getAnnotations() == null ? new LinkedHashMap<>()
+                    : new LinkedHashMap<>(p.getMetadata().getAnnotations());
+            if (a.ready()) {
+                annotations.remove(NOT_READY_ANNOTATION);
+            } else {
+                annotations.put(NOT_READY_ANNOTATION, "true");
+            }
+            p.getMetadata().setAnnotations(annotations);
+            return p;
+        }));
+    }
+
+    /**
+     * Removes every finalizer of a pod, which ends a deletion they held.
+     *
+     * @param a the step
+     * @throws KubernetesClientException 404 when the pod does not exist
+     */
+    void removeFinalizers(Action.RemoveFinalizers a) {
+        NodeEdits.retryOnConflict(() -> client.pods().inNamespace(a.namespace()).withName(a.name()).edit(p -> {
+            p.getMetadata().setFinalizers(List.of());
+            return p;
+        }));
+    }
+
+    /**
+     * Sets or removes a node's label, as {@code kubectl label node --overwrite} does.
+     *
+     * @param node the node
+     * @param key the label key
+     * @param value the value, or null to remove it
+     */
+    void label(String node, String key, String value) {
+        NodeEdits.retryOnConflict(() -> client.nodes().withName(node).edit(n -> {
+            Map<String, String> labels = n.getMetadata().getLabels() == null ? new LinkedHashMap<>()
+                    : new LinkedHashMap<>(n.getMetadata().getLabels());
+            if (value == null) {
+                labels.remove(key);
+            } else {
+                labels.put(key, value);
+            }
+            n.getMetadata().setLabels(labels);
+            return n;
+        }));
     }
 
     /**

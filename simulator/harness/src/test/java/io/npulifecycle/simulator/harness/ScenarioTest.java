@@ -223,7 +223,8 @@ class ScenarioTest {
         assertEquals(java.util.Set.of("wedge", "recover", "setChip", "persistent", "approve", "annotate", "setPolicy",
                 "setVersion", "killAgent", "killControlPlane", "startControlPlane", "apiOutage", "apiGone",
                 "apiUnreachable", "clockJump", "markersReadOnly", "markersFull", "pod", "pdb", "deletePdb", "cordon",
-                "uncordon", "expect"), Scenario.ACTIONS.keySet(),
+                "uncordon", "label", "deleteNode", "registerNode", "deletePod", "setPodReady", "removeFinalizers",
+                "deleteCr", "expect"), Scenario.ACTIONS.keySet(),
                 "the actions of docs/simulator.md");
     }
 
@@ -346,7 +347,93 @@ class ScenarioTest {
         java.util.Map<String, String> noTaint = new java.util.HashMap<>();
         noTaint.put("npu.openfuyao.com/npu-unhealthy", null);
         assertEquals(noTaint, e.taints());
-        assertEquals(new Action.PodsCheck(java.util.List.of("ml/train-0"), java.util.List.of("default/bare")), e.pods());
+        assertEquals(new Action.PodsCheck(java.util.List.of("ml/train-0"), java.util.List.of("default/bare"), java.util.List.of()), e.pods());
+    }
+
+    /**
+     * The actions and expectations of chaos's fault kinds (issue #28): a node deleted and registered again, the CR
+     * deleted, a label set as an operator retries, pods deleted, not Ready, held by a finalizer, a budget's
+     * unhealthyPodEvictionPolicy, the recovery's blockingPodSelector in the shorthand, metrics and the CR's existence.
+     */
+    @Test
+    void chaosActionsParseWithTheirDefaults() throws Exception {
+        Scenario s = Scenario.parse("ok.yaml", String.join("\n",
+                "cluster: {nodes: 2}",
+                "policy: {recoveryPolicy: {blockingPodSelector: 'job=train', window: 30m1h}}",
+                "steps:",
+                "  - at: 0s",
+                "    pod: {node: node-1, name: nb, ready: false, finalizers: [example.com/hold]}",
+                "  - at: 1s",
+                "    pdb: {name: nb, selector: {a: b}, minAvailable: 1, unhealthyPodEvictionPolicy: AlwaysAllow}",
+                "  - at: 2s",
+                "    setPodReady: {name: nb, ready: true}",
+                "  - at: 3s",
+                "    deletePod: {name: nb, gracePeriodSeconds: 0}",
+                "  - at: 4s",
+                "    removeFinalizers: {name: nb}",
+                "  - at: 5s",
+                "    label: {node: node-0, key: npu.openfuyao.com/driver-upgrade-state, value: upgrade-required}",
+                "  - at: 6s",
+                "    label: {node: node-0, key: example.com/gone, value: null}",
+                "  - at: 7s",
+                "    deleteNode: {node: node-1}",
+                "  - at: 8s",
+                "    registerNode: {node: node-1}",
+                "  - at: 9s",
+                "    deleteCr: {}",
+                "  - at: 10s",
+                "    expect: {node: node-0, npuOperatorCtl: absent, pods: {terminating: [default/nb]},",
+                "             metrics: [{name: npu_lifecycle_reboots_total, labels: {reason: recovery}, atLeast: 1},",
+                "                       {name: npu_lifecycle_wedges_total, equals: 0}]}",
+                ""));
+        assertEquals(Map.of("recoveryPolicy", Map.of("blockingPodSelector", "job=train", "window", "30m1h")),
+                s.policy);
+        assertEquals(new Action.PodStep("node-1", "nb", "default", 0, Map.of(), "ReplicaSet", false, false,
+                java.util.List.of("example.com/hold")), s.steps.get(0).action());
+        assertEquals(new Action.Pdb("nb", "default", Map.of("a", "b"), 1, null, "AlwaysAllow"), s.steps.get(1).action());
+        assertEquals(new Action.SetPodReady("nb", "default", true), s.steps.get(2).action());
+        assertEquals(new Action.DeletePod("nb", "default", 0), s.steps.get(3).action());
+        assertEquals(new Action.RemoveFinalizers("nb", "default"), s.steps.get(4).action());
+        assertEquals(new Action.Label("node-0", "npu.openfuyao.com/driver-upgrade-state",
+                new Action.Expected("upgrade-required")), s.steps.get(5).action());
+        assertEquals(new Action.Expected(null), ((Action.Label) s.steps.get(6).action()).value());
+        assertEquals(new Action.DeleteNode("node-1"), s.steps.get(7).action());
+        assertEquals(new Action.RegisterNode("node-1"), s.steps.get(8).action());
+        assertEquals(new Action.DeleteCr(), s.steps.get(9).action());
+        Action.Expect e = (Action.Expect) s.steps.get(10).action();
+        assertEquals("absent", e.npuOperatorCtl());
+        assertEquals(java.util.List.of("default/nb"), e.pods().terminating());
+        assertEquals(new Action.MetricCheck("npu_lifecycle_reboots_total", Map.of("reason", "recovery"), null, 1.0,
+                null), e.metrics().get(0));
+        assertEquals(0.0, e.metrics().get(1).equalTo());
+        assertTrue(new Action.PodStep("node-0", "a", null, null, null, null, null).ready(), "Ready by default");
+    }
+
+    @Test
+    void badChaosActionsNameTheField() {
+        String head = "cluster: {nodes: 1}\nsteps:\n  - at: 0s\n    ";
+        assertTrue(invalid(head + "pod: {node: node-0, name: a, finalizers: [hold]}\n").where()
+                .contains("steps[0].pod.finalizers 'hold' is not a finalizer"));
+        assertTrue(invalid(head + "pdb: {name: p, selector: {a: b}, minAvailable: 1, unhealthyPodEvictionPolicy: "
+                + "Never}\n").where().contains("steps[0].pdb.unhealthyPodEvictionPolicy 'Never' is not IfHealthyBudget "
+                        + "or AlwaysAllow"));
+        assertTrue(invalid(head + "setPodReady: {name: a}\n").where()
+                .contains("steps[0].setPodReady.ready is missing"));
+        assertTrue(invalid(head + "deletePod: {name: a, gracePeriodSeconds: -1}\n").where()
+                .contains("steps[0].deletePod.gracePeriodSeconds -1 is outside"));
+        assertTrue(invalid(head + "label: {node: node-0, key: 'bad key', value: x}\n").where()
+                .contains("steps[0].label.key 'bad key: x' is not a Kubernetes label"));
+        assertTrue(invalid(head + "label: {node: node-0, key: a}\n").where()
+                .contains("steps[0].label.value is missing (null removes the label)"));
+        assertTrue(invalid(head + "deleteNode: {node: node-4}\n").where()
+                .contains("steps[0].deleteNode.node: no node 'node-4'"));
+        assertTrue(invalid(head + "deleteCr: {wait: true}\n").where().contains("steps[0].deleteCr"));
+        assertTrue(invalid(head + "expect: {npuOperatorCtl: gone}\n").where()
+                .contains("steps[0].expect.npuOperatorCtl 'gone' is not present or absent"));
+        assertTrue(invalid(head + "expect: {metrics: [{name: 'a b', atLeast: 1}]}\n").where()
+                .contains("'a b' is not a Prometheus metric name"));
+        assertTrue(invalid(head + "expect: {metrics: [{name: up}]}\n").where()
+                .contains("needs exactly one of equals, atLeast, atMost"));
     }
 
     @Test
