@@ -615,6 +615,7 @@ sealed interface Action {
      * @param taints taint key to value, null = no taint with that key
      * @param pods pods that must exist (not terminating), pods that must be gone, pods that must be terminating
      * @param metrics samples of the node agent's {@code /metrics}
+     * @param apiRequests requests the API server received (its audit log; real API server only)
      * @param npuOperatorCtl {@code present} or {@code absent}: whether the NPUOperatorCtl exists (a terminating one
      *        still exists)
      * @param within how long to poll (simulated time), or null to check once
@@ -624,8 +625,8 @@ sealed interface Action {
     record Expect(String node, Map<String, String> labels, Map<String, String> annotations, List<EventCheck> events,
             Integer reboots, MarkerCheck markers, String driverVersion, Expected upgradeState,
             Map<String, String> status, Integer violations, MBeanCheck mbean, Boolean unschedulable,
-            Map<String, String> taints, PodsCheck pods, List<MetricCheck> metrics, String npuOperatorCtl,
-            Duration within, Duration holdFor) implements Action {
+            Map<String, String> taints, PodsCheck pods, List<MetricCheck> metrics, List<RequestCheck> apiRequests,
+            String npuOperatorCtl, Duration within, Duration holdFor) implements Action {
         /** {@link #node()} of an expectation on every node. */
         static final String ALL = "all";
 
@@ -641,10 +642,11 @@ sealed interface Action {
                 throw new Bad("npuOperatorCtl", "'" + npuOperatorCtl + "' is not present or absent");
             }
             metrics = metrics == null ? null : List.copyOf(metrics);
+            apiRequests = apiRequests == null ? null : List.copyOf(apiRequests);
             if (labels == null && annotations == null && events == null && reboots == null && markers == null
                     && driverVersion == null && upgradeState == null && status == null && violations == null
                     && mbean == null && unschedulable == null && taints == null && pods == null && metrics == null
-                    && npuOperatorCtl == null) {
+                    && apiRequests == null && npuOperatorCtl == null) {
                 throw new Bad(null, "nothing to check");
             }
         }
@@ -708,6 +710,79 @@ sealed interface Action {
         String yaml() {
             return "{name: " + name + (labels.isEmpty() ? "" : ", labels: " + labels) + (equalTo != null ? ", equals: "
                     + equalTo : atLeast != null ? ", atLeast: " + atLeast : ", atMost: " + atMost) + "}";
+        }
+    }
+
+    /** The verbs of kube-apiserver's audit events. */
+    List<String> AUDIT_VERBS = List.of("get", "list", "watch", "create", "update", "patch", "delete",
+            "deletecollection");
+
+    /**
+     * Requests the API server received, from kube-apiserver's audit log (each request once, at its
+     * {@code ResponseComplete} stage), with exactly one count test and an optional pacing test; every filter is
+     * optional but {@code verb} and {@code resource}.
+     *
+     * @param verb the audit verb ({@link #AUDIT_VERBS}), e.g. {@code create} for an eviction
+     * @param resource e.g. {@code pods}, {@code nodes}
+     * @param subresource e.g. {@code eviction}, {@code status}; null matches requests without one
+     * @param namespace the object's namespace, or null for any
+     * @param name the object's name, or null for any
+     * @param user the requesting user, e.g. {@code system:serviceaccount:npu-operator:npu-lifecycle-control-plane}, or
+     *        null for any
+     * @param code the HTTP status of the answer (e.g. 429: a budget refused an eviction), or null for any
+     * @param count exactly this many
+     * @param atLeast at least this many
+     * @param atMost at most this many
+     * @param minIntervalSeconds simulated seconds at least between two consecutive matching requests (the wall-clock
+     *        gap times the time scale), e.g. the backoff of refused evictions
+     */
+    record RequestCheck(String verb, String resource, String subresource, String namespace, String name, String user,
+            Integer code, Integer count, Integer atLeast, Integer atMost, Double minIntervalSeconds) {
+        public RequestCheck {
+            required(verb, "verb", "an audit verb: " + AUDIT_VERBS);
+            if (!AUDIT_VERBS.contains(verb)) {
+                throw new Bad("verb", "'" + verb + "' is not one of " + AUDIT_VERBS);
+            }
+            checkName(required(resource, "resource", "a resource such as pods or nodes"), "resource");
+            checkName(subresource, "subresource");
+            checkName(namespace, "namespace");
+            checkRange(code, "code", 100, 599);
+            checkRange(count, "count", 0, 1_000_000);
+            checkRange(atLeast, "atLeast", 0, 1_000_000);
+            checkRange(atMost, "atMost", 0, 1_000_000);
+            int tests = (count != null ? 1 : 0) + (atLeast != null ? 1 : 0) + (atMost != null ? 1 : 0);
+            if (tests != 1) {
+                throw new Bad(null, "needs exactly one of count, atLeast, atMost");
+            }
+            if (minIntervalSeconds != null && !(minIntervalSeconds >= 0)) {
+                throw new Bad("minIntervalSeconds", "must be a number of seconds from 0, got " + minIntervalSeconds);
+            }
+        }
+
+        /** @return the check as the file gives it, for a failure */
+        String yaml() {
+            StringBuilder b = new StringBuilder("{verb: " + verb + ", resource: " + resource);
+            if (subresource != null) {
+                b.append(", subresource: ").append(subresource);
+            }
+            if (namespace != null) {
+                b.append(", namespace: ").append(namespace);
+            }
+            if (name != null) {
+                b.append(", name: ").append(name);
+            }
+            if (user != null) {
+                b.append(", user: ").append(user);
+            }
+            if (code != null) {
+                b.append(", code: ").append(code);
+            }
+            b.append(count != null ? ", count: " + count : atLeast != null ? ", atLeast: " + atLeast
+                    : ", atMost: " + atMost);
+            if (minIntervalSeconds != null) {
+                b.append(", minIntervalSeconds: ").append(minIntervalSeconds);
+            }
+            return b.append('}').toString();
         }
     }
 

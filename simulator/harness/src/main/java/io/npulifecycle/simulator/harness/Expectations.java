@@ -232,6 +232,20 @@ final class Expectations {
                 }
             }
         }
+        if (e.apiRequests() != null) {
+            List<AuditLog.Request> requests;
+            try {
+                requests = sim.apiRequests();
+            } catch (java.io.IOException x) {
+                return "apiRequests: the audit log could not be read: " + x.getMessage();
+            }
+            for (Action.RequestCheck c : e.apiRequests()) {
+                String f = AuditLog.failure(requests, c, scenario.timeScale);
+                if (f != null) {
+                    return "apiRequests " + c.yaml() + ": " + f;
+                }
+            }
+        }
         if (e.npuOperatorCtl() != null) {
             boolean exists = sim.npuOperatorCtl() != null;
             if (exists != e.npuOperatorCtl().equals("present")) {

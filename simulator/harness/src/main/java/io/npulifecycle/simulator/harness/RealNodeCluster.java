@@ -164,6 +164,10 @@ final class RealNodeCluster implements ScenarioCluster {
         if (a instanceof Action.SetPodReady || a instanceof Action.PodStep p0 && !p0.ready()) {
             return "the real kubelet reports a pod's readiness from its probes; the pause image has none to fail";
         }
+        if (a instanceof Action.Expect e && e.apiRequests() != null) {
+            return "expect.apiRequests reads the audit log of the harness's own kube-apiserver; the real node's "
+                    + "server records none";
+        }
         if (a instanceof Action.Expect e && e.metrics() != null) {
             return "expect.metrics reads the node agent's /metrics on loopback, which the pod does not expose to the "
                     + "harness (use expect.mbean)";

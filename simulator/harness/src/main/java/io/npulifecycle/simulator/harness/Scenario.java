@@ -277,6 +277,17 @@ final class Scenario {
         return out;
     }
 
+    /**
+     * @param test a test of an expectation
+     * @return whether an {@code expect} step, or an action's {@code when}, of the shared steps or of a case passes it
+     */
+    boolean expects(java.util.function.Predicate<Action.Expect> test) {
+        List<Step> all = new ArrayList<>(steps);
+        cases.forEach(c -> all.addAll(c.steps()));
+        return all.stream().anyMatch(x -> x.action() instanceof Action.Expect e && test.test(e)
+                || x.when() != null && test.test(x.when()));
+    }
+
     /** @return whether a shared step or a case's step is an action of this type */
     boolean uses(Class<? extends Action> type) {
         if (steps.stream().anyMatch(x -> type.isInstance(x.action()))) {

@@ -163,6 +163,15 @@ public interface ScenarioCluster extends AutoCloseable {
      */
     String metrics(ScenarioNode node) throws IOException;
 
+    /**
+     * @return the requests the API server received so far (its audit log)
+     * @throws IOException when the log cannot be read
+     * @throws IllegalStateException when this cluster records none: {@code expect.apiRequests} needs {@code --api real}
+     */
+    default List<AuditLog.Request> apiRequests() throws IOException {
+        throw new IllegalStateException("expect.apiRequests reads kube-apiserver's audit log: run with --api real");
+    }
+
     /** Stops everything the cluster started. */
     @Override
     void close();

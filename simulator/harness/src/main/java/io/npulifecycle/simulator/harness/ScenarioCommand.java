@@ -394,6 +394,7 @@ final class ScenarioCommand {
         sim.hostDrivers("host".equals(s.driverManagement));
         sim.markersOnTmpfs(s.uses(Action.MarkersReadOnly.class) || s.uses(Action.MarkersFull.class));
         sim.watchesFromEtcd(s.uses(Action.ApiGone.class));
+        sim.auditLog(s.expects(e -> e.apiRequests() != null));
         sim.answers503(s.uses(Action.ApiOutage.class));
         return sim;
     }

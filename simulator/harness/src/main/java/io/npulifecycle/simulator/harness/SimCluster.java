@@ -60,6 +60,7 @@ public final class SimCluster implements ScenarioCluster {
     static final String NODE_AGENT_DAEMONSET = "npu-lifecycle-node-agent";
     private boolean markersOnTmpfs;
     private boolean watchesFromEtcd;
+    private boolean auditLog;
     private boolean answers503;
     private ApiFaults apiFaults;
     private Jolokia controlPlaneJolokia;
@@ -122,8 +123,11 @@ public final class SimCluster implements ScenarioCluster {
         if (Files.exists(crd)) {
             System.setProperty(EmbeddedCluster.CRD_FILE_PROPERTY, crd.toString());
         }
-        cluster = ClusterBackends.start(api, KubeBinarySource.ofInstall(install),
-                ApiFaults.realServerFlags(watchesFromEtcd));
+        List<String> flags = new ArrayList<>(ApiFaults.realServerFlags(watchesFromEtcd));
+        if (auditLog && ClusterBackend.REAL.equals(api)) {
+            flags.addAll(AuditLog.serverFlags(work.resolve("audit")));
+        }
+        cluster = ClusterBackends.start(api, KubeBinarySource.ofInstall(install), flags);
         credentials = new RuntimeCredentials(cluster);
         // the runtimes reach the API server through a forwarder that can make it unreachable, unavailable (503) or
         // close their watches (ApiFaults)
@@ -232,6 +236,24 @@ public final class SimCluster implements ScenarioCluster {
             throw new IllegalArgumentException("control-plane replicas must be 1 or 2, got " + n);
         }
         this.replicas = n;
+    }
+
+    /**
+     * Whether a real API server records every request in an audit log ({@code <work>/audit/audit.log},
+     * {@link AuditLog}), for {@link #apiRequests()}; before {@link #start(List)}. No effect on the embedded mock.
+     *
+     * @param value whether to
+     */
+    public void auditLog(boolean value) {
+        this.auditLog = value;
+    }
+
+    @Override
+    public List<AuditLog.Request> apiRequests() throws IOException {
+        if (!auditLog || !ClusterBackend.REAL.equals(api)) {
+            return ScenarioCluster.super.apiRequests();
+        }
+        return AuditLog.in(work.resolve("audit")).read();
     }
 
     /**
