@@ -1,5 +1,14 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.upgrade.internal.cluster.ControllerConfig;
+import io.npulifecycle.upgrade.internal.cluster.DriverModes;
+import io.npulifecycle.upgrade.internal.cluster.LeaderElection;
+import io.npulifecycle.upgrade.internal.cluster.PodSecurityLabels;
+import io.npulifecycle.upgrade.internal.cluster.UpgradeController;
+import io.npulifecycle.upgrade.internal.cluster.UpgradeMeasurements;
+import io.npulifecycle.upgrade.internal.plan.WhiteListState;
+import io.npulifecycle.upgrade.internal.preflight.RegistrySettings;
+
 import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
 
 import java.lang.System.Logger.Level;
