@@ -290,13 +290,6 @@ public final class UpgradeController implements AutoCloseable {
         informers.clear();
     }
 
-    /** For tests: the informers stop silently (what fabric8 informers may do after 410 Gone or an API restart). */
-    public synchronized void simulateInformerLoss() {
-        for (SharedIndexInformer<?> i : informers) {
-            i.stop();
-        }
-    }
-
     /**
      * Leader election callback: true = this replica reconciles and writes; false stops writing at once.
      *

@@ -101,8 +101,9 @@ class OwnWritesTest {
     }
 
     /**
-     * @return a controller (not leader yet) on 3 nodes and the CR (maxParallelUpgrades 1), informers stopped after
-     *         their first list: the caches stay as they are. The clock runs 1,000 times slower than wall time, so no
+     * @return a controller (not leader yet) on 3 nodes and the CR (maxParallelUpgrades 1) whose informers listed them
+     *         but never watch: the API server answers every watch request 503 (fabric8 retries it with a backoff), so
+     *         the caches stay as the first lists left them. The clock runs 1,000 times slower than wall time, so no
      *         resync rebuilds the informers and no debounced reconcile runs during the test; it calls reconcile().
      */
     private UpgradeController frozenController() {
@@ -110,15 +111,17 @@ class OwnWritesTest {
         time = c.own(new ScaledTestClock(0.001));
         emulator = NodeAgentEmulator.on(c, time);
         emulator.addNodes(3, "24.1.0");
-        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), time,
-                LeaderAndScaleTest.cfg(false, false, "x"), null));
-        uc.start();
         Map<String, Object> spec = driver("25.5.0", true, 1, "100%", null);
         // the grant's own patch is what this counts: without the drain's cordon-required and drain-required steps
         @SuppressWarnings("unchecked")
         Map<String, Object> up = (Map<String, Object>) spec.get("upgradePolicy");
         up.put("drain", Map.of("enable", false));
         c.createDriver(spec);
+        // no emulated agent runs here: the controller is the only client that watches
+        c.embedded().faults().injectFault((method, path) -> path.contains("watch=true") ? 503 : 0);
+        UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), time,
+                LeaderAndScaleTest.cfg(false, false, "x"), null));
+        uc.start();
         // the preflight's answers (the ImageWhiteList: not served here) arrive on its own thread: the reconciles below
         // go by them
         Waits.until("informers synced, the CR seen, the preflight passed", Duration.ofSeconds(30), () -> {
@@ -126,7 +129,6 @@ class OwnWritesTest {
             return uc.hasSynced() && "25.5.0".equals(uc.snapshot().target())
                     && uc.snapshot().conditions().stream().anyMatch(k -> k.startsWith("PreflightPassed=True"));
         });
-        uc.simulateInformerLoss();
         return uc;
     }
 

@@ -27,6 +27,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.npulifecycle.simulator.cluster.ClusterBackend;
+import io.npulifecycle.simulator.cluster.EmbeddedFaults;
 import io.npulifecycle.simulator.cluster.ImageWhiteLists;
 import io.npulifecycle.testing.support.ClusterFixture;
 import io.npulifecycle.testing.support.ScaledTestClock;
@@ -79,16 +80,28 @@ public class RolloutTest {
     }
 
     UpgradeController controller(boolean leader) {
-        ControllerConfig d = ControllerConfig.defaults();
-        ControllerConfig cfg = new ControllerConfig(d.namespace(), d.resourceName(), false, "http", "", d.reconcileDelay(),
-                d.resync(), d.statusInterval(), false, d.leaseName(), d.leaseDuration(), d.renewDeadline(), d.retryPeriod(), "t");
-        UpgradeController uc = c.own(new UpgradeController(c.serviceAccountClient(CONTROL_PLANE_SA, null, k -> {
-            k.setUserAgent("npu-controller");
-            k.setRequestRetryBackoffLimit(3);
-        }), time, cfg, null));
+        UpgradeController uc = unstarted(cfg());
         uc.start();
         uc.setLeader(leader);
         return uc;
+    }
+
+    /** @return the configuration of {@link #controller(boolean)}: no registry check, no leader election */
+    static ControllerConfig cfg() {
+        ControllerConfig d = ControllerConfig.defaults();
+        return new ControllerConfig(d.namespace(), d.resourceName(), false, "http", "", d.reconcileDelay(),
+                d.resync(), d.statusInterval(), false, d.leaseName(), d.leaseDuration(), d.renewDeadline(), d.retryPeriod(), "t");
+    }
+
+    /**
+     * @param cfg the configuration
+     * @return a controller on the control plane's ServiceAccount, not started (it sends no request yet)
+     */
+    UpgradeController unstarted(ControllerConfig cfg) {
+        return c.own(new UpgradeController(c.serviceAccountClient(CONTROL_PLANE_SA, null, k -> {
+            k.setUserAgent("npu-controller");
+            k.setRequestRetryBackoffLimit(3);
+        }), time, cfg, null));
     }
 
     void approve(String node) {
@@ -504,16 +517,32 @@ public class RolloutTest {
         awaitComplete(NEW);
     }
 
+    /**
+     * Informers lost mid-rollout: the controller is restarted (as the component does on a new configuration) while the
+     * API server answers every request 503, so its informers' first lists fail and fabric8 stops them; at each resync
+     * the controller rebuilds them, and once the API server answers again the rollout completes. Mock only: a real
+     * kube-apiserver has no outage switch (its restart, which fabric8's watches ride through:
+     * {@link #apiServerRestartedMidRolloutTheControllerGoesOnAndTheRolloutCompletes}).
+     */
     @Test
     void informerLossMidRolloutCompletes() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(ClusterBackend.EMBEDDED.equals(kind),
+                "the outage switch of the mock");
         cluster().addNodes(4, OLD);
         emulator.start();
-        UpgradeController uc = controller(true);
+        UpgradeController first = controller(true);
         c.createDriver(driver(NEW, true, 1, "100%", null));
         Waits.until("first node upgraded", WAIT, () -> NEW.equals(c.label("n1", NodeKeys.DRIVER_VERSION)));
-        uc.simulateInformerLoss();
+        UpgradeController uc = unstarted(cfg());
+        c.embedded().faults().startOutage(EmbeddedFaults.OutageMode.SERVICE_UNAVAILABLE);
+        first.close();
+        uc.start();
+        uc.setLeader(true);
+        Waits.until("the stopped informers rebuilt during the outage", WAIT,
+                () -> uc.writeCounts().get("informer-rebuilds") >= 1);
+        c.embedded().faults().endOutage();
         awaitComplete(NEW);
-        assertTrue(uc.writeCounts().get("informer-rebuilds") >= 1);
+        assertEquals(4, emulator.reboots.get(), "one reboot per node");
     }
 
     @Test
