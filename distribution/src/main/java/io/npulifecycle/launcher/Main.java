@@ -427,7 +427,7 @@ public final class Main {
         try (URLClassLoader cl = new URLClassLoader(urls.toArray(new URL[0]), Main.class.getClassLoader())) {
             // fabric8 fills its kind registry through ServiceLoader on the context class loader
             Thread.currentThread().setContextClassLoader(cl);
-            Class<?> c = Class.forName("io.npulifecycle.upgrade.internal.UninstallCommand", true, cl);
+            Class<?> c = Class.forName("io.npulifecycle.upgrade.internal.cluster.UninstallCommand", true, cl);
             Method run = c.getMethod("run", String[].class, PrintStream.class, PrintStream.class);
             return (Integer) run.invoke(null, args.toArray(new String[0]), out, err);
         } catch (InvocationTargetException e) {

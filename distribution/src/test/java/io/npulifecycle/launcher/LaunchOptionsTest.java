@@ -119,7 +119,7 @@ class LaunchOptionsTest {
         for (String source : new String[] {"src/main/java/io/npulifecycle/launcher/LaunchOptions.java",
             "../bundles/probe/src/main/java/io/npulifecycle/probe/check/CheckNpuSmi.java",
             "../bundles/security/src/main/java/io/npulifecycle/security/tool/HashPassword.java",
-            "../bundles/upgrade/src/main/java/io/npulifecycle/upgrade/internal/UninstallCommand.java",
+            "../bundles/upgrade/src/main/java/io/npulifecycle/upgrade/internal/cluster/UninstallCommand.java",
             harness + "HarnessMain.java", harness + "ClusterCommand.java"}) {
             java.util.regex.Matcher m = option.matcher(java.nio.file.Files.readString(java.nio.file.Path.of(source)));
             while (m.find()) {

@@ -1,5 +1,14 @@
 package io.npulifecycle.upgrade.internal;
 
+import io.npulifecycle.upgrade.internal.cluster.ControllerConfig;
+import io.npulifecycle.upgrade.internal.cluster.DriverModes;
+import io.npulifecycle.upgrade.internal.cluster.LeaderElection;
+import io.npulifecycle.upgrade.internal.cluster.PodSecurityLabels;
+import io.npulifecycle.upgrade.internal.cluster.UpgradeController;
+import io.npulifecycle.upgrade.internal.cluster.UpgradeMeasurements;
+import io.npulifecycle.upgrade.internal.plan.WhiteListState;
+import io.npulifecycle.upgrade.internal.preflight.RegistrySettings;
+
 import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
 
 import java.lang.System.Logger.Level;
@@ -27,13 +36,14 @@ import io.npulifecycle.api.upgrade.UpgradeOrchestratorMXBean;
 /**
  * The upgrade orchestrator component, PID {@value #PID}: runs {@link UpgradeController} with {@link LeaderElection}
  * on the {@code KubernetesClient} service of {@code io.npulifecycle.kubeclient}, and registers the
- * {@code io.npulifecycle:type=UpgradeOrchestrator} MBean. An invalid configuration is logged with the PID and key and
- * the previous one is kept; a valid change restarts the controller (state lives in Kubernetes, nothing is lost).
+ * {@code io.npulifecycle:type=UpgradeOrchestrator} MBean ({@link UpgradeOrchestratorMBean}). An invalid
+ * configuration is logged with the PID and key and the previous one is kept; a valid change restarts the controller
+ * (state lives in Kubernetes, nothing is lost).
  */
 @Component(configurationPid = UpgradeOrchestratorComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL,
         service = {})
 @Designate(ocd = UpgradeOrchestratorComponent.Config.class)
-public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
+public class UpgradeOrchestratorComponent {
 
     /** Configuration PID. */
     public static final String PID = "io.npulifecycle.upgrade";
@@ -154,7 +164,8 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
     private final KubernetesClient client;
     private final TimeSource time;
 
-    private ControllerConfig cfg;
+    /** The configuration in force; read by the MBean's threads. */
+    private volatile ControllerConfig cfg;
     private volatile UpgradeController controller;
     private volatile LeaderElection election;
     private volatile String identity = "";
@@ -178,7 +189,9 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
         ControllerConfig c = reported(raw);
         cfg = c == null ? ControllerConfig.defaults() : c;
         startController();
-        mbean = MBeanRegistrations.register(ctx, UpgradeOrchestratorMXBean.class, this, OBJECT_NAME);
+        mbean = MBeanRegistrations.register(ctx, UpgradeOrchestratorMXBean.class,
+                new UpgradeOrchestratorMBean(() -> controller, () -> cfg, () -> identity),
+                UpgradeOrchestratorMXBean.OBJECT_NAME);
         metricSource = ctx.registerService(io.npulifecycle.api.metrics.MetricSource.class, measurements, null);
     }
 
@@ -342,101 +355,5 @@ public class UpgradeOrchestratorComponent implements UpgradeOrchestratorMXBean {
                 Duration.ofSeconds(c.retryPeriodSeconds()), c.identity() == null ? "" : c.identity(),
                 c.imageWhiteListCheck(), c.imageWhiteListNamespace(), c.imageWhiteListName(), management,
                 c.driverDaemonSetConfigMap(), psa, registry);
-    }
-
-    private UpgradeController.Snapshot snap() {
-        UpgradeController uc = controller;
-        return uc == null ? UpgradeController.Snapshot.EMPTY : uc.snapshot();
-    }
-
-    @Override
-    public String getTargetVersion() {
-        return snap().target();
-    }
-
-    @Override
-    public Map<String, Integer> getCountsPerState() {
-        return snap().counts();
-    }
-
-    @Override
-    public Map<String, String> getNodeStates() {
-        return snap().nodeStates();
-    }
-
-    @Override
-    public List<String> getAwaitingApproval() {
-        return snap().awaitingApproval();
-    }
-
-    @Override
-    public List<String> getSlotHolders() {
-        return snap().slotHolders();
-    }
-
-    @Override
-    public List<String> getDrainingNodes() {
-        return snap().draining();
-    }
-
-    @Override
-    public List<String> getBlockedNodes() {
-        return snap().blocked();
-    }
-
-    @Override
-    public List<String> getWaitingForWindow() {
-        return snap().waitingForWindow();
-    }
-
-    @Override
-    public List<String> getRecoveringNodes() {
-        return snap().recovering();
-    }
-
-    @Override
-    public List<String> getFailedNodes() {
-        return snap().failed();
-    }
-
-    @Override
-    public List<String> getConditions() {
-        return snap().conditions();
-    }
-
-    @Override
-    public boolean isLeader() {
-        UpgradeController uc = controller;
-        return uc != null && uc.isLeader();
-    }
-
-    @Override
-    public String getIdentity() {
-        return identity;
-    }
-
-    @Override
-    public boolean isPaused() {
-        return snap().paused();
-    }
-
-    @Override
-    public Map<String, Long> getWriteCounts() {
-        UpgradeController uc = controller;
-        return uc == null ? Map.of() : uc.writeCounts();
-    }
-
-    @Override
-    public boolean pause() {
-        LOG.log(Level.INFO, "operation pause(): pausing the driver rollout of " + cfg.namespace() + "/" + cfg.resourceName());
-        controller.setPaused(true);
-        return isPaused();
-    }
-
-    @Override
-    public boolean resume() {
-        LOG.log(Level.INFO, "operation resume(): resuming the driver rollout of " + cfg.namespace() + "/" + cfg.resourceName());
-        controller.setPaused(false);
-        return isPaused();
     }
 }
