@@ -95,6 +95,10 @@ final class RealNodeCluster implements ScenarioCluster {
             why.add(s.file + ": cluster.nodes " + s.nodes + ": --kubelet runs scenarios of one node (" + NODE
                     + "): the real node is this machine, one per run");
         }
+        if (s.startTime != null) {
+            why.add(s.file + ": cluster.startTime: the real node's clock is the chart's ConfigMap, mounted into "
+                    + "running pods; it cannot be set at time 0 without rolling them");
+        }
         List<Scenario.Step> all = new ArrayList<>(s.steps);
         s.cases.forEach(c -> all.addAll(c.steps()));
         all.sort(Comparator.comparingInt(Scenario.Step::line));

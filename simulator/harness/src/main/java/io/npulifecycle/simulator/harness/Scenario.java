@@ -32,7 +32,7 @@ final class Scenario {
 
     static final Set<String> TOP = Set.of("name", "cluster", "policy", "timeScale", "steps", "cases", "build");
     static final Set<String> CLUSTER = Set.of("nodes", "chips", "chipType", "driverVersion", "controlPlanes",
-            "driverManagement");
+            "driverManagement", "startTime");
     /** The actions by YAML key, {@code expect} included. */
     static final Map<String, Class<? extends Action>> ACTIONS = Action.types();
     /** Categories of the reliability matrix; the report groups cases by them. */
@@ -85,6 +85,11 @@ final class Scenario {
     int controlPlanes = 1;
     /** {@code cluster.driverManagement}: {@code managed} (driver DaemonSets) or {@code host} (drivers installed on the hosts). */
     String driverManagement = "managed";
+    /**
+     * {@code cluster.startTime}: the simulated instant at time 0 (when the steps' clock starts), or null for the
+     * harness's wall clock; e.g. to place a maintenance window's edge inside a drain.
+     */
+    java.time.Instant startTime;
     /** {@code default}: the reliability IT runs it in every build; {@code long}: only with -Preliability. */
     String build = "default";
     final Map<String, Object> policy = new LinkedHashMap<>();
@@ -206,6 +211,22 @@ final class Scenario {
         }
         if (c.containsKey("controlPlanes")) {
             attempt(() -> controlPlanes = integer(c.get("controlPlanes"), "cluster.controlPlanes", 1, 2));
+        }
+        if (c.containsKey("startTime")) {
+            attempt(() -> {
+                String t = string(c.get("startTime"), "cluster.startTime");
+                try {
+                    startTime = java.time.Instant.parse(t);
+                } catch (java.time.format.DateTimeParseException e) {
+                    throw new YamlTree.Invalid(c.get("startTime").line(), "cluster.startTime '" + t
+                            + "' is not an RFC 3339 instant in UTC such as 2026-12-07T01:50:00Z");
+                }
+                if (startTime.isBefore(java.time.Instant.parse("2000-01-01T00:00:00Z"))
+                        || startTime.isAfter(java.time.Instant.parse("2200-01-01T00:00:00Z"))) {
+                    throw new YamlTree.Invalid(c.get("startTime").line(), "cluster.startTime " + t
+                            + " is outside 2000 to 2200");
+                }
+            });
         }
         if (c.containsKey("driverManagement")) {
             attempt(() -> {

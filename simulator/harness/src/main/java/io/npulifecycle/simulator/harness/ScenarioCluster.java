@@ -172,6 +172,18 @@ public interface ScenarioCluster extends AutoCloseable {
         throw new IllegalStateException("expect.apiRequests reads kube-apiserver's audit log: run with --api real");
     }
 
+    /**
+     * Sets every runtime's simulated clock to {@code at} now (a scenario's {@code cluster.startTime}, at its time 0).
+     *
+     * @param at the simulated instant
+     * @return the jump made, simulated milliseconds
+     * @throws IOException when a runtime's clock configuration cannot be written
+     * @throws UnsupportedOperationException where the clocks cannot be set (the real node: a ConfigMap)
+     */
+    default long setSimulatedTime(java.time.Instant at) throws IOException {
+        throw new UnsupportedOperationException("cluster.startTime: the clocks of this cluster cannot be set");
+    }
+
     /** Stops everything the cluster started. */
     @Override
     void close();

@@ -384,11 +384,32 @@ final class ScenarioCommand {
         };
     }
 
+    /** Wall-clock seconds a cluster's start and install take at most, for {@link #startOffset}. */
+    static final long START_AND_INSTALL_WALL_SECONDS = 300;
+
+    /**
+     * The clocks' offset at the start of a scenario with {@code cluster.startTime}: the runtimes start that far behind
+     * it (an hour of simulated time more than the cluster's start and install can take) that the one jump to it at
+     * time 0 ({@link ScenarioCluster#setSimulatedTime}) goes forward, as time passing does, never back.
+     *
+     * @param s the scenario
+     * @param anchor the clocks' anchor, epoch milliseconds
+     * @return the offset, milliseconds; 0 without {@code cluster.startTime}
+     */
+    static long startOffset(Scenario s, long anchor) {
+        if (s.startTime == null) {
+            return 0;
+        }
+        long headroom = (long) (START_AND_INSTALL_WALL_SECONDS * 1000 * s.timeScale) + 3_600_000L;
+        return s.startTime.toEpochMilli() - headroom - anchor;
+    }
+
     /** @return the harness's own simulated cluster for a scenario, set up for the faults it injects */
     private static SimCluster simulated(Scenario s, Path dir, Path install, String api) {
         int perNpu = s.chipType.equals("310p") ? 2 : 1;
+        long anchor = System.currentTimeMillis();
         SimSettings settings = new SimSettings(s.nodes, s.chips / perNpu, perNpu, s.chipType, s.driverVersion,
-                s.timeScale, System.currentTimeMillis(), System.getProperty("npu.sim.logLevel", "WARN"));
+                s.timeScale, anchor, System.getProperty("npu.sim.logLevel", "WARN"), startOffset(s, anchor));
         SimCluster sim = new SimCluster(settings, dir, install, api, harnessLog(dir.resolve("harness.log")));
         sim.controlPlaneReplicas(s.controlPlanes);
         sim.hostDrivers("host".equals(s.driverManagement));

@@ -197,6 +197,11 @@ public final class ScenarioRunner {
         }
         wallStart = java.time.format.DateTimeFormatter.ISO_LOCAL_TIME.format(java.time.LocalTime.now(
                 java.time.ZoneOffset.UTC).truncatedTo(java.time.temporal.ChronoUnit.SECONDS)) + "Z";
+        if (scenario.startTime != null) {
+            long jump = sim.setSimulatedTime(scenario.startTime);
+            out.println("   clock: every runtime's simulated time set to " + scenario.startTime
+                    + " (cluster.startTime; a jump of " + Math.round(jump / 1000.0) + " simulated s)");
+        }
         timeline.poll(); // the state at the start, before the scenario's clock starts
         t0 = System.nanoTime();
         installedAt = t0;

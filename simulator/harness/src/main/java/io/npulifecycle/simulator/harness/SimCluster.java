@@ -93,6 +93,7 @@ public final class SimCluster implements ScenarioCluster {
     public SimCluster(SimSettings settings, Path work, Path install, String api, Consumer<String> log) {
         this.api = ClusterBackends.checkKind(api);
         this.settings = settings;
+        this.cpClockOffset = settings.wallOffsetMillis();
         this.work = work;
         this.install = install;
         this.log = log;
@@ -493,14 +494,33 @@ public final class SimCluster implements ScenarioCluster {
     public void jumpControlPlaneClock(java.time.Duration delta) throws IOException {
         cpClockOffset += delta.toMillis();
         SimNode.writeAtomically(work.resolve("control-plane/home/etc/io.npulifecycle.time.cfg"),
-                settings.timeConfig() + "wallOffsetMillis=" + cpClockOffset + "\n");
+                settings.timeConfig(cpClockOffset));
         for (int i = 1; i < controlPlanes.size(); i++) {
             SimNode.writeAtomically(work.resolve("control-plane-" + i + "/home/etc/io.npulifecycle.time.cfg"),
-                    settings.timeConfig() + "wallOffsetMillis=" + cpClockOffset + "\n");
+                    settings.timeConfig(cpClockOffset));
         }
     }
 
     private long cpClockOffset;
+
+    /**
+     * Sets every runtime's simulated clock to {@code at} (a scenario's {@code cluster.startTime} at its time 0): one
+     * jump of each clock's wall time ({@code wallOffsetMillis}, as {@code clockJump}), the runtimes written one after
+     * the other within milliseconds; monotonic time and scheduled delays are unchanged.
+     *
+     * @param at the simulated instant now
+     * @return the jump, in simulated milliseconds (forward when the clocks were started behind {@code at})
+     * @throws IOException when a configuration cannot be written
+     */
+    @Override
+    public long setSimulatedTime(java.time.Instant at) throws IOException {
+        long delta = at.toEpochMilli() - settings.simulatedAt(System.currentTimeMillis(), cpClockOffset);
+        jumpControlPlaneClock(java.time.Duration.ofMillis(delta));
+        for (SimNode n : nodes.values()) {
+            n.jumpClock(java.time.Duration.ofMillis(delta));
+        }
+        return delta;
+    }
 
     private void startControlPlane() throws IOException {
         Path home = work.resolve("control-plane/home");

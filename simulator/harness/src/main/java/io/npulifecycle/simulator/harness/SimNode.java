@@ -38,6 +38,7 @@ public final class SimNode implements ScenarioNode {
         this.root = root;
         this.port = port;
         this.settings = settings;
+        this.clockOffsetMillis = settings.wallOffsetMillis();
         Path home = root.resolve("home");
         Path etc = Files.createDirectories(home.resolve("etc"));
         Path sim = root.resolve("simulator");
@@ -118,8 +119,7 @@ public final class SimNode implements ScenarioNode {
     @Override
     public synchronized void jumpClock(java.time.Duration delta) throws IOException {
         clockOffsetMillis += delta.toMillis();
-        writeAtomically(root.resolve("home/etc/io.npulifecycle.time.cfg"), settings.timeConfig()
-                + "wallOffsetMillis=" + clockOffsetMillis + "\n");
+        writeAtomically(root.resolve("home/etc/io.npulifecycle.time.cfg"), settings.timeConfig(clockOffsetMillis));
     }
 
     /**

@@ -409,6 +409,35 @@ class ScenarioTest {
         assertTrue(new Action.PodStep("node-0", "a", null, null, null, null, null).ready(), "Ready by default");
     }
 
+    /**
+     * {@code cluster.startTime}: the simulated instant at time 0; the runtimes start behind it by more than the start
+     * and install can take, so the one jump to it at time 0 goes forward; bad values named; refused on the real node.
+     */
+    @Test
+    void startTimeIsAnInstantTheClocksStartBehind() throws Exception {
+        Scenario s = Scenario.parse("ok.yaml", "cluster: {nodes: 1, startTime: \"2026-12-07T01:50:00Z\"}\n"
+                + "timeScale: 60\nsteps:\n  - at: 0s\n    approve: {node: node-0}\n");
+        assertEquals(java.time.Instant.parse("2026-12-07T01:50:00Z"), s.startTime);
+        long anchor = java.time.Instant.parse("2026-12-05T17:00:00Z").toEpochMilli();
+        long offset = ScenarioCommand.startOffset(s, anchor);
+        SimSettings settings = new SimSettings(1, 8, 1, "910b", "25.2.0", 60, anchor, "WARN", offset);
+        long atStart = settings.simulatedAt(anchor, offset);
+        long latestInstall = settings.simulatedAt(anchor + ScenarioCommand.START_AND_INSTALL_WALL_SECONDS * 1000,
+                offset);
+        assertEquals(s.startTime.toEpochMilli() - 3_600_000L, latestInstall,
+                "an hour behind startTime after the longest start and install");
+        assertTrue(atStart < latestInstall);
+        assertTrue(settings.timeConfig().contains("wallOffsetMillis=" + offset), settings.timeConfig());
+        assertEquals(0, ScenarioCommand.startOffset(Scenario.parse("ok.yaml",
+                "cluster: {nodes: 1}\nsteps:\n  - at: 0s\n    approve: {node: node-0}\n"), anchor));
+        assertTrue(invalid("cluster: {nodes: 1, startTime: yesterday}\nsteps:\n  - at: 0s\n    approve: {node: "
+                + "node-0}\n").where().contains("cluster.startTime 'yesterday' is not an RFC 3339 instant"));
+        assertTrue(invalid("cluster: {nodes: 1, startTime: \"1970-01-01T00:00:00Z\"}\nsteps:\n  - at: 0s\n    "
+                + "approve: {node: node-0}\n").where().contains("is outside 2000 to 2200"));
+        assertTrue(RealNodeCluster.refusals(s).toString().contains("cluster.startTime"),
+                RealNodeCluster.refusals(s).toString());
+    }
+
     @Test
     void badChaosActionsNameTheField() {
         String head = "cluster: {nodes: 1}\nsteps:\n  - at: 0s\n    ";
