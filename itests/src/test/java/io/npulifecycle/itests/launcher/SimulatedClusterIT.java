@@ -39,11 +39,11 @@ class SimulatedClusterIT {
     /**
      * Scenario files that need a real API server whatever {@value #API_PROPERTY} says: the Eviction API and the
      * disruption controller's PodDisruptionBudget status exist only there, and so do finalizers (the mock deletes an
-     * object at once).
+     * object at once) and the node-lifecycle controller.
      */
     static final Set<String> REAL_ONLY = Set.of("14-upgrade-drain.yaml", "15-upgrade-gates.yaml",
             "17-recovery-drain.yaml", "18-recovery-drain-timeout.yaml", "20-drain-force.yaml",
-            "22-uncordon-during-drain.yaml", "24-cr-deleted-mid-rollout.yaml");
+            "22-uncordon-during-drain.yaml", "24-cr-deleted-mid-rollout.yaml", "26-node-not-ready-during-drain.yaml");
 
     /**
      * System property: how many scenario files the suite runs at a time ({@code scenario --parallel N}), each on its

@@ -121,6 +121,11 @@ public final class RealApiServer implements ClusterBackend {
 
     private RealApiServer(KubeBinaries bin, Duration timeout, LongSupplier nanoClock, List<String> extraApiServerFlags,
             boolean installMode, String realNode) throws IOException {
+        this(bin, timeout, nanoClock, extraApiServerFlags, installMode, realNode, null);
+    }
+
+    private RealApiServer(KubeBinaries bin, Duration timeout, LongSupplier nanoClock, List<String> extraApiServerFlags,
+            boolean installMode, String realNode, Duration nodeMonitorGrace) throws IOException {
         this.startTimeout = timeout;
         this.installMode = installMode || realNode != null;
         this.realNode = realNode;
@@ -177,11 +182,18 @@ public final class RealApiServer implements ClusterBackend {
             boolean ready = false;
             for (int attempt = 1; !ready; attempt++) {
                 int port = LoopbackPorts.shared().allocate();
+                List<String> controllers = new ArrayList<>(realNode != null ? KubeCommandLines.REAL_NODE_CONTROLLERS
+                        : installMode ? KubeCommandLines.INSTALL_CONTROLLERS : KubeCommandLines.CONTROLLERS);
+                if (nodeMonitorGrace != null && !controllers.contains("nodelifecycle")) {
+                    controllers.add("nodelifecycle");
+                }
                 List<String> command = new ArrayList<>(KubeCommandLines.kubeControllerManager(bin, pki, kubeconfig,
-                        port, realNode != null ? KubeCommandLines.REAL_NODE_CONTROLLERS
-                                : installMode ? KubeCommandLines.INSTALL_CONTROLLERS : KubeCommandLines.CONTROLLERS));
+                        port, controllers));
                 if (realNode != null) {
                     command.addAll(KubeCommandLines.realNodeControllerManagerFlags(pki));
+                }
+                if (nodeMonitorGrace != null) {
+                    command.addAll(KubeCommandLines.nodeLifecycleFlags(nodeMonitorGrace));
                 }
                 controllerManager = startChild("kube-controller-manager", command,
                         data.resolve("kube-controller-manager.log"));
@@ -300,6 +312,7 @@ public final class RealApiServer implements ClusterBackend {
         private LongSupplier nanoClock = System::nanoTime;
         private List<String> apiServerFlags = List.of();
         private boolean installMode;
+        private Duration nodeMonitorGrace;
         private String realNode;
 
         private Builder() {
@@ -378,6 +391,21 @@ public final class RealApiServer implements ClusterBackend {
         }
 
         /**
+         * Runs kube-controller-manager's node-lifecycle controller too ({@code nodelifecycle}), checking every second
+         * and marking a node whose kubelet has not renewed its Lease ({@code kube-node-lease}) nor posted its status
+         * for {@code grace} {@code Ready=Unknown}, tainted {@code node.kubernetes.io/unreachable} (NoSchedule,
+         * NoExecute); the taint-eviction controller does not run, so no pod is evicted for the taint. Whoever starts
+         * such a server renews the Leases of the nodes it creates (the kubelets' heartbeat), or they go NotReady.
+         *
+         * @param grace {@code --node-monitor-grace-period} (wall clock), e.g. 8 s
+         * @return this
+         */
+        public Builder nodeLifecycle(Duration grace) {
+            this.nodeMonitorGrace = grace;
+            return this;
+        }
+
+        /**
          * Starts etcd, kube-apiserver and kube-controller-manager and waits until they are ready, as
          * {@link RealApiServer#start()}.
          *
@@ -388,7 +416,8 @@ public final class RealApiServer implements ClusterBackend {
          */
         public RealApiServer start() {
             try {
-                return new RealApiServer(binaries.get(), startTimeout, nanoClock, apiServerFlags, installMode, realNode);
+                return new RealApiServer(binaries.get(), startTimeout, nanoClock, apiServerFlags, installMode, realNode,
+                        nodeMonitorGrace);
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot create the data folder of a real API server", e);
             }
@@ -718,22 +747,30 @@ public final class RealApiServer implements ClusterBackend {
      */
     @Override
     public Node addNode(Node node) {
-        Node created = client().nodes().resource(node).create();
+        String name = node.getMetadata().getName();
+        Node[] created = {client().nodes().resource(node).create()};
+        // a node-lifecycle controller (Builder.nodeLifecycle) may write the new Node meanwhile: again on a 409
         if (node.getStatus() != null) {
-            created.setStatus(node.getStatus());
-            created = client().nodes().resource(created).updateStatus();
-        }
-        boolean ready = created.getStatus() != null && created.getStatus().getConditions() != null
-                && created.getStatus().getConditions().stream()
-                        .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
-        if (ready && created.getSpec().getTaints() != null
-                && created.getSpec().getTaints().stream().anyMatch(t -> NOT_READY_TAINT.equals(t.getKey()))) {
-            created = client().nodes().withName(created.getMetadata().getName()).edit(n -> {
-                n.getSpec().getTaints().removeIf(t -> NOT_READY_TAINT.equals(t.getKey()));
-                return n;
+            NodeEdits.retryOnConflict(() -> {
+                Node latest = client().nodes().withName(name).get();
+                latest.setStatus(node.getStatus());
+                created[0] = client().nodes().resource(latest).updateStatus();
             });
         }
-        return created;
+        boolean ready = created[0].getStatus() != null && created[0].getStatus().getConditions() != null
+                && created[0].getStatus().getConditions().stream()
+                        .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+        if (ready) {
+            NodeEdits.retryOnConflict(() -> {
+                Node latest = client().nodes().withName(name).get();
+                if (latest.getSpec().getTaints() != null
+                        && latest.getSpec().getTaints().removeIf(t -> NOT_READY_TAINT.equals(t.getKey()))) {
+                    latest = client().nodes().resource(latest).update();
+                }
+                created[0] = latest;
+            });
+        }
+        return created[0];
     }
 
     /** The taint a node gets at its creation until the node lifecycle controller sees it Ready. */

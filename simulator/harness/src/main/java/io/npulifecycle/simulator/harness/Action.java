@@ -519,6 +519,27 @@ sealed interface Action {
     }
 
     /**
+     * The node's kubelet goes silent (crashed, hung, cut off from the API server while the node runs): no Lease
+     * renewal and no status, so kube-controller-manager's node-lifecycle controller marks the Node {@code Ready=Unknown}
+     * and taints it {@code node.kubernetes.io/unreachable} after its grace period (8 s of wall clock); its pods get no
+     * status and their deletions do not end; the node agent's container runs on. Real API server only.
+     */
+    @JsonTypeName("nodeNotReady")
+    record NodeNotReady(String node) implements Action, OnNode {
+        public NodeNotReady {
+            required(node, "node", "a node name");
+        }
+    }
+
+    /** The node's kubelet speaks again: its Lease renewed and {@code Ready=True} posted; the controller lifts the taints. */
+    @JsonTypeName("nodeReady")
+    record NodeReady(String node) implements Action, OnNode {
+        public NodeReady {
+            required(node, "node", "a node name");
+        }
+    }
+
+    /**
      * Deletes a pod as {@code kubectl delete pod} does (its own grace period, or {@code gracePeriodSeconds}); a pod of
      * the same name may then be created again, on any node, with {@code pod:}.
      *

@@ -51,6 +51,7 @@ final class DaemonSetController implements Runnable {
     private final java.util.Set<String> backedOff = new java.util.HashSet<>();
     /** Terminating pods by uid: when this emulation first saw their deletionTimestamp ({@link #nanoClock}). */
     private final Map<String, Long> terminatingSince = new HashMap<>();
+    private volatile java.util.function.Predicate<String> silent = node -> false;
     private volatile boolean running = true;
     private volatile boolean paused;
 
@@ -81,6 +82,16 @@ final class DaemonSetController implements Runnable {
         synchronized (this) {
             // the lock is free only between reconciles
         }
+    }
+
+    /**
+     * The nodes whose kubelet is silent ({@code nodeNotReady}): their pods get no status and their deletions do not
+     * end, no pod is created on them and their node agent is neither started nor stopped (its container runs on).
+     *
+     * @param test whether a node is silent now
+     */
+    void silentNodes(java.util.function.Predicate<String> test) {
+        this.silent = test;
     }
 
     /** Pauses pod (re)creation and agent restarts (while the API server is out, for instance). */
@@ -120,7 +131,7 @@ final class DaemonSetController implements Runnable {
             Map<String, String> selector = template.getNodeSelector() == null ? Map.of() : template.getNodeSelector();
             for (Node n : clusterNodes) {
                 String name = n.getMetadata().getName();
-                if (!nodes.containsKey(name) || !matches(n, selector)) {
+                if (!nodes.containsKey(name) || !matches(n, selector) || silent.test(name)) {
                     continue;
                 }
                 boolean has = pods.stream().anyMatch(p -> name.equals(p.getSpec().getNodeName())
@@ -149,6 +160,9 @@ final class DaemonSetController implements Runnable {
         }
         pods = client.pods().inNamespace(NAMESPACE).withLabelIn(APP_LABEL, APP, NODE_AGENT_APP).list().getItems();
         for (SimNode node : nodes.values()) {
+            if (silent.test(node.name())) {
+                continue; // no kubelet acts: the agent's container runs on whatever happens to its pod
+            }
             // a terminating pod's container is stopped (SIGTERM) as the kubelet does at the start of the deletion
             Pod pod = pods.stream().filter(p -> node.name().equals(p.getSpec().getNodeName())
                     && p.getMetadata().getDeletionTimestamp() == null).findFirst().orElse(null);
@@ -191,7 +205,8 @@ final class DaemonSetController implements Runnable {
         List<Pod> all = client.pods().inAnyNamespace().list().getItems();
         java.util.Set<String> seen = new java.util.HashSet<>();
         for (Pod p : all) {
-            if (p.getSpec() == null || !nodes.containsKey(p.getSpec().getNodeName())) {
+            if (p.getSpec() == null || !nodes.containsKey(p.getSpec().getNodeName())
+                    || silent.test(p.getSpec().getNodeName())) {
                 continue;
             }
             String uid = p.getMetadata().getUid();

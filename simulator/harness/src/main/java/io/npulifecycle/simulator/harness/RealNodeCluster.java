@@ -161,6 +161,9 @@ final class RealNodeCluster implements ScenarioCluster {
         if (a instanceof Action.StartControlPlane) {
             return "no control-plane replica is ever left dead: the kubelet restarts a killed one";
         }
+        if (a instanceof Action.NodeNotReady || a instanceof Action.NodeReady) {
+            return "the real kubelet's heartbeat is the kubelet's own; stopping it would stop the run's node";
+        }
         if (a instanceof Action.DeleteNode || a instanceof Action.RegisterNode) {
             return "the real kubelet holds its Node: it registers it again only when it restarts, which the run "
                     + "does not do";

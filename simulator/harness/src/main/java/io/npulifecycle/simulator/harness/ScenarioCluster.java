@@ -173,6 +173,26 @@ public interface ScenarioCluster extends AutoCloseable {
     }
 
     /**
+     * Silences a node's kubelet ({@code nodeNotReady}): no heartbeat, no pod status, no end of its pods' deletions;
+     * the node-lifecycle controller marks the Node NotReady after its grace; the node's runtime runs on.
+     *
+     * @param node the node
+     * @throws UnsupportedOperationException where no node-lifecycle controller runs
+     */
+    default void nodeNotReady(String node) {
+        throw new UnsupportedOperationException("nodeNotReady: this cluster runs no node-lifecycle controller");
+    }
+
+    /**
+     * The node's kubelet speaks again ({@code nodeReady}): heartbeat and {@code Ready=True}.
+     *
+     * @param node the node
+     */
+    default void nodeReady(String node) {
+        throw new UnsupportedOperationException("nodeReady: this cluster runs no node-lifecycle controller");
+    }
+
+    /**
      * Sets every runtime's simulated clock to {@code at} now (a scenario's {@code cluster.startTime}, at its time 0).
      *
      * @param at the simulated instant

@@ -416,6 +416,7 @@ final class ScenarioCommand {
         sim.markersOnTmpfs(s.uses(Action.MarkersReadOnly.class) || s.uses(Action.MarkersFull.class));
         sim.watchesFromEtcd(s.uses(Action.ApiGone.class));
         sim.auditLog(s.expects(e -> e.apiRequests() != null));
+        sim.nodeLifecycle(s.uses(Action.NodeNotReady.class) || s.uses(Action.NodeReady.class));
         sim.answers503(s.uses(Action.ApiOutage.class));
         return sim;
     }

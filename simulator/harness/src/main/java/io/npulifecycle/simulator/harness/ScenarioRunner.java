@@ -432,6 +432,8 @@ public final class ScenarioRunner {
         on(Action.DeleteNode.class, a -> sim.deleteNode(a.node()));
         on(Action.RegisterNode.class, a -> sim.registerNode(a.node()));
         on(Action.DeleteCr.class, a -> sim.deleteNpuOperatorCtl());
+        on(Action.NodeNotReady.class, a -> sim.nodeNotReady(a.node()));
+        on(Action.NodeReady.class, a -> sim.nodeReady(a.node()));
     }
 
     /** @return the action types that have a handler */

@@ -61,6 +61,8 @@ public final class SimCluster implements ScenarioCluster {
     private boolean markersOnTmpfs;
     private boolean watchesFromEtcd;
     private boolean auditLog;
+    private boolean nodeLifecycle;
+    private KubeletHeartbeats heartbeats;
     private boolean answers503;
     private ApiFaults apiFaults;
     private Jolokia controlPlaneJolokia;
@@ -128,7 +130,17 @@ public final class SimCluster implements ScenarioCluster {
         if (auditLog && ClusterBackend.REAL.equals(api)) {
             flags.addAll(AuditLog.serverFlags(work.resolve("audit")));
         }
-        cluster = ClusterBackends.start(api, KubeBinarySource.ofInstall(install), flags);
+        if (nodeLifecycle) {
+            if (!ClusterBackend.REAL.equals(api)) {
+                throw new IOException("nodeNotReady needs --api real: a node goes NotReady through kube-controller-"
+                        + "manager's node-lifecycle controller, which the embedded mock does not have");
+            }
+            cluster = io.npulifecycle.simulator.cluster.RealApiServer.builder()
+                    .binaries(KubeBinarySource.ofInstall(install).get()).apiServerFlags(flags)
+                    .nodeLifecycle(NODE_MONITOR_GRACE).start();
+        } else {
+            cluster = ClusterBackends.start(api, KubeBinarySource.ofInstall(install), flags);
+        }
         credentials = new RuntimeCredentials(cluster);
         // the runtimes reach the API server through a forwarder that can make it unreachable, unavailable (503) or
         // close their watches (ApiFaults)
@@ -152,6 +164,9 @@ public final class SimCluster implements ScenarioCluster {
                 registry.add(repositoryAndTag(EmbeddedCluster.driverImage(v, settings.chipType())));
             }
             nodes.put(n.getMetadata().getName(), null);
+        }
+        if (nodeLifecycle) {
+            heartbeats = new KubeletHeartbeats(cluster.client(), nodes::keySet, log);
         }
         // the platform's ImageWhiteList (runbook preflight item 2) lists every tag the registry holds
         ImageWhiteLists.installCrd(cluster);
@@ -187,6 +202,9 @@ public final class SimCluster implements ScenarioCluster {
         }
         daemonSets = new DaemonSetController(cluster.client(), nodes, credentials, settings.timeScale(),
                 System::nanoTime, log);
+        if (heartbeats != null) {
+            daemonSets.silentNodes(heartbeats::silent);
+        }
         daemonSetThread = new Thread(daemonSets, "sim-daemonset-controller");
         daemonSetThread.setDaemon(true);
         daemonSetThread.start();
@@ -237,6 +255,38 @@ public final class SimCluster implements ScenarioCluster {
             throw new IllegalArgumentException("control-plane replicas must be 1 or 2, got " + n);
         }
         this.replicas = n;
+    }
+
+    /** The node-lifecycle controller's grace for a node without a heartbeat ({@link #nodeLifecycle}), wall clock. */
+    static final java.time.Duration NODE_MONITOR_GRACE = java.time.Duration.ofSeconds(8);
+
+    /**
+     * Whether nodes can go NotReady ({@link #nodeNotReady}): the real API server's kube-controller-manager then runs
+     * the node-lifecycle controller (grace {@link #NODE_MONITOR_GRACE}), and the harness renews every node's Lease as
+     * its kubelet would ({@link KubeletHeartbeats}); before {@link #start(List)}. The embedded mock has no such
+     * controller: {@link #start(List)} refuses.
+     *
+     * @param value whether to
+     */
+    public void nodeLifecycle(boolean value) {
+        this.nodeLifecycle = value;
+    }
+
+    @Override
+    public void nodeNotReady(String node) {
+        heartbeats().silence(node);
+    }
+
+    @Override
+    public void nodeReady(String node) {
+        heartbeats().speak(node);
+    }
+
+    private KubeletHeartbeats heartbeats() {
+        if (heartbeats == null) {
+            throw new IllegalStateException("the cluster was started without the node-lifecycle controller");
+        }
+        return heartbeats;
     }
 
     /**
@@ -709,6 +759,9 @@ public final class SimCluster implements ScenarioCluster {
     /** Stops every runtime and the API server. */
     @Override
     public void close() {
+        if (heartbeats != null) {
+            heartbeats.close();
+        }
         if (daemonSets != null) {
             daemonSets.stop();
         }

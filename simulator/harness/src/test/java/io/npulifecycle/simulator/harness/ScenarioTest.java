@@ -224,7 +224,7 @@ class ScenarioTest {
                 "setVersion", "killAgent", "killControlPlane", "startControlPlane", "apiOutage", "apiGone",
                 "apiUnreachable", "clockJump", "markersReadOnly", "markersFull", "pod", "pdb", "deletePdb", "cordon",
                 "uncordon", "label", "deleteNode", "registerNode", "deletePod", "setPodReady", "removeFinalizers",
-                "deleteCr", "expect"), Scenario.ACTIONS.keySet(),
+                "deleteCr", "nodeNotReady", "nodeReady", "expect"), Scenario.ACTIONS.keySet(),
                 "the actions of docs/simulator.md");
     }
 

@@ -108,6 +108,18 @@ public final class KubeCommandLines {
     public static final List<String> CONTROLLERS = List.of("disruption");
 
     /**
+     * The node-lifecycle controller's flags for a server whose kubelets are emulated: it checks every second, and a
+     * node without a heartbeat for {@code grace} becomes {@code Ready=Unknown} (the startup grace the same).
+     *
+     * @param grace {@code --node-monitor-grace-period}, wall clock
+     * @return the flags
+     */
+    public static List<String> nodeLifecycleFlags(java.time.Duration grace) {
+        return List.of("--node-monitor-period=1s", "--node-monitor-grace-period=" + grace.toSeconds() + "s",
+                "--node-startup-grace-period=" + grace.toSeconds() + "s");
+    }
+
+    /**
      * kube-controller-manager with {@link #CONTROLLERS} only, no leader election, each controller under its own
      * ServiceAccount (the bootstrap RBAC policy's {@code system:controller:*} roles), serving its health endpoints
      * on 127.0.0.1 with kube-apiserver's serving certificate (which names 127.0.0.1) so that the CA's probe trusts
