@@ -145,7 +145,8 @@ public class DriverComponent implements EventHandler {
         engine = new DriverEngine(markers, () -> nodeWriter, () -> loader, this::healthView, time, s);
         registerLoader(c);
         try {
-            mbean = MBeanRegistrations.register(ctx, DriverMXBean.class, engine, DriverMXBean.OBJECT_NAME);
+            mbean = MBeanRegistrations.register(ctx, DriverMXBean.class, new DriverMBean(engine),
+                    DriverMXBean.OBJECT_NAME);
         } catch (IllegalArgumentException e) {
             LOG.log(Level.ERROR, "cannot register the Driver MBean", e);
         }

@@ -25,7 +25,8 @@ import io.npulifecycle.api.time.TimeSource;
 
 /**
  * The node-side Kubernetes sync, usable without OSGi: wires its parts and offers them as {@link PolicySource},
- * {@link ApprovalService}, {@link NodeWriter} and the {@code io.npulifecycle:type=NodeSync} MBean.
+ * {@link ApprovalService} and {@link NodeWriter}; its MBean {@code io.npulifecycle:type=NodeSync} is the adapter
+ * {@link NodeSyncMBean}.
  * <ul>
  * <li>{@link NodeInformers}: informers on this runtime's Node and on the {@code NPUOperatorCtl}, kept alive by the
  * {@link InformerWatchdog} (every {@code healthInterval});</li>
@@ -42,7 +43,7 @@ import io.npulifecycle.api.time.TimeSource;
  * health tick, and after a relist.</li>
  * </ul>
  */
-public final class NodeSync implements PolicySource, ApprovalService, NodeWriter, NodeSyncMXBean {
+public final class NodeSync implements PolicySource, ApprovalService, NodeWriter {
 
     private static final System.Logger LOG = System.getLogger(NodeSync.class.getName());
 
@@ -326,37 +327,37 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
 
     // ---- MBean ----
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getNodeName()} shows */
     public String getNodeName() {
         return settings.nodeName();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getPolicyResource()} shows */
     public String getPolicyResource() {
         return informers.policyResource();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#isConnected()} shows */
     public boolean isConnected() {
         return connected();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#isNodeInformerWatching()} shows */
     public boolean isNodeInformerWatching() {
         return informers.nodeWatching();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#isPolicyInformerWatching()} shows */
     public boolean isPolicyInformerWatching() {
         return informers.policyWatching();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getLastInformerEvent()} shows */
     public String getLastInformerEvent() {
         return iso(informers.lastEventAt());
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getLastWrite()} shows */
     public String getLastWrite() {
         return iso(api.lastWriteAt());
     }
@@ -365,69 +366,69 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
         return t == null ? null : t.toString();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getReconnects()} shows */
     public long getReconnects() {
         return watchdog.reconnects();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getRelists()} shows */
     public long getRelists() {
         return watchdog.relists();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getWrites()} shows */
     public long getWrites() {
         return api.writes();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getEventsPosted()} shows */
     public long getEventsPosted() {
         return events.posted();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getPendingEvents()} shows */
     public int getPendingEvents() {
         return events.pending();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getPendingWrites()} shows */
     public List<String> getPendingWrites() {
         return pending.describe(settings.nodeName());
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getPendingWritesFile()} shows */
     public String getPendingWritesFile() {
         return pending.path() == null ? null : pending.path().toString();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getPendingWritesProblem()} shows */
     public String getPendingWritesProblem() {
         return pending.problem();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getPolicy()} shows */
     public String getPolicy() {
         return PolicyTracker.describe(policy.policy());
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getPolicyProblem()} shows */
     public String getPolicyProblem() {
         return policy.policy().problem();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getApproval()} shows */
     public String getApproval() {
         ApprovalState a = approval();
         return !a.known() ? "unknown (Node not seen yet)" : !a.present() ? "absent"
                 : a.approved() ? "approved" : "invalid value '" + a.value() + "'";
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getLastError()} shows */
     public String getLastError() {
         return health.lastError();
     }
 
-    @Override
+    /** @return what the MBean operation {@link NodeSyncMXBean#relist()} answers */
     public String relist() {
         return watchdog.relist();
     }

@@ -148,7 +148,8 @@ public class NodeSyncComponent {
         services = context.registerService(new String[] {PolicySource.class.getName(), ApprovalService.class.getName(),
                 NodeWriter.class.getName()}, sync, null);
         try {
-            mbean = MBeanRegistrations.register(context, NodeSyncMXBean.class, sync, NodeSyncMXBean.OBJECT_NAME);
+            mbean = MBeanRegistrations.register(context, NodeSyncMXBean.class, new NodeSyncMBean(sync),
+                    NodeSyncMXBean.OBJECT_NAME);
         } catch (IllegalArgumentException e) {
             LOG.log(Level.ERROR, "cannot register the NodeSync MBean", e);
         }

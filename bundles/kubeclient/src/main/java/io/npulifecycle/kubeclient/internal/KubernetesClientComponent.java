@@ -27,7 +27,6 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.VersionInfo;
 import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.time.TimeSource;
 import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
@@ -126,7 +125,7 @@ public class KubernetesClientComponent {
         ClientStatus counted = status;
         metricSource = ctx.registerService(io.npulifecycle.api.metrics.MetricSource.class,
                 () -> java.util.List.of(counted.requestsFamily()), null);
-        mbean = MBeanRegistrations.register(ctx, KubernetesClientMXBean.class, new View(),
+        mbean = MBeanRegistrations.register(ctx, KubernetesClientMXBean.class, new KubernetesClientMBean(this),
                 KubernetesClientMXBean.OBJECT_NAME);
         apply(cfg, true);
     }
@@ -280,81 +279,27 @@ public class KubernetesClientComponent {
         }
     }
 
-    /** The MBean. */
-    final class View implements KubernetesClientMXBean {
-        @Override
-        public String getMasterUrl() {
-            KubernetesClient c = client;
-            return c == null ? "" : c.getMasterUrl().toString();
-        }
-
-        @Override
-        public String getNamespace() {
-            ClientSettings s = settings;
-            return s == null ? "" : s.namespace();
-        }
-
-        @Override
-        public String getConfiguration() {
-            return configuration;
-        }
-
-        @Override
-        public boolean isRegistered() {
-            return client != null;
-        }
-
-        @Override
-        public boolean isConnected() {
-            return client != null && status.isConnected();
-        }
-
-        @Override
-        public String getLastError() {
-            return status.getLastError();
-        }
-
-        @Override
-        public long getRequestCount() {
-            return status.getRequestCount();
-        }
-
-        @Override
-        public long getFailureCount() {
-            return status.getFailureCount();
-        }
-
-        @Override
-        public String checkConnection() {
-            KubernetesClient c = client;
-            if (c == null) {
-                LOG.log(Level.INFO, "checkConnection requested through JMX: no KubernetesClient (" + configuration + ")");
-                return "failed: no KubernetesClient registered: " + configuration;
-            }
-            LOG.log(Level.INFO, "checkConnection requested through JMX: GET " + c.getMasterUrl() + "version");
-            try {
-                VersionInfo v = ClientFactory.versionOnce(c);
-                String answer = "connected to " + c.getMasterUrl() + ": Kubernetes "
-                        + (v.getGitVersion() != null ? v.getGitVersion() : v.getMajor() + "." + v.getMinor());
-                LOG.log(Level.INFO, "checkConnection: " + answer);
-                return answer;
-            } catch (RuntimeException e) {
-                String why = ClientStatus.describe(e);
-                status.failed("GET " + c.getMasterUrl() + "version: " + why);
-                LOG.log(Level.WARNING, "checkConnection: GET " + c.getMasterUrl() + "version failed: " + why);
-                return "failed: " + why;
-            }
-        }
-    }
-
-    /** @return the settings of the registered client (tests), or null */
+    /** @return the settings of the registered client, or {@code null} while none is registered */
     ClientSettings settings() {
         return settings;
     }
 
-    /** @return the registered client (tests), or null */
+    /** @return the registered client, or {@code null} while none is registered */
     KubernetesClient client() {
         return client;
+    }
+
+    /**
+     * @return the configuration in words: the registered client's ({@link ClientSettings#describe()}), why there is
+     *         none, or {@code not configured yet}
+     */
+    String configuration() {
+        return configuration;
+    }
+
+    /** @return the request counts and last error of the current client (reset when a new client is built) */
+    ClientStatus status() {
+        return status;
     }
 
 }

@@ -196,7 +196,8 @@ public class HealthWatchComponent {
         });
         engine = new HealthWatchEngine(time, markers, executor, this::post, this::syncChipMbeans, cfg, probeFor(cfg));
         engine.driverLoaded(driverCheck(raw));
-        watchMbean = MBeanRegistrations.register(ctx, HealthWatchMXBean.class, engine, HealthWatchMXBean.OBJECT_NAME);
+        watchMbean = MBeanRegistrations.register(ctx, HealthWatchMXBean.class, new HealthWatchMBean(engine),
+                HealthWatchMXBean.OBJECT_NAME);
         Dictionary<String, Object> hc = new Hashtable<>();
         hc.put(HealthCheck.NAME, HealthWatchCheck.NAME);
         hc.put(HealthCheck.TAGS, HealthWatchCheck.TAGS);
@@ -381,8 +382,8 @@ public class HealthWatchComponent {
             return false;
         });
         for (ChipState s : expected) {
-            chipMbeans.computeIfAbsent(s.id(), id -> MBeanRegistrations.register(ctx, ChipMXBean.class, s,
-                    Mbeans.chipObjectName(id.npu(), id.chip())));
+            chipMbeans.computeIfAbsent(s.id(), id -> MBeanRegistrations.register(ctx, ChipMXBean.class,
+                    new ChipMBean(s), Mbeans.chipObjectName(id.npu(), id.chip())));
         }
     }
 

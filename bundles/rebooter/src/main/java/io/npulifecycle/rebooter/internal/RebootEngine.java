@@ -35,7 +35,7 @@ import io.npulifecycle.api.time.TimeSource;
  * the grant (read from the API server) → record the reboot in the state file → flush the Node
  * writes → call the {@link RebootExecutor}. Every branch that does not reboot sets {@link #decision()} and says why.
  */
-public final class RebootEngine implements RebooterMXBean {
+public final class RebootEngine {
 
     private static final System.Logger LOG = System.getLogger(RebootEngine.class.getName());
     private static final String NO_EXECUTOR = "(set PID io.npulifecycle.rebooter.executor type=libc or type=command)";
@@ -390,27 +390,27 @@ public final class RebootEngine implements RebooterMXBean {
 
     // ---- MBean ----
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getDecision()} shows */
     public String getDecision() {
         return decision.name();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getDecisionReason()} shows */
     public String getDecisionReason() {
         return why;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getPendingRequest()} shows */
     public String getPendingRequest() {
         return pendingRequest;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getRecoveryGrant()} shows */
     public String getRecoveryGrant() {
         return recoveryGrant;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getLastReboot()} shows */
     public synchronized String getLastReboot() {
         RebooterState.Entry e = state == null ? null : state.lastReboot();
         return e == null ? null : e.toString();
@@ -439,7 +439,7 @@ public final class RebootEngine implements RebooterMXBean {
         return out;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getHistory()} shows */
     public synchronized List<String> getHistory() {
         List<String> out = new ArrayList<>();
         if (state != null) {
@@ -448,61 +448,61 @@ public final class RebootEngine implements RebooterMXBean {
         return out;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getRecoveryRebootsInWindow()} shows */
     public synchronized int getRecoveryRebootsInWindow() {
         return state == null ? -1 : loops.inWindow(state);
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getMaxReboots()} shows */
     public int getMaxReboots() {
         return loops.maxReboots();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getWindowSeconds()} shows */
     public long getWindowSeconds() {
         return loops.window().toSeconds();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#isDryRun()} shows */
     public boolean isDryRun() {
         return settings.dryRun();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getExecutor()} shows */
     public String getExecutor() {
         RebootExecutor ex = executors == null ? null : executors.get();
         return ex == null ? "none configured: the rebooter never reboots " + NO_EXECUTOR : ex.describe();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getStateFile()} shows */
     public String getStateFile() {
         return stateFile.path().toString();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getStateProblem()} shows */
     public String getStateProblem() {
         return corruptProblem;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getConsumedApproval()} shows */
     public synchronized String getConsumedApproval() {
         return state == null || state.consumed == null ? null
                 : "boot " + state.consumed.bootId() + " reason=" + state.consumed.reason() + " at " + state.consumed.at();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getLastError()} shows */
     public String getLastError() {
         return lastError;
     }
 
-    @Override
+    /** @return what the MBean operation {@link RebooterMXBean#evaluateNow()} answers */
     public String evaluateNow() {
         LOG.log(Level.INFO, "rebooter evaluation requested through the Rebooter MBean (same checks as the poll)");
         evaluate();
         return decision + ": " + why;
     }
 
-    @Override
+    /** @return what the MBean operation {@link RebooterMXBean#resetState()} answers */
     public synchronized String resetState() {
         if (corruptProblem == null) {
             return "the state file is not corrupt: nothing reset";

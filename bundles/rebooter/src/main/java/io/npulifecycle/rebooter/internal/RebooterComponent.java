@@ -136,7 +136,8 @@ public class RebooterComponent implements EventHandler {
                 new RebootMeasurements(engine), null);
         markers.addListener(listener);
         try {
-            mbean = MBeanRegistrations.register(ctx, RebooterMXBean.class, engine, RebooterMXBean.OBJECT_NAME);
+            mbean = MBeanRegistrations.register(ctx, RebooterMXBean.class, new RebooterMBean(engine),
+                    RebooterMXBean.OBJECT_NAME);
         } catch (IllegalArgumentException e) {
             LOG.log(Level.ERROR, "cannot register the Rebooter MBean", e);
         }
