@@ -72,11 +72,11 @@ public class NodeSyncComponent {
 
         /** @return Event namespace */
         @AttributeDefinition(name = "Event namespace", description = "Namespace of the Events written about this Node (kubectl describe node shows 'default').")
-        String eventNamespace() default "default";
+        String eventNamespace() default NodeSync.Settings.DEFAULT_EVENT_NAMESPACE;
 
         /** @return health interval */
         @AttributeDefinition(name = "Informer health interval (seconds)", description = "Seconds between informer health checks (re-create a stopped or non-watching informer, resync).", min = "1")
-        int healthIntervalSeconds() default 30;
+        int healthIntervalSeconds() default NodeSync.Settings.DEFAULT_HEALTH_INTERVAL_SECONDS;
 
         /** @return state folder */
         @AttributeDefinition(name = "State folder", description = "Persistent host folder (it outlives a reboot) where the writes the API server has not received yet are kept, in node-writes.pending.")

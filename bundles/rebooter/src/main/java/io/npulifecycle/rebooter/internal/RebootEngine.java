@@ -41,7 +41,8 @@ public final class RebootEngine {
     private static final String NO_EXECUTOR = "(set PID io.npulifecycle.rebooter.executor type=libc or type=command)";
 
     /**
-     * Settings.
+     * Settings, built with {@link #builder()}: each value not set is its default, the default of the rebooter's
+     * metatype ({@link RebooterComponent.Config}, whose {@code default}s are the constants below).
      *
      * @param stateDir folder of the state file; it must outlive a reboot
      * @param maxReboots loop protection: recovery reboots allowed in {@code window}, unless the policy sets it
@@ -50,10 +51,94 @@ public final class RebootEngine {
      * @param flushTimeoutMillis longest wait for the Node writes before a reboot, ms of wall-clock time
      */
     public record Settings(Path stateDir, int maxReboots, Duration window, boolean dryRun, long flushTimeoutMillis) {
-        /** Checks. */
+
+        /** Default {@code stateDir}: a persistent host folder. */
+        public static final String DEFAULT_STATE_DIR = "/var/lib/npu-operator/";
+        /** Default {@code maxReboots}: recovery reboots per window. */
+        public static final int DEFAULT_MAX_REBOOTS = 3;
+        /** Default {@code window}, in hours. */
+        public static final int DEFAULT_WINDOW_HOURS = 24;
+        /** Default flush timeout, in seconds (the metatype's unit; {@code flushTimeoutMillis} is 1000 times it). */
+        public static final int DEFAULT_FLUSH_TIMEOUT_SECONDS = 5;
+
+        /**
+         * Checks.
+         *
+         * @throws NullPointerException when {@code stateDir} or {@code window} is {@code null}
+         */
         public Settings {
-            Objects.requireNonNull(stateDir);
-            Objects.requireNonNull(window);
+            Objects.requireNonNull(stateDir, "stateDir");
+            Objects.requireNonNull(window, "window");
+        }
+
+        /** @return a builder holding the defaults: {@value #DEFAULT_STATE_DIR}, 3 reboots in 24 h, no dry run, 5 s */
+        public static Builder builder() {
+            return new Builder();
+        }
+
+        /** Builds {@link Settings}; each value not set keeps its default. Not thread-safe. */
+        public static final class Builder {
+            private Path stateDir = Path.of(DEFAULT_STATE_DIR);
+            private int maxReboots = DEFAULT_MAX_REBOOTS;
+            private Duration window = Duration.ofHours(DEFAULT_WINDOW_HOURS);
+            private boolean dryRun;
+            private long flushTimeoutMillis = DEFAULT_FLUSH_TIMEOUT_SECONDS * 1000L;
+
+            private Builder() {
+            }
+
+            /**
+             * @param dir folder of the state file; it must outlive a reboot
+             * @return this builder
+             */
+            public Builder stateDir(Path dir) {
+                this.stateDir = dir;
+                return this;
+            }
+
+            /**
+             * @param n recovery reboots allowed in the window (0 or more), unless the policy sets it
+             * @return this builder
+             */
+            public Builder maxReboots(int n) {
+                this.maxReboots = n;
+                return this;
+            }
+
+            /**
+             * @param w the loop protection window, unless the policy sets it
+             * @return this builder
+             */
+            public Builder window(Duration w) {
+                this.window = w;
+                return this;
+            }
+
+            /**
+             * @param on decide, record and report, but never call the executor
+             * @return this builder
+             */
+            public Builder dryRun(boolean on) {
+                this.dryRun = on;
+                return this;
+            }
+
+            /**
+             * @param millis longest wait for the Node writes before a reboot, ms of wall-clock time
+             * @return this builder
+             */
+            public Builder flushTimeoutMillis(long millis) {
+                this.flushTimeoutMillis = millis;
+                return this;
+            }
+
+            /**
+             * @return the settings
+             * @throws NullPointerException when the state folder or the window was set to {@code null}
+             */
+            public Settings build() {
+                return new Settings(stateDir, maxReboots, window, dryRun, flushTimeoutMillis);
+            }
         }
     }
 

@@ -60,15 +60,15 @@ public class RebooterComponent implements EventHandler {
 
         /** @return state folder */
         @AttributeDefinition(name = "State folder", description = "Persistent host folder of rebooter.state (reboot history, consumed approvals); must outlive a reboot.")
-        String stateDir() default "/var/lib/npu-operator/";
+        String stateDir() default RebootEngine.Settings.DEFAULT_STATE_DIR;
 
         /** @return max reboots */
         @AttributeDefinition(name = "Recovery reboot limit", description = "Most automatic recovery reboots per window (spec.driver.recoveryPolicy.maxReboots overrides).", min = "0")
-        int recovery_maxReboots() default 3;
+        int recovery_maxReboots() default RebootEngine.Settings.DEFAULT_MAX_REBOOTS;
 
         /** @return window */
         @AttributeDefinition(name = "Recovery window", description = "Window of the recovery reboot limit, e.g. 24h, 90m (spec.driver.recoveryPolicy.window overrides).")
-        String recovery_window() default "24h";
+        String recovery_window() default RebootEngine.Settings.DEFAULT_WINDOW_HOURS + "h";
 
         /** @return dry run */
         @AttributeDefinition(name = "Dry run", description = "Log and record what would be done, never reboot and never consume an approval (first installs).")
@@ -76,7 +76,7 @@ public class RebooterComponent implements EventHandler {
 
         /** @return flush timeout */
         @AttributeDefinition(name = "Flush timeout (seconds)", description = "Seconds to wait for the Node writes (Rebooting Event) before the reboot call.", min = "0")
-        int flushTimeoutSeconds() default 5;
+        int flushTimeoutSeconds() default RebootEngine.Settings.DEFAULT_FLUSH_TIMEOUT_SECONDS;
     }
 
     private final MarkerStore markers;
@@ -239,7 +239,8 @@ public class RebooterComponent implements EventHandler {
         if (!refused.isEmpty()) {
             return null;
         }
-        return new RebootEngine.Settings(dir, c.recovery_maxReboots(), w, c.dryRun(), c.flushTimeoutSeconds() * 1000L);
+        return RebootEngine.Settings.builder().stateDir(dir).maxReboots(c.recovery_maxReboots()).window(w)
+                .dryRun(c.dryRun()).flushTimeoutMillis(c.flushTimeoutSeconds() * 1000L).build();
     }
 
     private static io.npulifecycle.api.management.ConfigurationRefusals.Refusal refusal(String key, Object value,
