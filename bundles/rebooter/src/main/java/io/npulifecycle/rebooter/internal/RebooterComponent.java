@@ -6,6 +6,8 @@ import java.lang.System.Logger.Level;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
@@ -24,7 +26,10 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
+import io.npulifecycle.api.management.ConfigDefaults;
+import io.npulifecycle.api.management.ConfigurationRefusals;
 import io.npulifecycle.api.management.MBeanRegistrations;
+import io.npulifecycle.api.management.RefusalReporter;
 import io.npulifecycle.api.markers.MarkerListener;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.node.ApprovalService;
@@ -121,14 +126,13 @@ public class RebooterComponent implements EventHandler {
     @Activate
     void activate(BundleContext ctx, Config config) {
         RebootEngine.Settings s = reported(config);
-        Duration poll;
+        Config running = config;
         if (s == null) {
-            s = new RebootEngine.Settings(Path.of("/var/lib/npu-operator/"), 3, Duration.ofHours(24), false, 5000);
-            poll = Duration.ofSeconds(30);
             LOG.log(Level.ERROR, "PID " + PID + ": invalid configuration, using the defaults");
-        } else {
-            poll = Duration.ofSeconds(config.pollIntervalSeconds());
+            running = ConfigDefaults.of(Config.class);
+            s = settings(running, new ArrayList<>());
         }
+        Duration poll = Duration.ofSeconds(running.pollIntervalSeconds());
         engine = new RebootEngine(markers, () -> policySource, () -> approvalService, () -> nodeWriter, () -> executor,
                 time, s);
         loop = new Loop("npu-rebooter", time, poll, engine::evaluate);
@@ -186,22 +190,30 @@ public class RebooterComponent implements EventHandler {
     }
 
     /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
-    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
-    private volatile io.npulifecycle.api.management.ConfigurationRefusals refusals;
+    private final RefusalReporter refusals = new RefusalReporter();
 
     /**
-     * {@link #settings(Config, java.util.List)}, reporting every refused value (or the end of a refusal) to
-     * {@link #refusals} and logging them in one ERROR line.
+     * @param r the service that lists refused values (DS: optional and dynamic, so its arrival or departure never
+     *        restarts the rebooter)
+     */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    void bindRefusals(ConfigurationRefusals r) {
+        refusals.bind(r);
+    }
+
+    /** @param r the service that goes away */
+    void unbindRefusals(ConfigurationRefusals r) {
+        refusals.unbind(r);
+    }
+
+    /**
+     * {@link #settings(Config, List)}, reporting every refused value (or the end of a refusal) to
+     * the {@link ConfigurationRefusals} service and logging them in one ERROR line.
      *
      * @return the settings, or {@code null} when a value is refused
      */
     RebootEngine.Settings reported(Config c) {
-        java.util.List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> refused =
-                new java.util.ArrayList<>();
-        RebootEngine.Settings s = settings(c, refused);
-        io.npulifecycle.api.management.ConfigurationRefusals.report(refusals, PID, s == null ? refused
-                : java.util.List.of(), LOG);
-        return s;
+        return refusals.check(PID, refused -> settings(c, refused), LOG);
     }
 
     /**
@@ -209,8 +221,7 @@ public class RebooterComponent implements EventHandler {
      * @param refused receives every refused value, in the order of the keys checked
      * @return the settings, or {@code null} when a value is refused
      */
-    static RebootEngine.Settings settings(Config c, java.util.List<io.npulifecycle.api.management.ConfigurationRefusals
-            .Refusal> refused) {
+    static RebootEngine.Settings settings(Config c, List<ConfigurationRefusals.Refusal> refused) {
         Path dir = null;
         try {
             dir = Path.of(c.stateDir().trim());
@@ -243,9 +254,8 @@ public class RebooterComponent implements EventHandler {
                 .dryRun(c.dryRun()).flushTimeoutMillis(c.flushTimeoutSeconds() * 1000L).build();
     }
 
-    private static io.npulifecycle.api.management.ConfigurationRefusals.Refusal refusal(String key, Object value,
-            String reason) {
-        return new io.npulifecycle.api.management.ConfigurationRefusals.Refusal(key, value, reason);
+    private static ConfigurationRefusals.Refusal refusal(String key, Object value, String reason) {
+        return new ConfigurationRefusals.Refusal(key, value, reason);
     }
 
     /** @return a duration such as {@code 24h}, {@code 1h30m}, {@code 90s}, or {@code null} */
