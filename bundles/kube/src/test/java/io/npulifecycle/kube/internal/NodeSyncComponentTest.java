@@ -4,15 +4,20 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
 import org.junit.jupiter.api.Test;
 
 import io.npulifecycle.api.management.ConfigurationRefusals;
+import io.npulifecycle.management.internal.ConfigurationValidator;
 import io.npulifecycle.testing.support.Configs;
 import io.npulifecycle.testing.support.RecordedRefusals;
 
@@ -43,6 +48,26 @@ class NodeSyncComponentTest {
         c.unbindRefusals(reported);
         assertNull(c.reported(config(Map.of("nodeName", "node-1", "crName", "-x"))));
         assertEquals(List.of("io.npulifecycle.kube.node accepted"), reported.lines(), "without the service: logged");
+    }
+
+    @Test
+    void aRefusedValueIsListedByTheConfigurationMBean() throws Exception {
+        ConfigurationValidator management = new ConfigurationValidator();
+        NodeSyncComponent c = new NodeSyncComponent(null, null, null);
+        c.bindRefusals(management);
+        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        ObjectName name = new ObjectName("io.npulifecycle:type=Configuration,test=NodeSyncComponentTest");
+        server.registerMBean(management, name);
+        try {
+            assertNull(c.reported(config(Map.of("nodeName", "node-1", "eventNamespace", "Events!"))));
+            assertEquals(List.of("Configuration io.npulifecycle.kube.node: key eventNamespace='Events!' refused by the "
+                    + "component: 'Events!' is not a namespace name; keeping its previous configuration"),
+                    List.of((String[]) server.getAttribute(name, "Problems")));
+            assertNotNull(c.reported(config(Map.of("nodeName", "node-1"))));
+            assertEquals(0, ((String[]) server.getAttribute(name, "Problems")).length, "accepted: no problem left");
+        } finally {
+            server.unregisterMBean(name);
+        }
     }
 
     @Test

@@ -3,11 +3,16 @@ package io.npulifecycle.kubeclient.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import java.lang.management.ManagementFactory;
 import java.util.List;
 import java.util.Map;
 
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
 import org.junit.jupiter.api.Test;
 
+import io.npulifecycle.management.internal.ConfigurationValidator;
 import io.npulifecycle.testing.support.Configs;
 import io.npulifecycle.testing.support.RecordedRefusals;
 
@@ -37,6 +42,24 @@ class KubernetesClientComponentTest {
                 "io.npulifecycle.kube masterUrl=ftp://x: is not an http(s) URL of a Kubernetes API server (expected "
                         + "e.g. https://10.0.0.1:6443 or http://127.0.0.1:8080, or empty for automatic configuration)"),
                 refusals.lines());
+    }
+
+    @Test
+    void aRefusedValueIsListedByTheConfigurationMBean() throws Exception {
+        ConfigurationValidator management = new ConfigurationValidator();
+        KubernetesClientComponent c = new KubernetesClientComponent();
+        c.bindRefusals(management);
+        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        ObjectName name = new ObjectName("io.npulifecycle:type=Configuration,test=KubernetesClientComponentTest");
+        server.registerMBean(management, name);
+        try {
+            assertThrows(ClientSettings.Invalid.class, () -> resolved(c, Map.of("watchReconnectIntervalMs", 5)));
+            assertEquals(List.of("Configuration io.npulifecycle.kube: key watchReconnectIntervalMs='5' refused by the "
+                    + "component: is out of range (expected 100..600000); keeping its previous configuration"),
+                    List.of((String[]) server.getAttribute(name, "Problems")));
+        } finally {
+            server.unregisterMBean(name);
+        }
     }
 
     @Test
