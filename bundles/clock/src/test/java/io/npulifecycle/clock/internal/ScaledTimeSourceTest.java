@@ -8,11 +8,14 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
+
+import io.npulifecycle.testing.support.Configs;
 
 class ScaledTimeSourceTest {
 
@@ -169,27 +172,9 @@ class ScaledTimeSourceTest {
         }
     }
 
+    /** A TimeSourceConfig as DS builds it from these values. */
     static TimeSourceConfig config(double scale, long anchor, long offset) {
-        return new TimeSourceConfig() {
-            @Override
-            public Class<? extends java.lang.annotation.Annotation> annotationType() {
-                return TimeSourceConfig.class;
-            }
-
-            @Override
-            public double scale() {
-                return scale;
-            }
-
-            @Override
-            public long anchorEpochMillis() {
-                return anchor;
-            }
-
-            @Override
-            public long wallOffsetMillis() {
-                return offset;
-            }
-        };
+        return Configs.of(TimeSourceConfig.class, Map.of("scale", scale, "anchorEpochMillis", anchor,
+                "wallOffsetMillis", offset));
     }
 }

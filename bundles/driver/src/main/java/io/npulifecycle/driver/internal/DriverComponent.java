@@ -31,7 +31,10 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
+import io.npulifecycle.api.management.ConfigDefaults;
+import io.npulifecycle.api.management.ConfigurationRefusals;
 import io.npulifecycle.api.management.MBeanRegistrations;
+import io.npulifecycle.api.management.RefusalReporter;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.node.NodeWriter;
 import io.npulifecycle.api.reboot.DriverLoader;
@@ -135,17 +138,18 @@ public class DriverComponent implements EventHandler {
     void activate(BundleContext ctx, Config c) {
         context = ctx;
         DriverEngine.Settings s = reported(c);
-        boolean valid = s != null;
+        Config running = c;
         if (s == null) {
             LOG.log(Level.ERROR, "PID " + PID + ": invalid configuration, using the defaults");
-            s = new DriverEngine.Settings(System.getenv("DRIVER_VERSION"), Path.of("/proc/modules"),
-                    Set.of("drv_davinci_intf", "drv_devdrv"), Path.of("/var/lib/npu-operator/"), Duration.ofMinutes(10));
+            running = ConfigDefaults.of(Config.class);
+            s = settings(running, new ArrayList<>());
         }
-        Duration interval = Duration.ofSeconds(valid ? c.checkIntervalSeconds() : 30);
+        Duration interval = Duration.ofSeconds(running.checkIntervalSeconds());
         engine = new DriverEngine(markers, () -> nodeWriter, () -> loader, this::healthView, time, s);
         registerLoader(c);
         try {
-            mbean = MBeanRegistrations.register(ctx, DriverMXBean.class, engine, DriverMXBean.OBJECT_NAME);
+            mbean = MBeanRegistrations.register(ctx, DriverMXBean.class, new DriverMBean(engine),
+                    DriverMXBean.OBJECT_NAME);
         } catch (IllegalArgumentException e) {
             LOG.log(Level.ERROR, "cannot register the Driver MBean", e);
         }
@@ -283,22 +287,30 @@ public class DriverComponent implements EventHandler {
     }
 
     /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
-    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
-    private volatile io.npulifecycle.api.management.ConfigurationRefusals refusals;
+    private final RefusalReporter refusals = new RefusalReporter();
 
     /**
-     * {@link #settings(Config, java.util.List)}, reporting every refused value (or the end of a refusal) to
-     * {@link #refusals} and logging them in one ERROR line.
+     * @param r the service that lists refused values (DS: optional and dynamic, so its arrival or departure never
+     *        restarts the driver component)
+     */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    void bindRefusals(ConfigurationRefusals r) {
+        refusals.bind(r);
+    }
+
+    /** @param r the service that goes away */
+    void unbindRefusals(ConfigurationRefusals r) {
+        refusals.unbind(r);
+    }
+
+    /**
+     * {@link #settings(Config, List)}, reporting every refused value (or the end of a refusal) to
+     * the {@link ConfigurationRefusals} service and logging them in one ERROR line.
      *
      * @return the settings, or {@code null} when a value is refused
      */
     DriverEngine.Settings reported(Config c) {
-        java.util.List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> refused =
-                new java.util.ArrayList<>();
-        DriverEngine.Settings s = settings(c, refused);
-        io.npulifecycle.api.management.ConfigurationRefusals.report(refusals, PID, s == null ? refused
-                : java.util.List.of(), LOG);
-        return s;
+        return refusals.check(PID, refused -> settings(c, refused), LOG);
     }
 
     /**
@@ -306,8 +318,7 @@ public class DriverComponent implements EventHandler {
      * @param refused receives every refused value, in the order of the keys checked
      * @return the settings, or {@code null} when a value is refused
      */
-    static DriverEngine.Settings settings(Config c,
-            java.util.List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> refused) {
+    static DriverEngine.Settings settings(Config c, List<ConfigurationRefusals.Refusal> refused) {
         String v = c.driverVersion() == null || c.driverVersion().isBlank() ? System.getenv("DRIVER_VERSION") : c.driverVersion().trim();
         Path proc = null;
         Path state = null;
@@ -355,8 +366,8 @@ public class DriverComponent implements EventHandler {
                 Duration.ofSeconds(c.validationTimeoutSeconds()), "host".equals(mode), packages);
     }
 
-    private static io.npulifecycle.api.management.ConfigurationRefusals.Refusal refusal(String key, Object value,
+    private static ConfigurationRefusals.Refusal refusal(String key, Object value,
             String reason) {
-        return new io.npulifecycle.api.management.ConfigurationRefusals.Refusal(key, value, reason);
+        return new ConfigurationRefusals.Refusal(key, value, reason);
     }
 }

@@ -43,7 +43,7 @@ import io.npulifecycle.api.time.TimeSource;
  * used: the loaded version (the health-watch's) is validated and reported as above; no NPU module loaded is the state
  * {@code NO_DRIVER_LOADED}, without any write.
  */
-public final class DriverEngine implements DriverMXBean {
+public final class DriverEngine {
 
     private static final System.Logger LOG = System.getLogger(DriverEngine.class.getName());
     static final String WRITER = "driver";
@@ -447,32 +447,32 @@ public final class DriverEngine implements DriverMXBean {
         }
     }
 
-    @Override
+    /** @return what the MBean attribute {@link DriverMXBean#getPodVersion()} shows */
     public String getPodVersion() {
         return settings.podVersion();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link DriverMXBean#getLoadedVersion()} shows */
     public String getLoadedVersion() {
         return loadedVersion;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link DriverMXBean#isModulesLoaded()} shows */
     public boolean isModulesLoaded() {
         return modulesLoaded;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link DriverMXBean#getState()} shows */
     public String getState() {
         return state;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link DriverMXBean#getStateReason()} shows */
     public String getStateReason() {
         return why;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link DriverMXBean#getStaged()} shows */
     public String getStaged() {
         try {
             Map<String, String> kv = new DriverStaging(settings.stateDir()).staged();
@@ -482,13 +482,13 @@ public final class DriverEngine implements DriverMXBean {
         }
     }
 
-    @Override
+    /** @return what the MBean attribute {@link DriverMXBean#getLoader()} shows */
     public String getLoader() {
         DriverLoader l = loaders == null ? null : loaders.get();
         return l == null ? "none configured" : l.describe();
     }
 
-    @Override
+    /** @return what the MBean operation {@link DriverMXBean#evaluateNow()} answers */
     public String evaluateNow() {
         LOG.log(Level.INFO, "driver round requested through the Driver MBean");
         evaluate();

@@ -4,62 +4,48 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import java.lang.reflect.Proxy;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.junit.jupiter.api.Test;
 
 import io.npulifecycle.api.management.ConfigurationRefusals;
+import io.npulifecycle.testing.support.Configs;
+import io.npulifecycle.testing.support.RecordedRefusals;
 
 /** The driver's configuration refusals reach the Configuration MBean, every refused key of them. */
 class DriverComponentConfigTest {
 
-    /** A Config with the metatype defaults and some overrides. */
-    static DriverComponent.Config config(Map<String, Object> overrides) {
-        return (DriverComponent.Config) Proxy.newProxyInstance(DriverComponentConfigTest.class.getClassLoader(),
-                new Class<?>[] {DriverComponent.Config.class}, (proxy, m, args) -> {
-                    if (overrides.containsKey(m.getName())) {
-                        return overrides.get(m.getName());
-                    }
-                    if (m.getDefaultValue() != null) {
-                        return m.getDefaultValue();
-                    }
-                    if (m.getName().equals("annotationType")) {
-                        return DriverComponent.Config.class;
-                    }
-                    throw new UnsupportedOperationException(m.getName());
-                });
+    /** A Config as DS builds it: the metatype defaults and some values. */
+    static DriverComponent.Config config(Map<String, Object> values) {
+        return Configs.of(DriverComponent.Config.class, values);
     }
 
     @Test
     void everyRefusedValueIsReportedAndAGoodConfigurationEndsTheRefusal() throws Exception {
-        List<String> reported = new CopyOnWriteArrayList<>();
+        RecordedRefusals reported = new RecordedRefusals();
         DriverComponent c = new DriverComponent(null, null);
-        java.lang.reflect.Field f = DriverComponent.class.getDeclaredField("refusals");
-        f.setAccessible(true);
-        f.set(c, new ConfigurationRefusals() {
-            @Override
-            public void refused(String pid, Object file, List<Refusal> refused) {
-                refused.forEach(r -> reported.add(pid + " " + r.key() + "=" + r.value() + ": " + r.reason()));
-            }
-
-            @Override
-            public void accepted(String pid) {
-                reported.add(pid + " accepted");
-            }
-        });
+        c.bindRefusals(reported);
         assertNull(c.reported(config(Map.of("stateDir", "relative/dir", "moduleNames", new String[0],
                 "checkIntervalSeconds", 0))));
         assertEquals(List.of(
                 "io.npulifecycle.driver stateDir=relative/dir: 'relative/dir' must be absolute",
                 "io.npulifecycle.driver moduleNames=null: is empty (the kernel modules of the driver)",
                 "io.npulifecycle.driver checkIntervalSeconds=0: must be at least 1"),
-                reported);
+                reported.lines());
         reported.clear();
         assertNotNull(c.reported(config(Map.of("stateDir", "/var/lib/npu-operator/"))));
-        assertEquals(List.of("io.npulifecycle.driver accepted"), reported);
+        assertEquals(List.of("io.npulifecycle.driver accepted"), reported.lines());
+    }
+
+    @Test
+    void aConfigurationRefusedAtActivationGivesWayToTheMetatypeDefaults() {
+        List<ConfigurationRefusals.Refusal> refused = new java.util.ArrayList<>();
+        DriverEngine.Settings defaults = DriverComponent.settings(
+                io.npulifecycle.api.management.ConfigDefaults.of(DriverComponent.Config.class), refused);
+        assertEquals(List.of(), refused);
+        assertEquals(DriverComponent.settings(config(Map.of()), refused), defaults,
+                "the defaults the component falls back on are the ones DS gives for an empty configuration");
     }
 
     @Test

@@ -22,10 +22,12 @@ import io.npulifecycle.api.node.NodeSyncMXBean;
 import io.npulifecycle.api.node.NodeWriter;
 import io.npulifecycle.api.node.PolicySource;
 import io.npulifecycle.api.time.TimeSource;
+import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
 
 /**
  * The node-side Kubernetes sync, usable without OSGi: wires its parts and offers them as {@link PolicySource},
- * {@link ApprovalService}, {@link NodeWriter} and the {@code io.npulifecycle:type=NodeSync} MBean.
+ * {@link ApprovalService} and {@link NodeWriter}; its MBean {@code io.npulifecycle:type=NodeSync} is the adapter
+ * {@link NodeSyncMBean}.
  * <ul>
  * <li>{@link NodeInformers}: informers on this runtime's Node and on the {@code NPUOperatorCtl}, kept alive by the
  * {@link InformerWatchdog} (every {@code healthInterval});</li>
@@ -42,12 +44,14 @@ import io.npulifecycle.api.time.TimeSource;
  * health tick, and after a relist.</li>
  * </ul>
  */
-public final class NodeSync implements PolicySource, ApprovalService, NodeWriter, NodeSyncMXBean {
+public final class NodeSync implements PolicySource, ApprovalService, NodeWriter {
 
     private static final System.Logger LOG = System.getLogger(NodeSync.class.getName());
 
     /**
-     * Settings of one sync.
+     * Settings of one sync, built with {@link #builder(String)}: each value not set is its default, the default of the
+     * node sync's metatype ({@link NodeSyncComponent.Config}, whose {@code default}s are these constants and those of
+     * {@link NpuOperatorCtlType}), except {@code stateDir}, which a sync without OSGi leaves unset (in memory).
      *
      * @param nodeName this runtime's Node
      * @param crNamespace namespace of the {@code NPUOperatorCtl}
@@ -59,6 +63,12 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
      */
     public record Settings(String nodeName, String crNamespace, String crName, String eventNamespace,
             Duration healthInterval, Path stateDir) {
+
+        /** Default {@code eventNamespace}: where {@code kubectl describe node} shows the Events. */
+        public static final String DEFAULT_EVENT_NAMESPACE = "default";
+        /** Default {@code healthInterval}, in seconds. */
+        public static final int DEFAULT_HEALTH_INTERVAL_SECONDS = 30;
+
         /**
          * Checks the settings.
          *
@@ -73,18 +83,81 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
         }
 
         /**
-         * Settings without a state folder: the pending writes are kept in memory only (tools and tests that do not
-         * outlive a runtime).
-         *
          * @param nodeName this runtime's Node
-         * @param crNamespace namespace of the {@code NPUOperatorCtl}
-         * @param crName name of the {@code NPUOperatorCtl}
-         * @param eventNamespace where the Events about the Node are created
-         * @param healthInterval time between two informer health checks (TimeSource time)
+         * @return a builder holding the defaults: the {@code NPUOperatorCtl} {@value NpuOperatorCtlType#DEFAULT_NAME}
+         *         in {@value NpuOperatorCtlType#DEFAULT_NAMESPACE}, Events in {@value #DEFAULT_EVENT_NAMESPACE}, a
+         *         health check every {@value #DEFAULT_HEALTH_INTERVAL_SECONDS} s, pending writes in memory only
          */
-        public Settings(String nodeName, String crNamespace, String crName, String eventNamespace,
-                Duration healthInterval) {
-            this(nodeName, crNamespace, crName, eventNamespace, healthInterval, null);
+        public static Builder builder(String nodeName) {
+            return new Builder(nodeName);
+        }
+
+        /** Builds {@link Settings}; each value not set keeps its default. Not thread-safe. */
+        public static final class Builder {
+            private final String nodeName;
+            private String crNamespace = NpuOperatorCtlType.DEFAULT_NAMESPACE;
+            private String crName = NpuOperatorCtlType.DEFAULT_NAME;
+            private String eventNamespace = DEFAULT_EVENT_NAMESPACE;
+            private Duration healthInterval = Duration.ofSeconds(DEFAULT_HEALTH_INTERVAL_SECONDS);
+            private Path stateDir;
+
+            private Builder(String nodeName) {
+                this.nodeName = nodeName;
+            }
+
+            /**
+             * @param namespace namespace of the {@code NPUOperatorCtl}
+             * @return this builder
+             */
+            public Builder crNamespace(String namespace) {
+                this.crNamespace = namespace;
+                return this;
+            }
+
+            /**
+             * @param name name of the {@code NPUOperatorCtl}
+             * @return this builder
+             */
+            public Builder crName(String name) {
+                this.crName = name;
+                return this;
+            }
+
+            /**
+             * @param namespace where the Events about the Node are created
+             * @return this builder
+             */
+            public Builder eventNamespace(String namespace) {
+                this.eventNamespace = namespace;
+                return this;
+            }
+
+            /**
+             * @param interval time between two informer health checks (TimeSource time)
+             * @return this builder
+             */
+            public Builder healthInterval(Duration interval) {
+                this.healthInterval = interval;
+                return this;
+            }
+
+            /**
+             * @param dir the host folder of the pending writes (it must outlive a reboot), or {@code null}: memory only
+             * @return this builder
+             */
+            public Builder stateDir(Path dir) {
+                this.stateDir = dir;
+                return this;
+            }
+
+            /**
+             * @return the settings
+             * @throws NullPointerException when the node name, or a value set to {@code null} other than the state
+             *         folder, is {@code null}, naming it
+             */
+            public Settings build() {
+                return new Settings(nodeName, crNamespace, crName, eventNamespace, healthInterval, stateDir);
+            }
         }
     }
 
@@ -326,37 +399,37 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
 
     // ---- MBean ----
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getNodeName()} shows */
     public String getNodeName() {
         return settings.nodeName();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getPolicyResource()} shows */
     public String getPolicyResource() {
         return informers.policyResource();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#isConnected()} shows */
     public boolean isConnected() {
         return connected();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#isNodeInformerWatching()} shows */
     public boolean isNodeInformerWatching() {
         return informers.nodeWatching();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#isPolicyInformerWatching()} shows */
     public boolean isPolicyInformerWatching() {
         return informers.policyWatching();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getLastInformerEvent()} shows */
     public String getLastInformerEvent() {
         return iso(informers.lastEventAt());
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getLastWrite()} shows */
     public String getLastWrite() {
         return iso(api.lastWriteAt());
     }
@@ -365,69 +438,69 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
         return t == null ? null : t.toString();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getReconnects()} shows */
     public long getReconnects() {
         return watchdog.reconnects();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getRelists()} shows */
     public long getRelists() {
         return watchdog.relists();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getWrites()} shows */
     public long getWrites() {
         return api.writes();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getEventsPosted()} shows */
     public long getEventsPosted() {
         return events.posted();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getPendingEvents()} shows */
     public int getPendingEvents() {
         return events.pending();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getPendingWrites()} shows */
     public List<String> getPendingWrites() {
         return pending.describe(settings.nodeName());
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getPendingWritesFile()} shows */
     public String getPendingWritesFile() {
         return pending.path() == null ? null : pending.path().toString();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getPendingWritesProblem()} shows */
     public String getPendingWritesProblem() {
         return pending.problem();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getPolicy()} shows */
     public String getPolicy() {
         return PolicyTracker.describe(policy.policy());
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getPolicyProblem()} shows */
     public String getPolicyProblem() {
         return policy.policy().problem();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getApproval()} shows */
     public String getApproval() {
         ApprovalState a = approval();
         return !a.known() ? "unknown (Node not seen yet)" : !a.present() ? "absent"
                 : a.approved() ? "approved" : "invalid value '" + a.value() + "'";
     }
 
-    @Override
+    /** @return what the MBean attribute {@link NodeSyncMXBean#getLastError()} shows */
     public String getLastError() {
         return health.lastError();
     }
 
-    @Override
+    /** @return what the MBean operation {@link NodeSyncMXBean#relist()} answers */
     public String relist() {
         return watchdog.relist();
     }

@@ -8,6 +8,7 @@ import java.lang.System.Logger.Level;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 
@@ -29,7 +30,9 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.npulifecycle.api.management.ConfigurationRefusals;
 import io.npulifecycle.api.management.MBeanRegistrations;
+import io.npulifecycle.api.management.RefusalReporter;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.node.ApprovalService;
 import io.npulifecycle.api.node.NodeKeys;
@@ -42,8 +45,10 @@ import io.npulifecycle.api.time.TimeSource;
  * greedy reference: the sync is rebuilt from the objects when the client is re-created), PID {@value #PID}. Registers
  * {@link PolicySource}, {@link ApprovalService}, {@link NodeWriter} and the {@code io.npulifecycle:type=NodeSync}
  * MBean. The node name comes from the configuration or, when empty, from the {@code NODE_NAME} environment variable;
- * without one nothing is registered and the error is logged. An invalid configuration is logged naming the PID and
- * the key, and the previous one is kept.
+ * without one nothing is registered and the error is logged. Every refused value of a configuration is logged naming
+ * the PID and the key and reported to {@link ConfigurationRefusals} (listed by
+ * {@code io.npulifecycle:type=Configuration} until a configuration is accepted), and the previous configuration is
+ * kept.
  */
 @Component(configurationPid = NodeSyncComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL, service = {})
 @Designate(ocd = NodeSyncComponent.Config.class)
@@ -72,11 +77,11 @@ public class NodeSyncComponent {
 
         /** @return Event namespace */
         @AttributeDefinition(name = "Event namespace", description = "Namespace of the Events written about this Node (kubectl describe node shows 'default').")
-        String eventNamespace() default "default";
+        String eventNamespace() default NodeSync.Settings.DEFAULT_EVENT_NAMESPACE;
 
         /** @return health interval */
         @AttributeDefinition(name = "Informer health interval (seconds)", description = "Seconds between informer health checks (re-create a stopped or non-watching informer, resync).", min = "1")
-        int healthIntervalSeconds() default 30;
+        int healthIntervalSeconds() default NodeSync.Settings.DEFAULT_HEALTH_INTERVAL_SECONDS;
 
         /** @return state folder */
         @AttributeDefinition(name = "State folder", description = "Persistent host folder (it outlives a reboot) where the writes the API server has not received yet are kept, in node-writes.pending.")
@@ -89,6 +94,9 @@ public class NodeSyncComponent {
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
     private volatile EventAdmin eventAdmin;
+
+    /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
+    private final RefusalReporter refusals = new RefusalReporter();
 
     private BundleContext context;
     private NodeSync sync;
@@ -110,10 +118,24 @@ public class NodeSyncComponent {
         this.markers = markers;
     }
 
+    /**
+     * @param r the service that lists refused values (DS: optional and dynamic, so its arrival or departure never
+     *        restarts the sync)
+     */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    void bindRefusals(ConfigurationRefusals r) {
+        refusals.bind(r);
+    }
+
+    /** @param r the service that goes away */
+    void unbindRefusals(ConfigurationRefusals r) {
+        refusals.unbind(r);
+    }
+
     @Activate
     void activate(BundleContext ctx, Config config) {
         this.context = ctx;
-        NodeSync.Settings s = settings(config);
+        NodeSync.Settings s = reported(config);
         if (s == null) {
             LOG.log(Level.ERROR, "PID " + PID + ": no usable configuration: the node-side Kubernetes sync does not run"
                     + " (no policy and no approval: nothing authorises a reboot)");
@@ -124,7 +146,7 @@ public class NodeSyncComponent {
 
     @Modified
     void modified(Config config) {
-        NodeSync.Settings s = settings(config);
+        NodeSync.Settings s = reported(config);
         if (s == null) {
             LOG.log(Level.ERROR, "PID " + PID + ": keeping the previous configuration");
             return;
@@ -148,7 +170,8 @@ public class NodeSyncComponent {
         services = context.registerService(new String[] {PolicySource.class.getName(), ApprovalService.class.getName(),
                 NodeWriter.class.getName()}, sync, null);
         try {
-            mbean = MBeanRegistrations.register(context, NodeSyncMXBean.class, sync, NodeSyncMXBean.OBJECT_NAME);
+            mbean = MBeanRegistrations.register(context, NodeSyncMXBean.class, new NodeSyncMBean(sync),
+                    NodeSyncMXBean.OBJECT_NAME);
         } catch (IllegalArgumentException e) {
             LOG.log(Level.ERROR, "cannot register the NodeSync MBean", e);
         }
@@ -180,38 +203,52 @@ public class NodeSyncComponent {
         }
     }
 
-    static NodeSync.Settings settings(Config c) {
+    /**
+     * {@link #settings(Config, List)}, reporting every refused value (or the end of a refusal) to the
+     * {@link ConfigurationRefusals} service and logging them in one ERROR line.
+     *
+     * @param c the configuration
+     * @return the settings, or {@code null} when a value is refused
+     */
+    NodeSync.Settings reported(Config c) {
+        return refusals.check(PID, refused -> settings(c, refused), LOG);
+    }
+
+    /**
+     * @param c the configuration; an empty {@code nodeName} is read from the environment variable {@code NODE_NAME}
+     * @param refused receives every refused value, in the order of the keys checked
+     * @return the settings, or {@code null} when a value is refused
+     */
+    static NodeSync.Settings settings(Config c, List<ConfigurationRefusals.Refusal> refused) {
         String node = c.nodeName() == null ? "" : c.nodeName().trim();
-        String source = "PID " + PID + " key nodeName";
+        String source = "";
         if (node.isEmpty()) {
             String env = System.getenv("NODE_NAME");
             node = env == null ? "" : env.trim();
-            source = "environment variable NODE_NAME";
+            source = "(from the environment variable NODE_NAME) ";
         }
         if (node.isEmpty()) {
-            LOG.log(Level.ERROR, "no node name: set NODE_NAME (downward API spec.nodeName) or PID " + PID + " key nodeName");
-            return null;
-        }
-        if (!DNS_NAME.matcher(node).matches()) {
-            LOG.log(Level.ERROR, source + ": '" + node + "' is not a Kubernetes node name (lowercase DNS subdomain)");
-            return null;
+            refused.add(new ConfigurationRefusals.Refusal("nodeName", c.nodeName(), "is empty and the environment "
+                    + "variable NODE_NAME is unset: set NODE_NAME (downward API spec.nodeName) or this key"));
+        } else if (!DNS_NAME.matcher(node).matches()) {
+            refused.add(new ConfigurationRefusals.Refusal("nodeName", node, source + "'" + node
+                    + "' is not a Kubernetes node name (lowercase DNS subdomain)"));
         }
         if (!DNS_NAME.matcher(c.crNamespace()).matches() || c.crNamespace().length() > 63) {
-            LOG.log(Level.ERROR, "PID " + PID + " key crNamespace: '" + c.crNamespace() + "' is not a namespace name");
-            return null;
+            refused.add(new ConfigurationRefusals.Refusal("crNamespace", c.crNamespace(),
+                    "'" + c.crNamespace() + "' is not a namespace name"));
         }
         if (!DNS_NAME.matcher(c.crName()).matches()) {
-            LOG.log(Level.ERROR, "PID " + PID + " key crName: '" + c.crName() + "' is not a resource name");
-            return null;
+            refused.add(new ConfigurationRefusals.Refusal("crName", c.crName(),
+                    "'" + c.crName() + "' is not a resource name"));
         }
         if (!DNS_NAME.matcher(c.eventNamespace()).matches() || c.eventNamespace().length() > 63) {
-            LOG.log(Level.ERROR, "PID " + PID + " key eventNamespace: '" + c.eventNamespace() + "' is not a namespace name");
-            return null;
+            refused.add(new ConfigurationRefusals.Refusal("eventNamespace", c.eventNamespace(),
+                    "'" + c.eventNamespace() + "' is not a namespace name"));
         }
         if (c.healthIntervalSeconds() < 1) {
-            LOG.log(Level.ERROR, "PID " + PID + " key healthIntervalSeconds: " + c.healthIntervalSeconds()
-                    + " must be at least 1");
-            return null;
+            refused.add(new ConfigurationRefusals.Refusal("healthIntervalSeconds", c.healthIntervalSeconds(),
+                    c.healthIntervalSeconds() + " must be at least 1"));
         }
         String dir = c.stateDir() == null ? "" : c.stateDir().trim();
         Path stateDir;
@@ -221,10 +258,14 @@ public class NodeSyncComponent {
             stateDir = null;
         }
         if (stateDir == null || !stateDir.isAbsolute()) {
-            LOG.log(Level.ERROR, "PID " + PID + " key stateDir: '" + dir + "' is not an absolute path");
+            refused.add(new ConfigurationRefusals.Refusal("stateDir", c.stateDir(),
+                    "'" + dir + "' is not an absolute path"));
+        }
+        if (!refused.isEmpty()) {
             return null;
         }
-        return new NodeSync.Settings(node, c.crNamespace(), c.crName(), c.eventNamespace(),
-                Duration.ofSeconds(c.healthIntervalSeconds()), stateDir);
+        return NodeSync.Settings.builder(node).crNamespace(c.crNamespace()).crName(c.crName())
+                .eventNamespace(c.eventNamespace()).healthInterval(Duration.ofSeconds(c.healthIntervalSeconds()))
+                .stateDir(stateDir).build();
     }
 }

@@ -49,8 +49,8 @@ class InformerWatchdogTest {
     @BeforeEach
     void start() {
         mock.fixture.createDriver(Map.of("version", "25.5.0"));
-        NodeSync.Settings settings = new NodeSync.Settings(NODE, EmbeddedCluster.NPU_NAMESPACE,
-                EmbeddedCluster.NPU_OPERATOR_CTL_NAME, "default", TICK);
+        NodeSync.Settings settings = NodeSync.Settings.builder(NODE).crNamespace(EmbeddedCluster.NPU_NAMESPACE)
+                .crName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME).healthInterval(TICK).build();
         informers = new NodeInformers(mock.agent, settings, mock.time, mock.health, new NodeInformers.Listener() {
             @Override
             public void onNode(Node node) {

@@ -41,8 +41,8 @@ class NodeSyncTest {
     void start() {
         mock.fixture.createDriver(Map.of("version", "25.5.0", "recoveryPolicy", Map.of("autoRecover", true)));
         markers = new FileMarkerStore(markerDir, "boot-a", mock.time::now, null);
-        sync = new NodeSync(mock.agent, new NodeSync.Settings(NODE, EmbeddedCluster.NPU_NAMESPACE,
-                EmbeddedCluster.NPU_OPERATOR_CTL_NAME, "default", Duration.ofSeconds(30)), mock.time, markers,
+        sync = new NodeSync(mock.agent, NodeSync.Settings.builder(NODE).crNamespace(EmbeddedCluster.NPU_NAMESPACE)
+                .crName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME).build(), mock.time, markers,
                 changes::add);
         sync.start();
         await("Node and policy seen and announced").atMost(PATIENCE).until(() -> sync.approval().known()

@@ -155,8 +155,8 @@ class NpuHealthConditionTest {
     void theNodeSyncWritesTheConditionFromTheRecoveryMarker() throws Exception {
         FileMarkerStore markers = new FileMarkerStore(markerDir, "boot-a", mock.time::now, null);
         mock.fixture.createDriver(Map.of("version", "25.5.0"));
-        NodeSync sync = new NodeSync(mock.agent, new NodeSync.Settings(NODE, EmbeddedCluster.NPU_NAMESPACE,
-                EmbeddedCluster.NPU_OPERATOR_CTL_NAME, "default", Duration.ofSeconds(30)), mock.time, markers, null);
+        NodeSync sync = new NodeSync(mock.agent, NodeSync.Settings.builder(NODE)
+                .crNamespace(EmbeddedCluster.NPU_NAMESPACE).crName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME).build(), mock.time, markers, null);
         sync.start();
         try {
             markers.write(Markers.REBOOT_REQUIRED, Map.of(Markers.KEY_REASON, Markers.REASON_RECOVERY,

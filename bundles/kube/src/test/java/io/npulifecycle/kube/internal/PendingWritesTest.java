@@ -55,8 +55,8 @@ class PendingWritesTest {
     }
 
     NodeSync runtime() {
-        NodeSync s = new NodeSync(mock.agent, new NodeSync.Settings(NODE, EmbeddedCluster.NPU_NAMESPACE,
-                EmbeddedCluster.NPU_OPERATOR_CTL_NAME, "default", Duration.ofSeconds(30), stateDir), mock.time, null,
+        NodeSync s = new NodeSync(mock.agent, NodeSync.Settings.builder(NODE).crNamespace(EmbeddedCluster.NPU_NAMESPACE)
+                .crName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME).stateDir(stateDir).build(), mock.time, null,
                 null);
         runtimes.add(s);
         s.start();
@@ -243,8 +243,8 @@ class PendingWritesTest {
     @Test
     void anUnwritableStateFolderKeepsTheWritesInMemoryAndSaysSo() throws IOException {
         Path notAFolder = Files.writeString(stateDir.resolve("plain-file"), "x");
-        NodeSync s = new NodeSync(mock.agent, new NodeSync.Settings(NODE, EmbeddedCluster.NPU_NAMESPACE,
-                EmbeddedCluster.NPU_OPERATOR_CTL_NAME, "default", Duration.ofSeconds(30), notAFolder), mock.time, null,
+        NodeSync s = new NodeSync(mock.agent, NodeSync.Settings.builder(NODE).crNamespace(EmbeddedCluster.NPU_NAMESPACE)
+                .crName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME).stateDir(notAFolder).build(), mock.time, null,
                 null);
         runtimes.add(s);
         apiDown();

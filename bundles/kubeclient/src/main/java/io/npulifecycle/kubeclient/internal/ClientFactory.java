@@ -64,9 +64,10 @@ final class ClientFactory {
         try {
             return withBundleLoader(() -> Config.fromKubeconfig(s.kubeconfig().toFile()));
         } catch (RuntimeException e) {
-            throw new ClientSettings.Invalid("PID " + ClientSettings.PID + " key kubeconfig='" + s.kubeconfig()
-                    + "' is not a usable kubeconfig file (expected YAML with clusters, users and a current-context): "
-                    + e.getMessage());
+            String reason = "is not a usable kubeconfig file (expected YAML with clusters, users and a "
+                    + "current-context): " + e.getMessage();
+            throw new ClientSettings.Invalid("kubeconfig", String.valueOf(s.kubeconfig()), reason,
+                    "PID " + ClientSettings.PID + " key kubeconfig='" + s.kubeconfig() + "' " + reason);
         }
     }
 

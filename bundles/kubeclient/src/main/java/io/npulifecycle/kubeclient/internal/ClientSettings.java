@@ -51,12 +51,43 @@ public final class ClientSettings {
         NONE
     }
 
-    /** An invalid setting; the message names the PID (or variable), the key, the value and what was expected. */
+    /**
+     * An invalid setting; the message names the PID (or variable), the key, the value and what was expected, and
+     * {@link #key()}, {@link #value()} and {@link #reason()} give them apart (for
+     * {@link io.npulifecycle.api.management.ConfigurationRefusals}).
+     */
     public static final class Invalid extends Exception {
         private static final long serialVersionUID = 1L;
+        private final String key;
+        private final transient Object value;
+        private final String reason;
 
-        Invalid(String message) {
+        /**
+         * @param key the key at fault, e.g. {@code namespace}
+         * @param value the refused value as configured
+         * @param reason what was expected, without the key and the value
+         * @param message the whole sentence: PID (or variable), key, value and reason
+         */
+        Invalid(String key, Object value, String reason, String message) {
             super(message);
+            this.key = key;
+            this.value = value;
+            this.reason = reason;
+        }
+
+        /** @return the key at fault, e.g. {@code requestTimeoutSeconds} ({@code masterUrl} for a URL from anywhere) */
+        public String key() {
+            return key;
+        }
+
+        /** @return the refused value as configured, e.g. {@code 0} */
+        public Object value() {
+            return value;
+        }
+
+        /** @return what was expected, e.g. {@code is out of range (expected 1..3600)} */
+        public String reason() {
+            return reason;
         }
     }
 
@@ -103,8 +134,9 @@ public final class ClientSettings {
             Function<String, String> frameworkProperty, Path home) throws Invalid {
         String ns = namespace == null ? "" : namespace.strip();
         if (!DNS_LABEL.matcher(ns).matches()) {
-            throw new Invalid(key("namespace", namespace) + " is not a Kubernetes namespace name (a DNS-1123 label: "
-                    + "lower-case letters, digits and '-', at most 63 characters)");
+            String reason = "is not a Kubernetes namespace name (a DNS-1123 label: lower-case letters, digits and '-', "
+                    + "at most 63 characters)";
+            throw new Invalid("namespace", namespace, reason, key("namespace", namespace) + " " + reason);
         }
         range("requestTimeoutSeconds", requestTimeoutSeconds, 1, 3600);
         range("connectTimeoutSeconds", connectTimeoutSeconds, 1, 600);
@@ -132,9 +164,9 @@ public final class ClientSettings {
         if (trimToNull(kubeconfig) != null) {
             kc = Paths.get(kubeconfig.strip());
             if (!Files.isRegularFile(kc) || !Files.isReadable(kc)) {
-                throw new Invalid(key("kubeconfig", kubeconfig) + " cannot be read: "
-                        + (Files.exists(kc) ? "not a readable file" : "no such file")
-                        + " (expected the path of a kubeconfig file, or empty for automatic configuration)");
+                String reason = "cannot be read: " + (Files.exists(kc) ? "not a readable file" : "no such file")
+                        + " (expected the path of a kubeconfig file, or empty for automatic configuration)";
+                throw new Invalid("kubeconfig", kubeconfig, reason, key("kubeconfig", kubeconfig) + " " + reason);
             }
         }
 
@@ -179,20 +211,30 @@ public final class ClientSettings {
         try {
             uri = new URI(url);
         } catch (URISyntaxException e) {
-            throw new Invalid(source + "='" + url + "'" + expected + ": " + e.getMessage());
+            throw invalidUrl(source, url, expected + ": " + e.getMessage());
         }
         String scheme = uri.getScheme();
         if (scheme == null || !(scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https"))
                 || uri.getHost() == null || uri.getHost().isEmpty() || uri.getQuery() != null
                 || uri.getFragment() != null || uri.getUserInfo() != null) {
-            throw new Invalid(source + "='" + url + "'" + expected);
+            throw invalidUrl(source, url, expected);
         }
         return url;
     }
 
+    /** @return the refusal of {@code url} from {@code source} (key {@code masterUrl}, or what overrides it) */
+    private static Invalid invalidUrl(String source, String url, String expected) {
+        String reason = expected.strip();
+        if (!source.endsWith("key masterUrl")) {
+            reason = "(from the " + source + ", which overrides it) " + reason;
+        }
+        return new Invalid("masterUrl", url, reason, source + "='" + url + "'" + expected);
+    }
+
     private static void range(String key, long value, long min, long max) throws Invalid {
         if (value < min || value > max) {
-            throw new Invalid(key(key, String.valueOf(value)) + " is out of range (expected " + min + ".." + max + ")");
+            String reason = "is out of range (expected " + min + ".." + max + ")";
+            throw new Invalid(key, value, reason, key(key, String.valueOf(value)) + " " + reason);
         }
     }
 

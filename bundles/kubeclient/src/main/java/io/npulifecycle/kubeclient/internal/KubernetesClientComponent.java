@@ -27,8 +27,9 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.VersionInfo;
+import io.npulifecycle.api.management.ConfigurationRefusals;
 import io.npulifecycle.api.management.MBeanRegistrations;
+import io.npulifecycle.api.management.RefusalReporter;
 import io.npulifecycle.api.time.TimeSource;
 import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
 
@@ -43,7 +44,9 @@ import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
  * {@code masterUrl}; empty = automatic, as fabric8's {@code Config.autoConfigure}).</li>
  * <li>No cluster configured or found: one log line says so, no service is registered, the runtime runs on.</li>
  * <li>A bad {@code masterUrl}, namespace or number, or an unreadable kubeconfig: a log line naming the PID, the key
- * and the value; at activation no service is registered, on a later change the previous client is kept.</li>
+ * and the value, and the refusal reported to {@link ConfigurationRefusals} (so
+ * {@code io.npulifecycle:type=Configuration} lists it until a configuration is accepted); at activation no service is
+ * registered, on a later change the previous client is kept.</li>
  * <li>A valid configuration change closes the client (after unregistering it) and registers a new one; users see
  * the service go and come back.</li>
  * <li>MBean {@value KubernetesClientMXBean#OBJECT_NAME}.</li>
@@ -126,7 +129,7 @@ public class KubernetesClientComponent {
         ClientStatus counted = status;
         metricSource = ctx.registerService(io.npulifecycle.api.metrics.MetricSource.class,
                 () -> java.util.List.of(counted.requestsFamily()), null);
-        mbean = MBeanRegistrations.register(ctx, KubernetesClientMXBean.class, new View(),
+        mbean = MBeanRegistrations.register(ctx, KubernetesClientMXBean.class, new KubernetesClientMBean(this),
                 KubernetesClientMXBean.OBJECT_NAME);
         apply(cfg, true);
     }
@@ -164,6 +167,52 @@ public class KubernetesClientComponent {
         }
     }
 
+    /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
+    private final RefusalReporter refusals = new RefusalReporter();
+
+    /**
+     * @param r the service that lists refused values (DS: optional and dynamic, so its arrival or departure never
+     *        re-creates the client)
+     */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    void bindRefusals(ConfigurationRefusals r) {
+        refusals.bind(r);
+    }
+
+    /** @param r the service that goes away */
+    void unbindRefusals(ConfigurationRefusals r) {
+        refusals.unbind(r);
+    }
+
+    /**
+     * {@link ClientSettings#resolve} of {@code cfg}; a refused value is reported to the {@link ConfigurationRefusals}
+     * service (its key, value and reason; the caller logs the whole message).
+     *
+     * @param cfg the configuration
+     * @param env the process environment ({@code System::getenv})
+     * @param frameworkProperty framework properties; may answer {@code null}
+     * @param home the user's home folder, or {@code null}
+     * @return the settings
+     * @throws ClientSettings.Invalid the first refused value, as reported
+     */
+    ClientSettings resolved(Config cfg, java.util.function.Function<String, String> env,
+            java.util.function.Function<String, String> frameworkProperty, java.nio.file.Path home)
+            throws ClientSettings.Invalid {
+        try {
+            return ClientSettings.resolve(cfg.masterUrl(), cfg.kubeconfig(), cfg.namespace(),
+                    cfg.requestTimeoutSeconds(), cfg.connectTimeoutSeconds(), cfg.watchReconnectIntervalMs(), env,
+                    frameworkProperty, home);
+        } catch (ClientSettings.Invalid e) {
+            refused(e);
+            throw e;
+        }
+    }
+
+    /** Reports {@code e} to the {@link ConfigurationRefusals} service, when present (the caller logs it). */
+    private void refused(ClientSettings.Invalid e) {
+        refusals.refused(ClientSettings.PID, e.key(), e.value(), e.reason());
+    }
+
     private Instant now() {
         TimeSource t = time;
         return t == null ? null : t.now();
@@ -175,15 +224,14 @@ public class KubernetesClientComponent {
         org.osgi.framework.Bundle b = context.getBundle();
         String home = System.getProperty("user.home");
         try {
-            next = ClientSettings.resolve(cfg.masterUrl(), cfg.kubeconfig(), cfg.namespace(),
-                    cfg.requestTimeoutSeconds(), cfg.connectTimeoutSeconds(), cfg.watchReconnectIntervalMs(),
-                    System::getenv, key -> b.getBundleContext().getProperty(key),
+            next = resolved(cfg, System::getenv, key -> b.getBundleContext().getProperty(key),
                     home == null ? null : Paths.get(home));
         } catch (ClientSettings.Invalid e) {
             rejected(e.getMessage(), initial);
             return;
         }
         if (next.mode() == ClientSettings.Mode.NONE) {
+            refusals.accepted(ClientSettings.PID);
             dropClient();
             configuration = "no cluster configured (masterUrl and kubeconfig empty, " + ClientSettings.ENV_MASTER
                     + " unset, no service account, no $KUBECONFIG or ~/.kube/config)";
@@ -192,12 +240,14 @@ public class KubernetesClientComponent {
             return;
         }
         if (next.equals(settings) && client != null) {
+            refusals.accepted(ClientSettings.PID);
             return; // nothing changed
         }
         io.fabric8.kubernetes.client.Config c;
         try {
             c = ClientFactory.config(next);
         } catch (ClientSettings.Invalid e) {
+            refused(e);
             rejected(e.getMessage(), initial);
             return;
         } catch (RuntimeException e) {
@@ -205,6 +255,7 @@ public class KubernetesClientComponent {
                     + e, initial);
             return;
         }
+        refusals.accepted(ClientSettings.PID);
         try {
             builder.execute(() -> build(gen, next, c, initial));
         } catch (RejectedExecutionException e) {
@@ -280,81 +331,27 @@ public class KubernetesClientComponent {
         }
     }
 
-    /** The MBean. */
-    final class View implements KubernetesClientMXBean {
-        @Override
-        public String getMasterUrl() {
-            KubernetesClient c = client;
-            return c == null ? "" : c.getMasterUrl().toString();
-        }
-
-        @Override
-        public String getNamespace() {
-            ClientSettings s = settings;
-            return s == null ? "" : s.namespace();
-        }
-
-        @Override
-        public String getConfiguration() {
-            return configuration;
-        }
-
-        @Override
-        public boolean isRegistered() {
-            return client != null;
-        }
-
-        @Override
-        public boolean isConnected() {
-            return client != null && status.isConnected();
-        }
-
-        @Override
-        public String getLastError() {
-            return status.getLastError();
-        }
-
-        @Override
-        public long getRequestCount() {
-            return status.getRequestCount();
-        }
-
-        @Override
-        public long getFailureCount() {
-            return status.getFailureCount();
-        }
-
-        @Override
-        public String checkConnection() {
-            KubernetesClient c = client;
-            if (c == null) {
-                LOG.log(Level.INFO, "checkConnection requested through JMX: no KubernetesClient (" + configuration + ")");
-                return "failed: no KubernetesClient registered: " + configuration;
-            }
-            LOG.log(Level.INFO, "checkConnection requested through JMX: GET " + c.getMasterUrl() + "version");
-            try {
-                VersionInfo v = ClientFactory.versionOnce(c);
-                String answer = "connected to " + c.getMasterUrl() + ": Kubernetes "
-                        + (v.getGitVersion() != null ? v.getGitVersion() : v.getMajor() + "." + v.getMinor());
-                LOG.log(Level.INFO, "checkConnection: " + answer);
-                return answer;
-            } catch (RuntimeException e) {
-                String why = ClientStatus.describe(e);
-                status.failed("GET " + c.getMasterUrl() + "version: " + why);
-                LOG.log(Level.WARNING, "checkConnection: GET " + c.getMasterUrl() + "version failed: " + why);
-                return "failed: " + why;
-            }
-        }
-    }
-
-    /** @return the settings of the registered client (tests), or null */
+    /** @return the settings of the registered client, or {@code null} while none is registered */
     ClientSettings settings() {
         return settings;
     }
 
-    /** @return the registered client (tests), or null */
+    /** @return the registered client, or {@code null} while none is registered */
     KubernetesClient client() {
         return client;
+    }
+
+    /**
+     * @return the configuration in words: the registered client's ({@link ClientSettings#describe()}), why there is
+     *         none, or {@code not configured yet}
+     */
+    String configuration() {
+        return configuration;
+    }
+
+    /** @return the request counts and last error of the current client (reset when a new client is built) */
+    ClientStatus status() {
+        return status;
     }
 
 }

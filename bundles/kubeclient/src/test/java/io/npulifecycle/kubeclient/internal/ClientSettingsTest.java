@@ -13,6 +13,8 @@ import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import io.npulifecycle.testing.support.Configs;
+
 class ClientSettingsTest {
 
     @TempDir
@@ -22,9 +24,13 @@ class ClientSettingsTest {
         return m::get;
     }
 
+    /** The metatype defaults of the keys these tests do not vary. */
+    static final KubernetesClientComponent.Config DEFAULTS = Configs.defaults(KubernetesClientComponent.Config.class);
+
     ClientSettings resolve(String masterUrl, String kubeconfig, Map<String, String> env, Map<String, String> props)
             throws ClientSettings.Invalid {
-        return ClientSettings.resolve(masterUrl, kubeconfig, "npu-operator", 10, 5, 1000, map(env), map(props), home);
+        return ClientSettings.resolve(masterUrl, kubeconfig, DEFAULTS.namespace(), DEFAULTS.requestTimeoutSeconds(),
+                DEFAULTS.connectTimeoutSeconds(), DEFAULTS.watchReconnectIntervalMs(), map(env), map(props), home);
     }
 
     @Test

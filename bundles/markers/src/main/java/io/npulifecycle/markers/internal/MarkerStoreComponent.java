@@ -23,7 +23,10 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
+import io.npulifecycle.api.management.ConfigDefaults;
+import io.npulifecycle.api.management.ConfigurationRefusals;
 import io.npulifecycle.api.management.MBeanRegistrations;
+import io.npulifecycle.api.management.RefusalReporter;
 import io.npulifecycle.api.markers.Marker;
 import io.npulifecycle.api.markers.MarkerChange;
 import io.npulifecycle.api.markers.MarkerListener;
@@ -62,8 +65,7 @@ public class MarkerStoreComponent implements MarkerStore {
     private final TimeSource time;
 
     /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
-    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
-    private volatile io.npulifecycle.api.management.ConfigurationRefusals refusals;
+    private final RefusalReporter refusals = new RefusalReporter();
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
     private volatile EventAdmin eventAdmin;
@@ -78,11 +80,26 @@ public class MarkerStoreComponent implements MarkerStore {
         this.time = time;
     }
 
+    /**
+     * @param r the service that lists refused values (DS: optional and dynamic, so its arrival or departure never
+     *        restarts the marker store)
+     */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    void bindRefusals(ConfigurationRefusals r) {
+        refusals.bind(r);
+    }
+
+    /** @param r the service that goes away */
+    void unbindRefusals(ConfigurationRefusals r) {
+        refusals.unbind(r);
+    }
+
     @Activate
     void activate(BundleContext context, Config config) {
         Path folder = validFolder(config);
         if (folder == null) {
-            folder = Path.of("/run/npu-operator/");
+            // the refusal stays reported: the default folder runs until a configuration is accepted
+            folder = Path.of(ConfigDefaults.of(Config.class).folder());
         }
         store = new FileMarkerStore(folder, bootId(config.bootIdPath()), time::now, this::post);
         store.retryBootIdFrom(Path.of(config.bootIdPath()));
@@ -129,10 +146,7 @@ public class MarkerStoreComponent implements MarkerStore {
                 refused(f, "is not absolute (an absolute folder is expected)");
                 return null;
             }
-            io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
-            if (r != null) {
-                r.accepted(PID);
-            }
+            refusals.accepted(PID);
             return p;
         } catch (InvalidPathException e) {
             LOG.log(Level.ERROR, "PID " + PID + " key folder '" + f + "' is not a path: keeping the previous configuration");
@@ -142,10 +156,7 @@ public class MarkerStoreComponent implements MarkerStore {
     }
 
     private void refused(String folder, String reason) {
-        io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
-        if (r != null) {
-            r.refused(PID, null, "folder", folder, reason);
-        }
+        refusals.refused(PID, "folder", folder, reason);
     }
 
     private String bootId(String path) {

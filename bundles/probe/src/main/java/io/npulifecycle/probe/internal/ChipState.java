@@ -6,8 +6,8 @@ import io.npulifecycle.api.probe.ChipId;
 import io.npulifecycle.api.probe.ChipMXBean;
 import io.npulifecycle.api.probe.Classification;
 
-/** Mutable per-chip state of the health-watch; guarded by the engine's lock, read by the Chip MBean. */
-public final class ChipState implements ChipMXBean {
+/** Mutable per-chip state of the health-watch; guarded by the engine's lock, read by its MBean {@link ChipMBean}. */
+public final class ChipState {
     final ChipId id;
     volatile String health;
     volatile Classification classification;
@@ -25,43 +25,43 @@ public final class ChipState implements ChipMXBean {
         return id;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link ChipMXBean#getNpu()} shows */
     public int getNpu() {
         return id.npu();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link ChipMXBean#getChip()} shows */
     public int getChip() {
         return id.chip();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link ChipMXBean#getHealth()} shows */
     public String getHealth() {
         return health;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link ChipMXBean#getClassification()} shows */
     public String getClassification() {
         Classification c = classification;
         return c == null ? null : c.label();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link ChipMXBean#getConsecutiveFailures()} shows */
     public int getConsecutiveFailures() {
         return consecutiveFailures;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link ChipMXBean#isWedged()} shows */
     public boolean isWedged() {
         return wedged;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link ChipMXBean#getLastError()} shows */
     public String getLastError() {
         return lastError;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link ChipMXBean#getLastSeen()} shows */
     public String getLastSeen() {
         Instant t = lastSeen;
         return t == null ? null : t.toString();

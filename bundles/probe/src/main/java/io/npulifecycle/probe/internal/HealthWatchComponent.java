@@ -30,8 +30,11 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 import org.osgi.service.metatype.annotations.Option;
 import org.apache.felix.hc.api.HealthCheck;
 
+import io.npulifecycle.api.management.ConfigDefaults;
+import io.npulifecycle.api.management.ConfigurationRefusals;
 import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.management.Mbeans;
+import io.npulifecycle.api.management.RefusalReporter;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.probe.ChipId;
 import io.npulifecycle.api.probe.ChipMXBean;
@@ -123,8 +126,9 @@ public class HealthWatchComponent {
 
         /** @return bytes */
         @AttributeDefinition(name = "Largest npu-smi output (bytes)", description = "Largest npu-smi output read, bytes (4096 to 1048576). More is a probe "
-                + "error 'npu-smi printed more than N bytes' and the process tree is killed at once.", min = "4096", max = "1048576")
-        int maxOutputBytes() default 1048576;
+                + "error 'npu-smi printed more than N bytes' and the process tree is killed at once.", min = "4096",
+                max = "" + NpuSmiParser.DEFAULT_MAX_BYTES)
+        int maxOutputBytes() default NpuSmiParser.DEFAULT_MAX_BYTES;
 
         /** @return path */
         @AttributeDefinition(name = "Kernel module list", description = "Kernel module list (/proc/modules on a host). When set, the chips are not "
@@ -156,8 +160,7 @@ public class HealthWatchComponent {
     private ServiceRegistration<HealthCheck> healthCheck;
     private ServiceRegistration<io.npulifecycle.api.metrics.MetricSource> metricSource;
     /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
-    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
-    private volatile io.npulifecycle.api.management.ConfigurationRefusals refusals;
+    private final RefusalReporter refusals = new RefusalReporter();
     /** A configuration rejected only for its method, applied when a ChipProbe service with that method registers. */
     private Config pendingRaw;
     private Map<String, Object> pendingProps;
@@ -182,6 +185,20 @@ public class HealthWatchComponent {
         serviceProbes.remove(p);
     }
 
+    /**
+     * @param r the service that lists refused values (DS: optional and dynamic, so its arrival or departure never
+     *        restarts the health-watch)
+     */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    void bindRefusals(ConfigurationRefusals r) {
+        refusals.bind(r);
+    }
+
+    /** @param r the service that goes away */
+    void unbindRefusals(ConfigurationRefusals r) {
+        refusals.unbind(r);
+    }
+
     @Activate
     void activate(BundleContext ctx, Config raw, Map<String, Object> props) {
         this.context = ctx;
@@ -196,7 +213,8 @@ public class HealthWatchComponent {
         });
         engine = new HealthWatchEngine(time, markers, executor, this::post, this::syncChipMbeans, cfg, probeFor(cfg));
         engine.driverLoaded(driverCheck(raw));
-        watchMbean = MBeanRegistrations.register(ctx, HealthWatchMXBean.class, engine, HealthWatchMXBean.OBJECT_NAME);
+        watchMbean = MBeanRegistrations.register(ctx, HealthWatchMXBean.class, new HealthWatchMBean(engine),
+                HealthWatchMXBean.OBJECT_NAME);
         Dictionary<String, Object> hc = new Hashtable<>();
         hc.put(HealthCheck.NAME, HealthWatchCheck.NAME);
         hc.put(HealthCheck.TAGS, HealthWatchCheck.TAGS);
@@ -271,26 +289,20 @@ public class HealthWatchComponent {
     WatchConfig validate(Config c, Map<String, Object> props, String fallback) {
         Object file = props == null ? null : props.get(FILE_PROPERTY);
         try {
-            WatchConfig cfg = WatchConfig.validate(c.interval(), c.timeout(), c.failureThreshold(),
-                    c.probeErrorThreshold(), c.method(), c.npuSmiCommand(), c.npuSmiEnvironment(), c.dcmiLibrary(),
-                    c.expectedChips(), c.alarmIsFailure(), c.timeoutIsFailure(), c.maxOutputBytes());
+            WatchConfig cfg = parse(c);
             WatchConfig.checkMethod(cfg.method(), registeredMethods());
             synchronized (this) {
                 pendingRaw = null;
                 pendingProps = null;
             }
-            io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
-            if (r != null) {
-                r.accepted(WatchConfig.PID);
-            }
+            refusals.accepted(WatchConfig.PID);
             return cfg;
         } catch (WatchConfig.Invalid e) {
-            io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
+            ConfigurationRefusals r = refusals.service();
             if (r != null) {
-                List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> all = new java.util.ArrayList<>();
+                List<ConfigurationRefusals.Refusal> all = new java.util.ArrayList<>();
                 for (String[] p : e.problems()) {
-                    all.add(new io.npulifecycle.api.management.ConfigurationRefusals.Refusal(p[0],
-                            props == null ? null : props.get(p[0]), p[1]));
+                    all.add(new ConfigurationRefusals.Refusal(p[0], props == null ? null : props.get(p[0]), p[1]));
                 }
                 r.refused(WatchConfig.PID, file, all);
             }
@@ -321,14 +333,29 @@ public class HealthWatchComponent {
         return WatchConfig.BUILT_IN_METHODS.contains(method) || registeredMethods().contains(method);
     }
 
+    /**
+     * @param c a configuration
+     * @return it checked, key by key and across keys ({@link WatchConfig#validate}); the method is not checked
+     *         against the registered probes here
+     * @throws WatchConfig.Invalid every refused value
+     */
+    static WatchConfig parse(Config c) throws WatchConfig.Invalid {
+        return WatchConfig.validate(c.interval(), c.timeout(), c.failureThreshold(), c.probeErrorThreshold(),
+                c.method(), c.npuSmiCommand(), c.npuSmiEnvironment(), c.dcmiLibrary(), c.expectedChips(),
+                c.alarmIsFailure(), c.timeoutIsFailure(), c.maxOutputBytes());
+    }
+
+    /**
+     * @return the configuration of the metatype defaults ({@link ConfigDefaults}), what runs when the configuration
+     *         is refused at activation
+     * @throws IllegalStateException when the defaults themselves are refused (a defect of this class)
+     */
     static WatchConfig defaults() {
         try {
-            return WatchConfig.validate(60, 20, 3, 3, "npu-smi",
-                    new String[] {"/var/lib/Ascend/driver/tools/npu-smi", "info"},
-                    new String[] {"LD_LIBRARY_PATH=/var/lib/Ascend/driver/lib64/driver:/var/lib/Ascend/driver/lib64/common"},
-                    "/var/lib/Ascend/driver/lib64/driver/libdcmi.so", "", false, true, NpuSmiParser.DEFAULT_MAX_BYTES);
+            return parse(ConfigDefaults.of(Config.class));
         } catch (WatchConfig.Invalid e) {
-            throw new IllegalStateException(e);
+            throw new IllegalStateException("the metatype defaults of " + WatchConfig.PID + " are refused: "
+                    + e.message(null), e);
         }
     }
 
@@ -381,8 +408,8 @@ public class HealthWatchComponent {
             return false;
         });
         for (ChipState s : expected) {
-            chipMbeans.computeIfAbsent(s.id(), id -> MBeanRegistrations.register(ctx, ChipMXBean.class, s,
-                    Mbeans.chipObjectName(id.npu(), id.chip())));
+            chipMbeans.computeIfAbsent(s.id(), id -> MBeanRegistrations.register(ctx, ChipMXBean.class,
+                    new ChipMBean(s), Mbeans.chipObjectName(id.npu(), id.chip())));
         }
     }
 

@@ -42,7 +42,7 @@ import io.npulifecycle.api.time.TimeSource;
  * file {@value #STATE_NAME}{@code .state} of the marker store, stamped with the boot id, so they survive a bundle
  * update or a runtime restart within the same boot and vanish with a reboot.
  */
-public final class HealthWatchEngine implements HealthWatchMXBean {
+public final class HealthWatchEngine {
 
     /** Receives the engine's OSGi events. */
     @FunctionalInterface
@@ -375,84 +375,84 @@ public final class HealthWatchEngine implements HealthWatchMXBean {
 
     // ---- HealthWatchMXBean ----
 
-    @Override
+    /** @return what the MBean attribute {@link HealthWatchMXBean#getIntervalSeconds()} shows */
     public long getIntervalSeconds() {
         return config().interval().toSeconds();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link HealthWatchMXBean#getTimeoutSeconds()} shows */
     public long getTimeoutSeconds() {
         return config().timeout().toSeconds();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link HealthWatchMXBean#getFailureThreshold()} shows */
     public int getFailureThreshold() {
         return config().failureThreshold();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link HealthWatchMXBean#getMethod()} shows */
     public String getMethod() {
         return config().method();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link HealthWatchMXBean#getExpectedChips()} shows */
     public synchronized String getExpectedChips() {
         return ChipId.format(expected.of(config()));
     }
 
-    @Override
+    /** @return what the MBean attribute {@link HealthWatchMXBean#getWedgedChips()} shows */
     public synchronized String getWedgedChips() {
         return ChipId.format(tracker.wedged());
     }
 
-    @Override
+    /** @return what the MBean attribute {@link HealthWatchMXBean#getLastProbeTime()} shows */
     public String getLastProbeTime() {
         Instant t = lastProbeTime;
         return t == null ? null : t.toString();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link HealthWatchMXBean#getLastProbeDurationMs()} shows */
     public long getLastProbeDurationMs() {
         return lastDurationMs;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link HealthWatchMXBean#getLastVerdict()} shows */
     public String getLastVerdict() {
         Classification c = lastVerdict;
         return c == null ? null : c.label();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link HealthWatchMXBean#getLastError()} shows */
     public String getLastError() {
         return lastError;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link HealthWatchMXBean#getDriverVersion()} shows */
     public String getDriverVersion() {
         return driverVersion;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link HealthWatchMXBean#getProbeErrorCount()} shows */
     public long getProbeErrorCount() {
         return tracker.probeErrorCount();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link HealthWatchMXBean#getProbeErrorsInRow()} shows */
     public int getProbeErrorsInRow() {
         return tracker.probeErrorsInRow();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link HealthWatchMXBean#isProbeDegraded()} shows */
     public boolean isProbeDegraded() {
         return tracker.probeDegraded();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link HealthWatchMXBean#getLastRawOutput()} shows */
     public String getLastRawOutput() {
         return lastRaw;
     }
 
-    @Override
+    /** @return what the MBean operation {@link HealthWatchMXBean#probeNow()} answers */
     public String probeNow() {
         return runner.probeNow();
     }

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.lang.reflect.Proxy;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -31,6 +30,8 @@ import io.npulifecycle.api.probe.ChipProbe;
 import io.npulifecycle.api.probe.Classification;
 import io.npulifecycle.api.probe.ProbeResult;
 import io.npulifecycle.markers.internal.FileMarkerStore;
+import io.npulifecycle.testing.support.Configs;
+import io.npulifecycle.testing.support.RecordedRefusals;
 
 /** Configuration validation of the component, the raw output kept for the MBean, and the health check. */
 @Timeout(60)
@@ -68,21 +69,9 @@ class HealthWatchComponentTest {
         jul.removeHandler(handler);
     }
 
-    /** A Config with the metatype defaults and some overrides. */
-    static HealthWatchComponent.Config config(Map<String, Object> overrides) {
-        return (HealthWatchComponent.Config) Proxy.newProxyInstance(HealthWatchComponentTest.class.getClassLoader(),
-                new Class<?>[] {HealthWatchComponent.Config.class}, (proxy, m, args) -> {
-                    if (overrides.containsKey(m.getName())) {
-                        return overrides.get(m.getName());
-                    }
-                    if (m.getDefaultValue() != null) {
-                        return m.getDefaultValue();
-                    }
-                    if (m.getName().equals("annotationType")) {
-                        return HealthWatchComponent.Config.class;
-                    }
-                    throw new UnsupportedOperationException(m.getName());
-                });
+    /** A Config as DS builds it: the metatype defaults and some values. */
+    static HealthWatchComponent.Config config(Map<String, Object> values) {
+        return Configs.of(HealthWatchComponent.Config.class, values);
     }
 
     private static ChipProbe probeNamed(String method) {
@@ -126,25 +115,14 @@ class HealthWatchComponentTest {
     @Test
     void everyRefusedKeyIsLoggedAndReportedToTheConfigurationMBean() throws Exception {
         HealthWatchComponent c = new HealthWatchComponent();
-        List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> reported = new CopyOnWriteArrayList<>();
-        java.lang.reflect.Field f = HealthWatchComponent.class.getDeclaredField("refusals");
-        f.setAccessible(true);
-        f.set(c, new io.npulifecycle.api.management.ConfigurationRefusals() {
-            @Override
-            public void refused(String pid, Object file,
-                    List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> refused) {
-                reported.addAll(refused);
-            }
-
-            @Override
-            public void accepted(String pid) {
-            }
-        });
+        RecordedRefusals refusals = new RecordedRefusals();
+        c.bindRefusals(refusals);
         Map<String, Object> props = new HashMap<>(FILE);
         props.put("failureThreshold", 0);
         props.put("maxOutputBytes", 1);
         Map<String, Object> bad = Map.of("failureThreshold", 0, "expectedChips", "0:x", "maxOutputBytes", 1);
         assertNull(c.validate(config(bad), props, "keeping the previous configuration"));
+        List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> reported = refusals.refusals();
         assertEquals(List.of("failureThreshold", "expectedChips", "maxOutputBytes"),
                 reported.stream().map(io.npulifecycle.api.management.ConfigurationRefusals.Refusal::key).toList());
         assertEquals(0, reported.get(0).value());
@@ -152,6 +130,14 @@ class HealthWatchComponentTest {
         assertEquals(1, errors.size(), errors.toString());
         assertTrue(errors.get(0).contains("key failureThreshold: must be >= 1, got 0; key expectedChips: ")
                 && errors.get(0).contains("; key maxOutputBytes: must be between 4096 and "), errors.get(0));
+    }
+
+    @Test
+    void aConfigurationRefusedAtActivationGivesWayToTheMetatypeDefaults() throws Exception {
+        assertEquals(HealthWatchComponent.parse(config(Map.of())), HealthWatchComponent.defaults(),
+                "the defaults the component falls back on are the ones DS gives for an empty configuration");
+        assertEquals(java.time.Duration.ofSeconds(60), HealthWatchComponent.defaults().interval());
+        assertEquals(NpuSmiParser.DEFAULT_MAX_BYTES, HealthWatchComponent.defaults().maxOutputBytes());
     }
 
     @Test

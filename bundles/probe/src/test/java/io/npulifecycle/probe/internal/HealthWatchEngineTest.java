@@ -300,7 +300,7 @@ class HealthWatchEngineTest {
         };
         start(cfg, timed);
         firstProbe();
-        ChipMXBean chip = engine.chip(new ChipId(0, 0));
+        ChipMXBean chip = new ChipMBean(engine.chip(new ChipId(0, 0)));
         assertEquals(1, chip.getConsecutiveFailures(), "a hang is a strike (timeoutIsFailure=true)");
         assertTrue(chip.getLastError().contains("did not answer within 500 ms"), chip.getLastError());
         assertEquals("failed", engine.getLastVerdict());
@@ -321,7 +321,7 @@ class HealthWatchEngineTest {
         for (int i = 0; i < 4; i++) {
             nextProbe();
         }
-        ChipMXBean c = engine.chip(new ChipId(1, 0));
+        ChipMXBean c = new ChipMBean(engine.chip(new ChipId(1, 0)));
         assertEquals("degraded", c.getClassification());
         assertEquals("Warning", c.getHealth());
         assertEquals(0, c.getConsecutiveFailures());
@@ -477,8 +477,9 @@ class HealthWatchEngineTest {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         ObjectName hw = new ObjectName(HealthWatchMXBean.OBJECT_NAME + ",test=engine");
         ObjectName chip = new ObjectName("io.npulifecycle:type=Chip,name=npu1-chip0,test=engine");
-        server.registerMBean(new StandardMBean(engine, HealthWatchMXBean.class, true), hw);
-        server.registerMBean(new StandardMBean(engine.chip(new ChipId(1, 0)), ChipMXBean.class, true), chip);
+        server.registerMBean(new StandardMBean(new HealthWatchMBean(engine), HealthWatchMXBean.class, true), hw);
+        server.registerMBean(new StandardMBean(new ChipMBean(engine.chip(new ChipId(1, 0))), ChipMXBean.class,
+                true), chip);
         try {
             assertEquals(60L, server.getAttribute(hw, "IntervalSeconds"));
             assertEquals("healthy", server.getAttribute(hw, "LastVerdict"));

@@ -2,6 +2,7 @@ package io.npulifecycle.rebooter.internal;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -20,6 +21,8 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 import com.sun.jna.Library;
 import com.sun.jna.Native;
 
+import io.npulifecycle.api.management.ConfigurationRefusals;
+import io.npulifecycle.api.management.RefusalReporter;
 import io.npulifecycle.api.reboot.RebootExecutor;
 
 /**
@@ -27,7 +30,8 @@ import io.npulifecycle.api.reboot.RebootExecutor;
  * {@code type=libc} ({@code sync()} then {@code reboot(RB_AUTOBOOT)} through JNA) or {@code type=command} (the
  * {@code command} array, e.g. {@code nsenter,-t,1,-m,-u,-i,-n,-p,--,systemctl,reboot}). The default {@code type=none}
  * registers nothing: on a first install the rebooter decides and says what it would do, visibly (MBean
- * {@code Executor}, log), but never reboots. An invalid configuration is logged and the previous one kept.
+ * {@code Executor}, log), but never reboots. Every refused value is logged and reported to
+ * {@link ConfigurationRefusals}, and the previous configuration kept.
  */
 @Component(configurationPid = ExecutorComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL, service = {})
 @Designate(ocd = ExecutorComponent.Config.class)
@@ -63,10 +67,23 @@ public class ExecutorComponent {
     private Config current;
 
     /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
+    private final RefusalReporter refusals = new RefusalReporter();
+
+    /**
+     * @param r the service that lists refused values (DS: optional and dynamic, so its arrival or departure never
+     *        re-registers the executor)
+     */
     @org.osgi.service.component.annotations.Reference(
             cardinality = org.osgi.service.component.annotations.ReferenceCardinality.OPTIONAL,
             policy = org.osgi.service.component.annotations.ReferencePolicy.DYNAMIC)
-    private volatile io.npulifecycle.api.management.ConfigurationRefusals refusals;
+    void bindRefusals(ConfigurationRefusals r) {
+        refusals.bind(r);
+    }
+
+    /** @param r the service that goes away */
+    void unbindRefusals(ConfigurationRefusals r) {
+        refusals.unbind(r);
+    }
 
     @Activate
     void activate(BundleContext ctx, Config c) {
@@ -84,32 +101,50 @@ public class ExecutorComponent {
         unregister();
     }
 
-    private void apply(Config c) {
-        RebootExecutor ex;
-        switch (c.type() == null ? "" : c.type().trim()) {
-            case "none" -> ex = null;
-            case "libc" -> ex = new LibcExecutor();
+    /**
+     * @param c the configuration
+     * @param refused receives every refused value, in the order of the keys checked
+     * @return the executor of {@code type}: {@code null} for {@code none} or when a value is refused
+     */
+    static RebootExecutor executor(Config c, List<ConfigurationRefusals.Refusal> refused) {
+        String type = c.type() == null ? "" : c.type().trim();
+        switch (type) {
+            case "none", "libc" -> {
+                // nothing more to check
+            }
             case "command" -> {
                 if (c.command() == null || c.command().length == 0 || c.command()[0].isBlank()) {
-                    LOG.log(Level.ERROR, "PID " + PID + " key command: empty; keeping the previous configuration");
-                    io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
-                    if (r != null) {
-                        r.refused(PID, null, "command", c.command() == null ? null : String.join(",", c.command()),
-                                "is empty: type=command needs the command to run (program, then its arguments)");
-                    }
-                    return;
+                    refused.add(new ConfigurationRefusals.Refusal("command",
+                            c.command() == null ? null : String.join(",", c.command()),
+                            "is empty: type=command needs the command to run (program, then its arguments)"));
                 }
-                ex = new CommandExecutor(List.of(c.command()), c.commandTimeoutSeconds());
+                if (c.commandTimeoutSeconds() < 1) {
+                    refused.add(new ConfigurationRefusals.Refusal("commandTimeoutSeconds", c.commandTimeoutSeconds(),
+                            c.commandTimeoutSeconds() + " must be at least 1"));
+                }
             }
-            default -> {
-                LOG.log(Level.ERROR, "PID " + PID + " key type: '" + c.type()
-                        + "' is not none, libc or command; keeping the previous configuration");
-                return;
-            }
+            default -> refused.add(new ConfigurationRefusals.Refusal("type", c.type(),
+                    "'" + c.type() + "' is not none, libc or command"));
         }
-        io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
-        if (r != null) {
-            r.accepted(PID);
+        if (!refused.isEmpty() || "none".equals(type)) {
+            return null;
+        }
+        return "libc".equals(type) ? new LibcExecutor()
+                : new CommandExecutor(List.of(c.command()), c.commandTimeoutSeconds());
+    }
+
+    /**
+     * Registers the executor of {@code c}; every refused value is logged in one ERROR line and reported to the
+     * {@link ConfigurationRefusals} service (an accepted configuration ends the refusal), and the previous executor
+     * stays.
+     */
+    private void apply(Config c) {
+        List<ConfigurationRefusals.Refusal> refused = new ArrayList<>();
+        RebootExecutor ex = executor(c, refused);
+        ConfigurationRefusals.report(refusals.service(), PID, refused, LOG);
+        if (!refused.isEmpty()) {
+            LOG.log(Level.ERROR, "PID " + PID + ": keeping the previous configuration");
+            return;
         }
         unregister();
         current = c;

@@ -35,13 +35,14 @@ import io.npulifecycle.api.time.TimeSource;
  * the grant (read from the API server) → record the reboot in the state file → flush the Node
  * writes → call the {@link RebootExecutor}. Every branch that does not reboot sets {@link #decision()} and says why.
  */
-public final class RebootEngine implements RebooterMXBean {
+public final class RebootEngine {
 
     private static final System.Logger LOG = System.getLogger(RebootEngine.class.getName());
     private static final String NO_EXECUTOR = "(set PID io.npulifecycle.rebooter.executor type=libc or type=command)";
 
     /**
-     * Settings.
+     * Settings, built with {@link #builder()}: each value not set is its default, the default of the rebooter's
+     * metatype ({@link RebooterComponent.Config}, whose {@code default}s are the constants below).
      *
      * @param stateDir folder of the state file; it must outlive a reboot
      * @param maxReboots loop protection: recovery reboots allowed in {@code window}, unless the policy sets it
@@ -50,10 +51,94 @@ public final class RebootEngine implements RebooterMXBean {
      * @param flushTimeoutMillis longest wait for the Node writes before a reboot, ms of wall-clock time
      */
     public record Settings(Path stateDir, int maxReboots, Duration window, boolean dryRun, long flushTimeoutMillis) {
-        /** Checks. */
+
+        /** Default {@code stateDir}: a persistent host folder. */
+        public static final String DEFAULT_STATE_DIR = "/var/lib/npu-operator/";
+        /** Default {@code maxReboots}: recovery reboots per window. */
+        public static final int DEFAULT_MAX_REBOOTS = 3;
+        /** Default {@code window}, in hours. */
+        public static final int DEFAULT_WINDOW_HOURS = 24;
+        /** Default flush timeout, in seconds (the metatype's unit; {@code flushTimeoutMillis} is 1000 times it). */
+        public static final int DEFAULT_FLUSH_TIMEOUT_SECONDS = 5;
+
+        /**
+         * Checks.
+         *
+         * @throws NullPointerException when {@code stateDir} or {@code window} is {@code null}
+         */
         public Settings {
-            Objects.requireNonNull(stateDir);
-            Objects.requireNonNull(window);
+            Objects.requireNonNull(stateDir, "stateDir");
+            Objects.requireNonNull(window, "window");
+        }
+
+        /** @return a builder holding the defaults: {@value #DEFAULT_STATE_DIR}, 3 reboots in 24 h, no dry run, 5 s */
+        public static Builder builder() {
+            return new Builder();
+        }
+
+        /** Builds {@link Settings}; each value not set keeps its default. Not thread-safe. */
+        public static final class Builder {
+            private Path stateDir = Path.of(DEFAULT_STATE_DIR);
+            private int maxReboots = DEFAULT_MAX_REBOOTS;
+            private Duration window = Duration.ofHours(DEFAULT_WINDOW_HOURS);
+            private boolean dryRun;
+            private long flushTimeoutMillis = DEFAULT_FLUSH_TIMEOUT_SECONDS * 1000L;
+
+            private Builder() {
+            }
+
+            /**
+             * @param dir folder of the state file; it must outlive a reboot
+             * @return this builder
+             */
+            public Builder stateDir(Path dir) {
+                this.stateDir = dir;
+                return this;
+            }
+
+            /**
+             * @param n recovery reboots allowed in the window (0 or more), unless the policy sets it
+             * @return this builder
+             */
+            public Builder maxReboots(int n) {
+                this.maxReboots = n;
+                return this;
+            }
+
+            /**
+             * @param w the loop protection window, unless the policy sets it
+             * @return this builder
+             */
+            public Builder window(Duration w) {
+                this.window = w;
+                return this;
+            }
+
+            /**
+             * @param on decide, record and report, but never call the executor
+             * @return this builder
+             */
+            public Builder dryRun(boolean on) {
+                this.dryRun = on;
+                return this;
+            }
+
+            /**
+             * @param millis longest wait for the Node writes before a reboot, ms of wall-clock time
+             * @return this builder
+             */
+            public Builder flushTimeoutMillis(long millis) {
+                this.flushTimeoutMillis = millis;
+                return this;
+            }
+
+            /**
+             * @return the settings
+             * @throws NullPointerException when the state folder or the window was set to {@code null}
+             */
+            public Settings build() {
+                return new Settings(stateDir, maxReboots, window, dryRun, flushTimeoutMillis);
+            }
         }
     }
 
@@ -390,27 +475,27 @@ public final class RebootEngine implements RebooterMXBean {
 
     // ---- MBean ----
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getDecision()} shows */
     public String getDecision() {
         return decision.name();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getDecisionReason()} shows */
     public String getDecisionReason() {
         return why;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getPendingRequest()} shows */
     public String getPendingRequest() {
         return pendingRequest;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getRecoveryGrant()} shows */
     public String getRecoveryGrant() {
         return recoveryGrant;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getLastReboot()} shows */
     public synchronized String getLastReboot() {
         RebooterState.Entry e = state == null ? null : state.lastReboot();
         return e == null ? null : e.toString();
@@ -439,7 +524,7 @@ public final class RebootEngine implements RebooterMXBean {
         return out;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getHistory()} shows */
     public synchronized List<String> getHistory() {
         List<String> out = new ArrayList<>();
         if (state != null) {
@@ -448,61 +533,61 @@ public final class RebootEngine implements RebooterMXBean {
         return out;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getRecoveryRebootsInWindow()} shows */
     public synchronized int getRecoveryRebootsInWindow() {
         return state == null ? -1 : loops.inWindow(state);
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getMaxReboots()} shows */
     public int getMaxReboots() {
         return loops.maxReboots();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getWindowSeconds()} shows */
     public long getWindowSeconds() {
         return loops.window().toSeconds();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#isDryRun()} shows */
     public boolean isDryRun() {
         return settings.dryRun();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getExecutor()} shows */
     public String getExecutor() {
         RebootExecutor ex = executors == null ? null : executors.get();
         return ex == null ? "none configured: the rebooter never reboots " + NO_EXECUTOR : ex.describe();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getStateFile()} shows */
     public String getStateFile() {
         return stateFile.path().toString();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getStateProblem()} shows */
     public String getStateProblem() {
         return corruptProblem;
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getConsumedApproval()} shows */
     public synchronized String getConsumedApproval() {
         return state == null || state.consumed == null ? null
                 : "boot " + state.consumed.bootId() + " reason=" + state.consumed.reason() + " at " + state.consumed.at();
     }
 
-    @Override
+    /** @return what the MBean attribute {@link RebooterMXBean#getLastError()} shows */
     public String getLastError() {
         return lastError;
     }
 
-    @Override
+    /** @return what the MBean operation {@link RebooterMXBean#evaluateNow()} answers */
     public String evaluateNow() {
         LOG.log(Level.INFO, "rebooter evaluation requested through the Rebooter MBean (same checks as the poll)");
         evaluate();
         return decision + ": " + why;
     }
 
-    @Override
+    /** @return what the MBean operation {@link RebooterMXBean#resetState()} answers */
     public synchronized String resetState() {
         if (corruptProblem == null) {
             return "the state file is not corrupt: nothing reset";

@@ -6,6 +6,8 @@ import java.lang.System.Logger.Level;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
@@ -24,7 +26,10 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
+import io.npulifecycle.api.management.ConfigDefaults;
+import io.npulifecycle.api.management.ConfigurationRefusals;
 import io.npulifecycle.api.management.MBeanRegistrations;
+import io.npulifecycle.api.management.RefusalReporter;
 import io.npulifecycle.api.markers.MarkerListener;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.node.ApprovalService;
@@ -60,15 +65,15 @@ public class RebooterComponent implements EventHandler {
 
         /** @return state folder */
         @AttributeDefinition(name = "State folder", description = "Persistent host folder of rebooter.state (reboot history, consumed approvals); must outlive a reboot.")
-        String stateDir() default "/var/lib/npu-operator/";
+        String stateDir() default RebootEngine.Settings.DEFAULT_STATE_DIR;
 
         /** @return max reboots */
         @AttributeDefinition(name = "Recovery reboot limit", description = "Most automatic recovery reboots per window (spec.driver.recoveryPolicy.maxReboots overrides).", min = "0")
-        int recovery_maxReboots() default 3;
+        int recovery_maxReboots() default RebootEngine.Settings.DEFAULT_MAX_REBOOTS;
 
         /** @return window */
         @AttributeDefinition(name = "Recovery window", description = "Window of the recovery reboot limit, e.g. 24h, 90m (spec.driver.recoveryPolicy.window overrides).")
-        String recovery_window() default "24h";
+        String recovery_window() default RebootEngine.Settings.DEFAULT_WINDOW_HOURS + "h";
 
         /** @return dry run */
         @AttributeDefinition(name = "Dry run", description = "Log and record what would be done, never reboot and never consume an approval (first installs).")
@@ -76,7 +81,7 @@ public class RebooterComponent implements EventHandler {
 
         /** @return flush timeout */
         @AttributeDefinition(name = "Flush timeout (seconds)", description = "Seconds to wait for the Node writes (Rebooting Event) before the reboot call.", min = "0")
-        int flushTimeoutSeconds() default 5;
+        int flushTimeoutSeconds() default RebootEngine.Settings.DEFAULT_FLUSH_TIMEOUT_SECONDS;
     }
 
     private final MarkerStore markers;
@@ -121,14 +126,13 @@ public class RebooterComponent implements EventHandler {
     @Activate
     void activate(BundleContext ctx, Config config) {
         RebootEngine.Settings s = reported(config);
-        Duration poll;
+        Config running = config;
         if (s == null) {
-            s = new RebootEngine.Settings(Path.of("/var/lib/npu-operator/"), 3, Duration.ofHours(24), false, 5000);
-            poll = Duration.ofSeconds(30);
             LOG.log(Level.ERROR, "PID " + PID + ": invalid configuration, using the defaults");
-        } else {
-            poll = Duration.ofSeconds(config.pollIntervalSeconds());
+            running = ConfigDefaults.of(Config.class);
+            s = settings(running, new ArrayList<>());
         }
+        Duration poll = Duration.ofSeconds(running.pollIntervalSeconds());
         engine = new RebootEngine(markers, () -> policySource, () -> approvalService, () -> nodeWriter, () -> executor,
                 time, s);
         loop = new Loop("npu-rebooter", time, poll, engine::evaluate);
@@ -136,7 +140,8 @@ public class RebooterComponent implements EventHandler {
                 new RebootMeasurements(engine), null);
         markers.addListener(listener);
         try {
-            mbean = MBeanRegistrations.register(ctx, RebooterMXBean.class, engine, RebooterMXBean.OBJECT_NAME);
+            mbean = MBeanRegistrations.register(ctx, RebooterMXBean.class, new RebooterMBean(engine),
+                    RebooterMXBean.OBJECT_NAME);
         } catch (IllegalArgumentException e) {
             LOG.log(Level.ERROR, "cannot register the Rebooter MBean", e);
         }
@@ -185,22 +190,30 @@ public class RebooterComponent implements EventHandler {
     }
 
     /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
-    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
-    private volatile io.npulifecycle.api.management.ConfigurationRefusals refusals;
+    private final RefusalReporter refusals = new RefusalReporter();
 
     /**
-     * {@link #settings(Config, java.util.List)}, reporting every refused value (or the end of a refusal) to
-     * {@link #refusals} and logging them in one ERROR line.
+     * @param r the service that lists refused values (DS: optional and dynamic, so its arrival or departure never
+     *        restarts the rebooter)
+     */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    void bindRefusals(ConfigurationRefusals r) {
+        refusals.bind(r);
+    }
+
+    /** @param r the service that goes away */
+    void unbindRefusals(ConfigurationRefusals r) {
+        refusals.unbind(r);
+    }
+
+    /**
+     * {@link #settings(Config, List)}, reporting every refused value (or the end of a refusal) to
+     * the {@link ConfigurationRefusals} service and logging them in one ERROR line.
      *
      * @return the settings, or {@code null} when a value is refused
      */
     RebootEngine.Settings reported(Config c) {
-        java.util.List<io.npulifecycle.api.management.ConfigurationRefusals.Refusal> refused =
-                new java.util.ArrayList<>();
-        RebootEngine.Settings s = settings(c, refused);
-        io.npulifecycle.api.management.ConfigurationRefusals.report(refusals, PID, s == null ? refused
-                : java.util.List.of(), LOG);
-        return s;
+        return refusals.check(PID, refused -> settings(c, refused), LOG);
     }
 
     /**
@@ -208,8 +221,7 @@ public class RebooterComponent implements EventHandler {
      * @param refused receives every refused value, in the order of the keys checked
      * @return the settings, or {@code null} when a value is refused
      */
-    static RebootEngine.Settings settings(Config c, java.util.List<io.npulifecycle.api.management.ConfigurationRefusals
-            .Refusal> refused) {
+    static RebootEngine.Settings settings(Config c, List<ConfigurationRefusals.Refusal> refused) {
         Path dir = null;
         try {
             dir = Path.of(c.stateDir().trim());
@@ -238,12 +250,12 @@ public class RebooterComponent implements EventHandler {
         if (!refused.isEmpty()) {
             return null;
         }
-        return new RebootEngine.Settings(dir, c.recovery_maxReboots(), w, c.dryRun(), c.flushTimeoutSeconds() * 1000L);
+        return RebootEngine.Settings.builder().stateDir(dir).maxReboots(c.recovery_maxReboots()).window(w)
+                .dryRun(c.dryRun()).flushTimeoutMillis(c.flushTimeoutSeconds() * 1000L).build();
     }
 
-    private static io.npulifecycle.api.management.ConfigurationRefusals.Refusal refusal(String key, Object value,
-            String reason) {
-        return new io.npulifecycle.api.management.ConfigurationRefusals.Refusal(key, value, reason);
+    private static ConfigurationRefusals.Refusal refusal(String key, Object value, String reason) {
+        return new ConfigurationRefusals.Refusal(key, value, reason);
     }
 
     /** @return a duration such as {@code 24h}, {@code 1h30m}, {@code 90s}, or {@code null} */

@@ -100,8 +100,8 @@ class NodeReliabilityTest {
                     }
                 });
         currentMarkers = new FileMarkerStore(Files.createDirectories(tmp.resolve("run-0")), "boot-0", time::now, null);
-        sync = new NodeSync(NodeRuntime.agentClient(cluster, NodeRuntime.proxy(cluster)), new NodeSync.Settings(NODE, "npu-operator", "npuoperatorctl-sample",
-                "default", Duration.ofSeconds(30)), time, proxy, null);
+        sync = new NodeSync(NodeRuntime.agentClient(cluster, NodeRuntime.proxy(cluster)),
+                NodeSync.Settings.builder(NODE).build(), time, proxy, null);
         sync.start();
     }
 
@@ -122,7 +122,7 @@ class NodeReliabilityTest {
         cluster.annotate(NODE, NodeKeys.APPROVE_REBOOT, null);
         cluster.putDriver(NodeRuntime.policy(false, autoRecover, maxReboots, window));
         RebootEngine rebooter = new RebootEngine(markers, () -> sync, () -> sync, () -> sync, () -> executor, time,
-                new RebootEngine.Settings(stateDir, 3, Duration.ofHours(24), false, 300));
+                RebootEngine.Settings.builder().stateDir(stateDir).flushTimeoutMillis(300).build());
         rt = new Rt("boot-" + id, markers, sync, rebooter);
         awaitTicking("Node informer synced", () -> sync.approval().known() && sync.approval().value() == null);
         return rt;
@@ -221,7 +221,7 @@ class NodeReliabilityTest {
     void badState(Executable write, String why) throws Throwable {
         boot(true);
         write.execute();
-        rt.rebooter.reconfigure(new RebootEngine.Settings(stateDir, 3, Duration.ofHours(24), false, 300));
+        rt.rebooter.reconfigure(RebootEngine.Settings.builder().stateDir(stateDir).flushTimeoutMillis(300).build());
         wedge();
         rounds();
         assertEquals("STATE_CORRUPT", rt.rebooter.getDecision(), rt.rebooter.getDecisionReason());
@@ -381,7 +381,8 @@ class NodeReliabilityTest {
                                 .append("Z;recovery;boot-old;autoRecover=true;completed;\n");
                     }
                     Files.writeString(stateDir.resolve(StateFile.NAME), sb.toString());
-                    rt.rebooter.reconfigure(new RebootEngine.Settings(stateDir, 3, Duration.ofHours(24), false, 300));
+                    rt.rebooter.reconfigure(RebootEngine.Settings.builder().stateDir(stateDir).flushTimeoutMillis(300)
+                            .build());
                     wedge();
                     rounds();
                     assertEquals("RECOVERY_BLOCKED", rt.rebooter.getDecision(), rt.rebooter.getDecisionReason());
@@ -390,7 +391,7 @@ class NodeReliabilityTest {
             boot(false);
             Files.writeString(stateDir.resolve(StateFile.NAME), "format=1\nconsumed.bootId=boot-elsewhere\nconsumed.reason=recovery\n"
                     + "consumed.at=2026-12-01T09:00:00Z\nconsumed.via=approval\n");
-            rt.rebooter.reconfigure(new RebootEngine.Settings(stateDir, 3, Duration.ofHours(24), false, 300));
+            rt.rebooter.reconfigure(RebootEngine.Settings.builder().stateDir(stateDir).flushTimeoutMillis(300).build());
             wedge();
             rounds();
             assertEquals("WAITING_FOR_APPROVAL", rt.rebooter.getDecision(), rt.rebooter.getDecisionReason());

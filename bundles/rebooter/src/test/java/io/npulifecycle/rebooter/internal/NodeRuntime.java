@@ -47,12 +47,11 @@ final class NodeRuntime implements AutoCloseable {
             Path procModules, String podVersion, boolean dryRun) {
         this.bootId = bootId;
         markers = new FileMarkerStore(markerDir, bootId, time::now, null);
-        sync = new NodeSync(client, new NodeSync.Settings(NODE, "npu-operator", "npuoperatorctl-sample",
-                "default", Duration.ofSeconds(30), stateDir), time, markers, null);
+        sync = new NodeSync(client, NodeSync.Settings.builder(NODE).stateDir(stateDir).build(), time, markers, null);
         sync.start();
         Supplier<ApprovalService> as = approvals != null ? approvals : () -> sync;
         rebooter = new RebootEngine(markers, () -> sync, as, () -> sync, () -> executor, time,
-                new RebootEngine.Settings(stateDir, 3, Duration.ofHours(24), dryRun, 300));
+                RebootEngine.Settings.builder().stateDir(stateDir).dryRun(dryRun).flushTimeoutMillis(300).build());
         driver = new DriverEngine(markers, () -> sync, () -> loader, () -> health, time,
                 new DriverEngine.Settings(podVersion, procModules, Set.of("drv_davinci_intf", "drv_devdrv"),
                         stateDir, Duration.ofMinutes(10)));

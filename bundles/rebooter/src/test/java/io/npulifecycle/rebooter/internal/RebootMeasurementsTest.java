@@ -3,7 +3,6 @@ package io.npulifecycle.rebooter.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -24,7 +23,7 @@ class RebootMeasurementsTest {
         ManualTimeSource time = new ManualTimeSource(Instant.parse("2026-12-05T00:00:00Z"));
         FileMarkerStore markers = new FileMarkerStore(dir.resolve("run"), "boot-1", time::now, null);
         RebootEngine engine = new RebootEngine(markers, () -> null, () -> null, () -> null, () -> null, time,
-                new RebootEngine.Settings(dir.resolve("state"), 3, Duration.ofHours(24), false, 300));
+                RebootEngine.Settings.builder().stateDir(dir.resolve("state")).flushTimeoutMillis(300).build());
         MetricSource.Family reboots = new RebootMeasurements(engine).families().stream()
                 .filter(f -> f.name().equals("npu_lifecycle_reboots_total")).findFirst().orElseThrow();
         Map<List<String>, Double> series = new TreeMap<>(java.util.Comparator.comparing(Object::toString));
