@@ -261,36 +261,37 @@ public class UpgradeOrchestratorComponent {
     }
 
     /** Where refused values are listed (the management bundle's Configuration MBean), when present. */
+    private final io.npulifecycle.api.management.RefusalReporter refusals =
+            new io.npulifecycle.api.management.RefusalReporter();
+
+    /**
+     * @param r the service that lists refused values (DS: optional and dynamic, so its arrival or departure never
+     *        restarts the control plane)
+     */
     @Reference(cardinality = org.osgi.service.component.annotations.ReferenceCardinality.OPTIONAL,
             policy = org.osgi.service.component.annotations.ReferencePolicy.DYNAMIC)
-    private volatile io.npulifecycle.api.management.ConfigurationRefusals refusals;
+    void bindRefusals(io.npulifecycle.api.management.ConfigurationRefusals r) {
+        refusals.bind(r);
+    }
 
-    /** {@link #validate}, reporting every refused value (or the end of a refusal) to {@link #refusals}. */
-    private ControllerConfig reported(Config raw) {
-        List<Refusal> refused = new java.util.ArrayList<>();
-        ControllerConfig c = validate(raw, refused);
-        io.npulifecycle.api.management.ConfigurationRefusals r = refusals;
-        if (r != null && c != null) {
-            r.accepted(PID);
-        } else if (r != null) {
-            r.refused(PID, null, refused);
-        }
-        return c;
+    /** @param r the service that goes away */
+    void unbindRefusals(io.npulifecycle.api.management.ConfigurationRefusals r) {
+        refusals.unbind(r);
     }
 
     /**
-     * @param c raw configuration
-     * @return the validated configuration, or null (logged with PID and key)
+     * {@link #validate}, reporting every refused value (or the end of a refusal) to the ConfigurationRefusals service
+     * and logging them in one ERROR line (the previous configuration is kept).
      */
-    static ControllerConfig validate(Config c) {
-        return validate(c, new java.util.ArrayList<>());
+    private ControllerConfig reported(Config raw) {
+        return refusals.check(PID, refused -> validate(raw, refused), LOG);
     }
 
     /**
      * @param c raw configuration
      * @param refused receives, when refused, one refusal per bad key (its value is part of the reason), in the order
      *        they are checked
-     * @return the validated configuration, or null (logged with PID and every bad key)
+     * @return the validated configuration, or null when a value is refused
      */
     static ControllerConfig validate(Config c, List<Refusal> refused) {
         List<Refusal> bad = new java.util.ArrayList<>();
@@ -343,8 +344,6 @@ public class UpgradeOrchestratorComponent {
             bad.add(new Refusal("podSecurityLabels", null, e.getMessage()));
         }
         if (!bad.isEmpty()) {
-            LOG.log(Level.ERROR, "PID " + PID + " key " + bad.stream().map(b -> b.key() + ": " + b.reason())
-                    .collect(java.util.stream.Collectors.joining("; key ")) + ": keeping the previous configuration");
             refused.addAll(bad);
             return null;
         }

@@ -5,7 +5,6 @@ import io.npulifecycle.upgrade.internal.cluster.ControllerConfig;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import java.lang.reflect.Proxy;
 import java.util.List;
 import java.util.Map;
 
@@ -20,16 +19,22 @@ import io.npulifecycle.api.management.ConfigurationRefusals.Refusal;
  */
 class ImageWhiteListConfigTest {
 
-    /** @return the metatype configuration with {@code values} over the annotation's defaults */
+    /**
+     * @return the metatype configuration with {@code values} over the annotation's defaults, converted as
+     *         Declarative Services converts a configuration ({@link io.npulifecycle.testing.support.Configs})
+     */
     static UpgradeOrchestratorComponent.Config config(Map<String, Object> values) {
-        return (UpgradeOrchestratorComponent.Config) Proxy.newProxyInstance(ImageWhiteListConfigTest.class.getClassLoader(),
-                new Class<?>[] {UpgradeOrchestratorComponent.Config.class},
-                (proxy, m, args) -> values.containsKey(m.getName()) ? values.get(m.getName()) : m.getDefaultValue());
+        return io.npulifecycle.testing.support.Configs.of(UpgradeOrchestratorComponent.Config.class, values);
+    }
+
+    /** @return the component's check of {@code c}: the validated configuration, or null when a value is refused */
+    static ControllerConfig validate(UpgradeOrchestratorComponent.Config c) {
+        return UpgradeOrchestratorComponent.validate(c, new java.util.ArrayList<>());
     }
 
     @Test
     void defaultsAreTheRunbooksWhitelist() {
-        ControllerConfig c = UpgradeOrchestratorComponent.validate(config(Map.of()));
+        ControllerConfig c = ImageWhiteListConfigTest.validate(config(Map.of()));
         assertEquals(true, c.imageWhiteListCheck());
         assertEquals("cpaas-system", c.imageWhiteListNamespace());
         assertEquals("ascend-driver", c.imageWhiteListName());
@@ -38,7 +43,7 @@ class ImageWhiteListConfigTest {
 
     @Test
     void namespaceNameAndTheSwitchAreConfigurable() {
-        ControllerConfig c = UpgradeOrchestratorComponent.validate(config(Map.of("imageWhiteListNamespace", "platform",
+        ControllerConfig c = ImageWhiteListConfigTest.validate(config(Map.of("imageWhiteListNamespace", "platform",
                 "imageWhiteListName", "npu-drivers", "imageWhiteListCheck", false)));
         assertEquals(false, c.imageWhiteListCheck());
         assertEquals("platform", c.imageWhiteListNamespace());
@@ -47,9 +52,9 @@ class ImageWhiteListConfigTest {
 
     @Test
     void badNamesAreRejected() {
-        assertNull(UpgradeOrchestratorComponent.validate(config(Map.of("imageWhiteListNamespace", "Cpaas_System"))));
-        assertNull(UpgradeOrchestratorComponent.validate(config(Map.of("imageWhiteListName", "ascend driver"))));
-        assertNull(UpgradeOrchestratorComponent.validate(config(Map.of("imageWhiteListName", ""))));
+        assertNull(ImageWhiteListConfigTest.validate(config(Map.of("imageWhiteListNamespace", "Cpaas_System"))));
+        assertNull(ImageWhiteListConfigTest.validate(config(Map.of("imageWhiteListName", "ascend driver"))));
+        assertNull(ImageWhiteListConfigTest.validate(config(Map.of("imageWhiteListName", ""))));
     }
 
     @Test

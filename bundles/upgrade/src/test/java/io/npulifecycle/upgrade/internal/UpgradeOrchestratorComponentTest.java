@@ -24,9 +24,9 @@ class UpgradeOrchestratorComponentTest {
 
     @Test
     void theConfigurationKeysAreValidated() {
-        assertEquals(RegistrySettings.DEFAULT, UpgradeOrchestratorComponent.validate(
+        assertEquals(RegistrySettings.DEFAULT, ImageWhiteListConfigTest.validate(
                 ImageWhiteListConfigTest.config(Map.of())).registry());
-        ControllerConfig c = UpgradeOrchestratorComponent.validate(ImageWhiteListConfigTest.config(Map.of(
+        ControllerConfig c = ImageWhiteListConfigTest.validate(ImageWhiteListConfigTest.config(Map.of(
                 "registryCaBundle", "/etc/npu-lifecycle/registry-ca/ca.crt", "registryMirror", "mirror.local:5000/ascend",
                 "registryInsecure", true)));
         assertEquals(new RegistrySettings("/etc/npu-lifecycle/registry-ca/ca.crt", "mirror.local:5000/ascend", true),
@@ -60,7 +60,7 @@ class UpgradeOrchestratorComponentTest {
         assertTrue(ok.hostDrivers());
         assertEquals("cm", ok.driverDaemonSetConfigMap());
         assertEquals(Map.of("pod-security.kubernetes.io/enforce", "privileged"), ok.podSecurityLabels());
-        ControllerConfig defaults = UpgradeOrchestratorComponent.validate(config("managed",
+        ControllerConfig defaults = ImageWhiteListConfigTest.validate(config("managed",
                 ControllerConfig.DEFAULT_DRIVER_DAEMONSET_CONFIGMAP, ""));
         assertEquals(ControllerConfig.defaults().driverManagement(), defaults.driverManagement());
         assertEquals(ControllerConfig.defaults().driverDaemonSetConfigMap(), defaults.driverDaemonSetConfigMap());
