@@ -39,6 +39,9 @@ public final class LaunchOptions {
             "                  --parallel N runs N files at a time, each on its own cluster;",
             "                  --junit writes a JUnit XML report; --list FILE... validates and prints the steps only",
             "                  (demo --help, scenario --help: every option)",
+            "  chaos           --seed N | --seeds A..B [--nodes K] [--duration D] [--api embedded|real] [--policy FILE]",
+            "                  a simulated cluster under a random fault schedule drawn from each seed, the contract's",
+            "                  invariants checked throughout (chaos --help: every option)",
             "  cluster         [--api real|embedded] [--nodes N] [--kubeconfig FILE] [--kubelet]",
             "                  an API server alone (default real: kube-apiserver and etcd, built with Go >= 1.26 at the",
             "                  first run) with the CRD, conf/kubernetes, N NPU nodes and the sample; runs until stopped;",
@@ -140,6 +143,7 @@ public final class LaunchOptions {
                 return new LaunchOptions(command, null, null, true, rest);
             case "demo":
             case "scenario":
+            case "chaos":
             case "cluster":
                 return new LaunchOptions(command, null, null, true, List.of(args));
             case "node":

@@ -98,6 +98,7 @@ public final class Main {
                     return uninstall(o.rest());
                 case "demo":
                 case "scenario":
+                case "chaos":
                 case "cluster":
                     return harness(o.rest());
                 default:

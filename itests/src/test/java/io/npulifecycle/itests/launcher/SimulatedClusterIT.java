@@ -38,8 +38,8 @@ class SimulatedClusterIT {
 
     /**
      * Scenario files that need a real API server whatever {@value #API_PROPERTY} says: the Eviction API and the
-     * disruption controller's PodDisruptionBudget status exist only there, and so do finalizers (the mock deletes an
-     * object at once) and the node-lifecycle controller.
+     * disruption controller's PodDisruptionBudget status exist only there, and so do the NPUOperatorCtl's finalizer
+     * (the mock deletes the CR at once) and the node-lifecycle controller.
      */
     static final Set<String> REAL_ONLY = Set.of("14-upgrade-drain.yaml", "15-upgrade-gates.yaml",
             "17-recovery-drain.yaml", "18-recovery-drain-timeout.yaml", "20-drain-force.yaml",

@@ -86,6 +86,37 @@ sealed interface Action {
         return out;
     }
 
+    /**
+     * @return {@code l}, checked to hold no null (which {@code List.copyOf} would refuse with a bare
+     *         NullPointerException)
+     * @throws Bad naming the field, the position and what it should hold
+     */
+    private static <T> List<T> noNulls(List<T> l, String field, String what) {
+        if (l != null) {
+            for (int i = 0; i < l.size(); i++) {
+                if (l.get(i) == null) {
+                    throw new Bad(field, "item " + i + " is null: " + what);
+                }
+            }
+        }
+        return l;
+    }
+
+    /**
+     * @return {@code m}, checked to hold no null key or value
+     * @throws Bad naming the field, the key and what its value should be
+     */
+    private static <V> Map<String, V> noNullValues(Map<String, V> m, String field, String what) {
+        if (m != null) {
+            for (Map.Entry<String, V> e : m.entrySet()) {
+                if (e.getKey() == null || e.getValue() == null) {
+                    throw new Bad(field, "'" + e.getKey() + "' has no value: " + what);
+                }
+            }
+        }
+        return m;
+    }
+
     private static <T> T required(T v, String field, String what) {
         if (v == null) {
             throw new Bad(field, "is missing (" + what + ")");
@@ -106,8 +137,22 @@ sealed interface Action {
      * @throws Bad when it is not a Kubernetes qualified name (the API server would refuse it)
      */
     private static void checkQualifiedName(String key, String field) {
+        checkQualifiedName(key, field, "annotation key");
+    }
+
+    /** A label value: empty, or 1 to 63 characters [A-Za-z0-9_.-] beginning and ending alphanumeric. */
+    java.util.regex.Pattern LABEL_VALUE = java.util.regex.Pattern.compile(
+            "([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?");
+
+    /**
+     * @param key a key of a scenario
+     * @param field the YAML key it was given under
+     * @param what {@code annotation key} or {@code label key}, for the message
+     * @throws Bad when it is not a Kubernetes qualified name
+     */
+    private static void checkQualifiedName(String key, String field, String what) {
         if (key != null) {
-            checkQualifiedNames(List.of(key), field);
+            checkQualifiedNames(List.of(key), field, what);
         }
     }
 
@@ -117,6 +162,10 @@ sealed interface Action {
      * @throws Bad naming every key that is not a Kubernetes qualified name (the API server would refuse them)
      */
     private static void checkQualifiedNames(java.util.Collection<String> keys, String field) {
+        checkQualifiedNames(keys, field, "annotation key");
+    }
+
+    private static void checkQualifiedNames(java.util.Collection<String> keys, String field, String what) {
         List<String> bad = new java.util.ArrayList<>();
         for (String key : keys) {
             if (key == null) {
@@ -130,8 +179,8 @@ sealed interface Action {
             }
         }
         if (!bad.isEmpty()) {
-            throw new Bad(field, String.join(", ", bad) + (bad.size() == 1 ? " is not a Kubernetes annotation key"
-                    : " are not Kubernetes annotation keys") + ": an optional DNS subdomain prefix "
+            throw new Bad(field, String.join(", ", bad) + (bad.size() == 1 ? " is not a Kubernetes " + what
+                    : " are not Kubernetes " + what + "s") + ": an optional DNS subdomain prefix "
                     + "(at most 253 characters) and '/', then a name of 1 to 63 characters [A-Za-z0-9_.-], beginning "
                     + "and ending with a letter or digit, e.g. npu.openfuyao.com/approve-reboot");
         }
@@ -230,7 +279,11 @@ sealed interface Action {
             required(node, "node", "a node name");
             required(key, "key", "the label key");
             required(value, "value", "null removes the label");
-            checkLabels(java.util.Collections.singletonMap(key, value.value() == null ? "" : value.value()), "key");
+            checkQualifiedName(key, "key", "label key");
+            if (value.value() != null && !LABEL_VALUE.matcher(value.value()).matches()) {
+                throw new Bad("value", "'" + value.value() + "' is not a label value: at most 63 characters "
+                        + "[A-Za-z0-9_.-], beginning and ending with a letter or digit, or empty");
+            }
         }
     }
 
@@ -395,7 +448,8 @@ sealed interface Action {
             }
             npu = npu == null ? 0 : npu;
             checkRange(npu, "npu", 0, 64);
-            labels = labels == null ? Map.of() : Map.copyOf(labels);
+            labels = labels == null ? Map.of() : Map.copyOf(noNullValues(labels, "labels", "a label value such as "
+                    + "train"));
             checkLabels(labels, "labels");
             controller = controller == null ? "ReplicaSet" : controller;
             if (!CONTROLLERS.contains(controller)) {
@@ -403,7 +457,8 @@ sealed interface Action {
             }
             emptyDir = emptyDir != null && emptyDir;
             ready = ready == null || ready;
-            finalizers = finalizers == null ? List.of() : List.copyOf(finalizers);
+            finalizers = finalizers == null ? List.of() : List.copyOf(noNulls(finalizers, "finalizers",
+                    "a finalizer such as example.com/hold"));
             for (String f : finalizers) {
                 if (f == null || !f.contains("/") || !QUALIFIED_NAME.matcher(f).matches()) {
                     throw new Bad("finalizers", "'" + f + "' is not a finalizer: a qualified name with a domain "
@@ -440,7 +495,7 @@ sealed interface Action {
             if (required(selector, "selector", "matchLabels of the pods it guards").isEmpty()) {
                 throw new Bad("selector", "is empty: a budget must select its pods");
             }
-            selector = Map.copyOf(selector);
+            selector = Map.copyOf(noNullValues(selector, "selector", "a label value such as train"));
             checkLabels(selector, "selector");
             if ((minAvailable == null) == (maxUnavailable == null)) {
                 throw new Bad(minAvailable == null ? "minAvailable" : "maxUnavailable",
@@ -662,8 +717,15 @@ sealed interface Action {
             if (npuOperatorCtl != null && !List.of("present", "absent").contains(npuOperatorCtl)) {
                 throw new Bad("npuOperatorCtl", "'" + npuOperatorCtl + "' is not present or absent");
             }
-            metrics = metrics == null ? null : List.copyOf(metrics);
-            apiRequests = apiRequests == null ? null : List.copyOf(apiRequests);
+            metrics = metrics == null ? null : List.copyOf(noNulls(metrics, "metrics", "a metric check"));
+            apiRequests = apiRequests == null ? null : List.copyOf(noNulls(apiRequests, "apiRequests",
+                    "a request check"));
+            if (metrics != null && metrics.isEmpty()) {
+                throw new Bad("metrics", "is empty: give at least one check, or leave it out");
+            }
+            if (apiRequests != null && apiRequests.isEmpty()) {
+                throw new Bad("apiRequests", "is empty: give at least one check, or leave it out");
+            }
             if (labels == null && annotations == null && events == null && reboots == null && markers == null
                     && driverVersion == null && upgradeState == null && status == null && violations == null
                     && mbean == null && unschedulable == null && taints == null && pods == null && metrics == null
@@ -681,9 +743,10 @@ sealed interface Action {
      */
     record PodsCheck(List<String> present, List<String> absent, List<String> terminating) {
         public PodsCheck {
-            present = present == null ? List.of() : List.copyOf(present);
-            absent = absent == null ? List.of() : List.copyOf(absent);
-            terminating = terminating == null ? List.of() : List.copyOf(terminating);
+            present = present == null ? List.of() : List.copyOf(noNulls(present, "present", "namespace/name"));
+            absent = absent == null ? List.of() : List.copyOf(noNulls(absent, "absent", "namespace/name"));
+            terminating = terminating == null ? List.of() : List.copyOf(noNulls(terminating, "terminating",
+                    "namespace/name"));
             for (String p : present) {
                 checkPodRef(p, "present");
             }
@@ -720,10 +783,21 @@ sealed interface Action {
             if (!METRIC_NAME.matcher(name).matches()) {
                 throw new Bad("name", "'" + name + "' is not a Prometheus metric name");
             }
-            labels = labels == null ? Map.of() : Map.copyOf(labels);
+            labels = labels == null ? Map.of() : Map.copyOf(noNullValues(labels, "labels", "the label's value"));
+            for (String l : labels.keySet()) {
+                if (!l.matches("[a-zA-Z_][a-zA-Z0-9_]*")) {
+                    throw new Bad("labels", "'" + l + "' is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)");
+                }
+            }
             int tests = (equalTo != null ? 1 : 0) + (atLeast != null ? 1 : 0) + (atMost != null ? 1 : 0);
             if (tests != 1) {
                 throw new Bad(null, "needs exactly one of equals, atLeast, atMost");
+            }
+            for (Double bound : java.util.Arrays.asList(equalTo, atLeast, atMost)) {
+                if (bound != null && !(bound >= 0)) {
+                    throw new Bad(equalTo != null ? "equals" : atLeast != null ? "atLeast" : "atMost",
+                            "must be a number from 0 (a sample of npu-lifecycle's is never negative), got " + bound);
+                }
             }
         }
 
@@ -765,6 +839,14 @@ sealed interface Action {
                 throw new Bad("verb", "'" + verb + "' is not one of " + AUDIT_VERBS);
             }
             checkName(required(resource, "resource", "a resource such as pods or nodes"), "resource");
+            if (resource.equals("leases") || resource.equals("events")) {
+                throw new Bad("resource", "'" + resource + "' is not recorded: the audit policy leaves Leases and "
+                        + "Events out (many, and not what a scenario checks)");
+            }
+            if (user != null && user.isBlank()) {
+                throw new Bad("user", "is empty: give a user name such as "
+                        + "system:serviceaccount:npu-operator:npu-lifecycle-control-plane, or leave it out");
+            }
             checkName(subresource, "subresource");
             checkName(namespace, "namespace");
             checkRange(code, "code", 100, 599);
@@ -931,6 +1013,7 @@ sealed interface Action {
             Drain drain, Map<String, Object> maintenanceWindow, String blockingPodSelector,
             Boolean holdNodesWithNpuWorkloads) {
         public UpgradePolicy {
+            checkSelector(blockingPodSelector, "blockingPodSelector");
             checkRange(maxParallelUpgrades, "maxParallelUpgrades", 0, 100_000);
             checkMaxUnavailable(maxUnavailable);
         }
@@ -963,6 +1046,7 @@ sealed interface Action {
     record Drain(Boolean enable, String scope, String podSelector, Integer timeoutSeconds, Integer gracePeriodSeconds,
             Boolean deleteEmptyDirData, Boolean force, Boolean disableEviction, String onTimeout) {
         public Drain {
+            checkSelector(podSelector, "podSelector");
             if (scope != null && !scope.equals("all") && !scope.equals("npu")) {
                 throw new Bad("scope", "'" + scope + "' is not all or npu");
             }
@@ -996,6 +1080,7 @@ sealed interface Action {
     record RecoveryPolicy(Boolean autoRecover, Integer maxReboots, String window, Drain drain, Object maxUnavailable,
             Map<String, Object> maintenanceWindow, String blockingPodSelector) {
         public RecoveryPolicy {
+            checkSelector(blockingPodSelector, "blockingPodSelector");
             checkRange(maxReboots, "maxReboots", 0, 1000);
             checkWindow(window);
             checkMaxUnavailable(maxUnavailable);
@@ -1040,6 +1125,17 @@ sealed interface Action {
     private static void put(Map<String, Object> m, String key, Object v) {
         if (v != null) {
             m.put(key, v);
+        }
+    }
+
+    /**
+     * An empty selector is refused here (the CRD's {@code minLength: 1}); what a non-empty one means is the
+     * controller's to judge ({@code InvalidSpec}), so a scenario can show that too.
+     */
+    private static void checkSelector(String v, String field) {
+        if (v != null && v.isBlank()) {
+            throw new Bad(field, "is empty: a label selector in kubectl -l syntax such as app=train (the CRD "
+                    + "refuses an empty one), or leave it out");
         }
     }
 

@@ -125,7 +125,7 @@ final class DaemonSetController implements Runnable {
         kubelet();
         List<DaemonSet> daemonSets = client.apps().daemonSets().inNamespace(NAMESPACE).list().getItems();
         List<Node> clusterNodes = client.nodes().list().getItems();
-        List<Pod> pods = client.pods().inNamespace(NAMESPACE).withLabelIn(APP_LABEL, APP, NODE_AGENT_APP).list().getItems();
+        List<Pod> pods = agentPods();
         for (DaemonSet ds : daemonSets) {
             PodSpec template = ds.getSpec().getTemplate().getSpec();
             Map<String, String> selector = template.getNodeSelector() == null ? Map.of() : template.getNodeSelector();
@@ -158,7 +158,7 @@ final class DaemonSetController implements Runnable {
                 }
             }
         }
-        pods = client.pods().inNamespace(NAMESPACE).withLabelIn(APP_LABEL, APP, NODE_AGENT_APP).list().getItems();
+        pods = agentPods();
         for (SimNode node : nodes.values()) {
             if (silent.test(node.name())) {
                 continue; // no kubelet acts: the agent's container runs on whatever happens to its pod
@@ -198,6 +198,16 @@ final class DaemonSetController implements Runnable {
                 log.accept("kubelet: " + node.name() + ": cannot start the node agent: " + e.getMessage());
             }
         }
+    }
+
+    /**
+     * @return the driver and node-agent pods of {@value #NAMESPACE} (label {@code app} one of the two), filtered here
+     *         too: the embedded mock answers a set-based selector without applying it
+     */
+    private List<Pod> agentPods() {
+        return client.pods().inNamespace(NAMESPACE).withLabelIn(APP_LABEL, APP, NODE_AGENT_APP).list().getItems()
+                .stream().filter(p -> p.getMetadata().getLabels() != null && java.util.Set.of(APP, NODE_AGENT_APP)
+                        .contains(p.getMetadata().getLabels().get(APP_LABEL))).toList();
     }
 
     /** The kubelet's part for the pods of the emulated nodes: the Running phase, and the end of deletions. */

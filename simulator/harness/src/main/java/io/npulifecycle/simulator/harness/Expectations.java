@@ -224,8 +224,9 @@ final class Expectations {
                 } catch (IllegalArgumentException x) {
                     return "metrics of " + n.name() + ": " + x.getMessage();
                 }
+                java.util.Set<String> families = PrometheusText.families(text);
                 for (Action.MetricCheck m : e.metrics()) {
-                    String f = metricFailure(samples, m);
+                    String f = metricFailure(samples, families, m);
                     if (f != null) {
                         return "metric " + m.yaml() + " on " + n.name() + ": " + f;
                     }
@@ -274,11 +275,17 @@ final class Expectations {
 
     /**
      * @param samples a {@code /metrics} page's samples
+     * @param families the families its {@code # TYPE} lines declare
      * @param m the check: the sum of the samples of its name whose labels include its labels
      * @return null when it holds, else what was seen ({@code equals} and {@code atLeast} need at least one sample;
      *         {@code atMost} holds for none)
      */
-    static String metricFailure(List<PrometheusText.Sample> samples, Action.MetricCheck m) {
+    static String metricFailure(List<PrometheusText.Sample> samples, java.util.Set<String> families,
+            Action.MetricCheck m) {
+        if (!PrometheusText.declared(m.name(), families) && samples.stream().noneMatch(x -> x.name().equals(m.name()))) {
+            return "the node agent's /metrics has no family of " + m.name() + " (a name mistyped? docs/metrics.md "
+                    + "lists the node agent's families; the control plane's are not on it)";
+        }
         List<PrometheusText.Sample> match = samples.stream().filter(x -> x.name().equals(m.name())
                 && x.labels().entrySet().containsAll(m.labels().entrySet())).toList();
         double sum = match.stream().mapToDouble(PrometheusText.Sample::value).sum();

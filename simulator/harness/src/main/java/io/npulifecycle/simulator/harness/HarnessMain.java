@@ -84,8 +84,17 @@ public final class HarnessMain {
     private HarnessMain() {
     }
 
+    /**
+     * The fabric8 mock's selector parser, which warns on every list with a set-based selector ({@code app in (...)})
+     * it answers without applying: the harness's DaemonSet emulation filters those lists again (held here: JUL keeps
+     * its loggers weakly).
+     */
+    private static final java.util.logging.Logger MOCK_SELECTORS = java.util.logging.Logger.getLogger(
+            "io.fabric8.kubernetes.client.server.mock.KubernetesAttributesExtractor");
+
     /** The harness prints its own progress; libraries only speak up for warnings. */
     static void quietLibraries() {
+        MOCK_SELECTORS.setLevel(java.util.logging.Level.SEVERE);
         ROOT.setLevel(java.util.logging.Level.WARNING);
         for (java.util.logging.Handler h : ROOT.getHandlers()) {
             h.setLevel(java.util.logging.Level.WARNING);
@@ -101,7 +110,7 @@ public final class HarnessMain {
      */
     public static int run(String[] args, PrintStream out, PrintStream err) {
         if (args.length == 0) {
-            err.println("npu-lifecycle: demo, scenario or cluster expected");
+            err.println("npu-lifecycle: demo, scenario, chaos or cluster expected");
             return 2;
         }
         String install = System.getProperty("npu.lifecycle.install");
@@ -113,6 +122,9 @@ public final class HarnessMain {
         quietLibraries();
         if ("cluster".equals(args[0])) {
             return ClusterCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length), installDir, out, err);
+        }
+        if ("chaos".equals(args[0])) {
+            return ChaosCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length), installDir, out, err);
         }
         int nodes = 3;
         int chips = 8;

@@ -52,6 +52,38 @@ final class PrometheusText {
         return out;
     }
 
+    /**
+     * @param text a page in the text format
+     * @return the names of the families its {@code # TYPE} lines declare (e.g. {@code npu_lifecycle_reboots} for the
+     *         samples {@code npu_lifecycle_reboots_total}), in order
+     */
+    static java.util.Set<String> families(String text) {
+        java.util.Set<String> out = new java.util.LinkedHashSet<>();
+        for (String line : text.split("\n")) {
+            String[] f = line.strip().split("\\s+");
+            if (f.length >= 3 && f[0].equals("#") && f[1].equals("TYPE")) {
+                out.add(f[2]);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * @param name a sample name of a check
+     * @param families the page's families ({@link #families})
+     * @return whether the page declares the family {@code name} belongs to ({@code _total}, {@code _bucket},
+     *         {@code _sum}, {@code _count}, {@code _created}, {@code _info} samples of it included)
+     */
+    static boolean declared(String name, java.util.Set<String> families) {
+        for (String f : families) {
+            if (name.equals(f) || name.startsWith(f + "_") && java.util.List.of("total", "bucket", "sum", "count",
+                    "created", "info").contains(name.substring(f.length() + 1))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static Sample sample(String line) {
         int i = 0;
         while (i < line.length() && line.charAt(i) != '{' && !Character.isWhitespace(line.charAt(i))) {

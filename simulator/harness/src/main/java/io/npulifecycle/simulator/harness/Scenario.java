@@ -30,7 +30,8 @@ import java.util.TreeSet;
  */
 final class Scenario {
 
-    static final Set<String> TOP = Set.of("name", "cluster", "policy", "timeScale", "steps", "cases", "build");
+    static final Set<String> TOP = Set.of("name", "cluster", "policy", "timeScale", "steps", "cases", "build",
+            "invariants");
     static final Set<String> CLUSTER = Set.of("nodes", "chips", "chipType", "driverVersion", "controlPlanes",
             "driverManagement", "startTime");
     /** The actions by YAML key, {@code expect} included. */
@@ -90,6 +91,8 @@ final class Scenario {
      * harness's wall clock; e.g. to place a maintenance window's edge inside a drain.
      */
     java.time.Instant startTime;
+    /** {@code invariants}: the invariants checked throughout the run ({@link Invariants}; {@code all}), or none. */
+    List<String> invariants = List.of();
     /** {@code default}: the reliability IT runs it in every build; {@code long}: only with -Preliability. */
     String build = "default";
     final Map<String, Object> policy = new LinkedHashMap<>();
@@ -172,6 +175,28 @@ final class Scenario {
                 s.timeScale = ((Number) n.value()).doubleValue();
             });
         }
+        if (top.containsKey("invariants")) {
+            s.attempt(() -> {
+                YamlTree.Node n = top.get("invariants");
+                List<String> names = new ArrayList<>();
+                if ("all".equals(n.value())) {
+                    names.addAll(Invariants.ALL);
+                } else if (n.value() instanceof List<?>) {
+                    for (YamlTree.Node x : n.list()) {
+                        String name = string(x, "invariants");
+                        if (!Invariants.ALL.contains(name)) {
+                            throw new YamlTree.Invalid(x.line(), "invariants: '" + name + "' is not one of "
+                                    + Invariants.ALL);
+                        }
+                        names.add(name);
+                    }
+                } else {
+                    throw new YamlTree.Invalid(n.line(), "invariants must be all or a list of " + Invariants.ALL
+                            + ", got " + n.value());
+                }
+                s.invariants = List.copyOf(names);
+            });
+        }
         if (!top.containsKey("steps") && !top.containsKey("cases")) {
             s.errors.add(new YamlTree.Invalid(root.line(), "no steps"));
         }
@@ -219,7 +244,8 @@ final class Scenario {
                     startTime = java.time.Instant.parse(t);
                 } catch (java.time.format.DateTimeParseException e) {
                     throw new YamlTree.Invalid(c.get("startTime").line(), "cluster.startTime '" + t
-                            + "' is not an RFC 3339 instant in UTC such as 2026-12-07T01:50:00Z");
+                            + "' is not an RFC 3339 instant such as 2026-12-07T01:50:00Z (an offset such as +08:00 is "
+                            + "taken and converted to UTC)");
                 }
                 if (startTime.isBefore(java.time.Instant.parse("2000-01-01T00:00:00Z"))
                         || startTime.isAfter(java.time.Instant.parse("2200-01-01T00:00:00Z"))) {

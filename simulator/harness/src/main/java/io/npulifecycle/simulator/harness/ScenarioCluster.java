@@ -147,13 +147,22 @@ public interface ScenarioCluster extends AutoCloseable {
      * @param node the node's name
      */
     default void deleteNode(String node) {
-        cluster().client().nodes().withName(node).delete();
+        if (cluster().client().nodes().withName(node).delete().isEmpty()) {
+            throw new IllegalStateException("deleteNode: there is no Node " + node + " (deleted by an earlier step?)");
+        }
     }
 
-    /** Requests the deletion of the NPUOperatorCtl ({@code kubectl delete npuoperatorctl --wait=false}). */
+    /**
+     * Requests the deletion of the NPUOperatorCtl ({@code kubectl delete npuoperatorctl --wait=false}).
+     *
+     * @throws IllegalStateException when there is none
+     */
     default void deleteNpuOperatorCtl() {
-        cluster().npuOperatorCtls().inNamespace(EmbeddedCluster.NPU_NAMESPACE)
-                .withName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME).delete();
+        if (cluster().npuOperatorCtls().inNamespace(EmbeddedCluster.NPU_NAMESPACE)
+                .withName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME).delete().isEmpty()) {
+            throw new IllegalStateException("deleteCr: there is no NPUOperatorCtl " + EmbeddedCluster.NPU_NAMESPACE
+                    + "/" + EmbeddedCluster.NPU_OPERATOR_CTL_NAME + " (deleted by an earlier step?)");
+        }
     }
 
     /**
@@ -220,6 +229,10 @@ public interface ScenarioCluster extends AutoCloseable {
      * @param fields e.g. {@code version=25.5.0}, or nested maps such as {@code upgradePolicy={autoUpgrade=false}}
      */
     default void patchDriver(Map<String, Object> fields) {
+        if (npuOperatorCtl() == null) {
+            throw new IllegalStateException("there is no NPUOperatorCtl " + EmbeddedCluster.NPU_NAMESPACE + "/"
+                    + EmbeddedCluster.NPU_OPERATOR_CTL_NAME + " to change (deleted by a deleteCr step?)");
+        }
         NodeEdits.retryOnConflict(() -> cluster().npuOperatorCtls().inNamespace(EmbeddedCluster.NPU_NAMESPACE)
                 .withName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME).edit(r -> {
                     @SuppressWarnings("unchecked")

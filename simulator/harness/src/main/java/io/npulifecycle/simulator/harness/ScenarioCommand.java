@@ -151,6 +151,15 @@ final class ScenarioCommand {
             err.println("npu-lifecycle scenario --kubelet: nothing was run");
             return 2;
         }
+        if (io.npulifecycle.simulator.cluster.ClusterBackend.EMBEDDED.equals(api)) {
+            List<String> why = new ArrayList<>();
+            scenarios.forEach(s -> why.addAll(embeddedRefusals(s)));
+            if (!why.isEmpty()) {
+                why.forEach(err::println);
+                err.println("npu-lifecycle scenario --api embedded: nothing was run (run them with --api real)");
+                return 2;
+            }
+        }
         int n = scenarios.size();
         ScenarioResult[] results = new ScenarioResult[n];
         // --parallel: each file's output until it is printed, in file order (null: printed, or not started)
@@ -193,6 +202,35 @@ final class ScenarioCommand {
             out.println("JUnit report: " + junit.toAbsolutePath());
         }
         return failed == 0 && written ? 0 : 1;
+    }
+
+    /**
+     * What the embedded mock cannot do, each refused with its file and line before anything runs: a node going
+     * NotReady (no node-lifecycle controller), the NPUOperatorCtl's deletion (the mock deletes at once, without the
+     * control plane's finalizer), the API server's audit log.
+     *
+     * @param s a scenario
+     * @return one line per step refused, empty when the mock can run it
+     */
+    static List<String> embeddedRefusals(Scenario s) {
+        List<String> why = new ArrayList<>();
+        List<Scenario.Step> all = new ArrayList<>(s.steps);
+        s.cases.forEach(c -> all.addAll(c.steps()));
+        all.sort(java.util.Comparator.comparingInt(Scenario.Step::line));
+        for (Scenario.Step st : all) {
+            Action a = st.action();
+            String reason = a instanceof Action.NodeNotReady || a instanceof Action.NodeReady
+                    ? "a node goes NotReady through kube-controller-manager's node-lifecycle controller"
+                    : a instanceof Action.DeleteCr ? "the mock deletes the NPUOperatorCtl at once, without the control "
+                            + "plane's finalizer and its cleanup"
+                    : a instanceof Action.Expect e && e.apiRequests() != null
+                            || st.when() != null && st.when().apiRequests() != null
+                            ? "expect.apiRequests reads kube-apiserver's audit log" : null;
+            if (reason != null) {
+                why.add(s.file + ":line " + st.line() + ": " + st.kind() + " needs --api real: " + reason);
+            }
+        }
+        return why;
     }
 
     /** Runs scenario {@code i} in {@code work/scenario-<i>}, telling {@code running} what it does meanwhile. */

@@ -286,7 +286,8 @@ final class ScenarioMapper {
     }
 
     private static String expected(Class<?> target, Object got) {
-        String shown = got instanceof Map ? "a mapping" : got instanceof List ? "a list" : String.valueOf(got);
+        String shown = got instanceof Map ? "a mapping" : got instanceof List ? "a list"
+                : got instanceof String t && t.matches("[-+]?[0-9.]+") ? "the text \"" + t + "\"" : String.valueOf(got);
         if (target == Duration.class) {
             return got instanceof Map || got instanceof List ? NOT_A_DURATION + ", got " + shown
                     : "'" + shown + "' " + NOT_A_DURATION;
@@ -294,8 +295,13 @@ final class ScenarioMapper {
         String what;
         if (target == Boolean.class || target == boolean.class) {
             what = "must be true or false";
+        } else if ((target == Integer.class || target == int.class) && got instanceof Number n
+                && n.doubleValue() == Math.rint(n.doubleValue())) {
+            what = "is outside " + Integer.MIN_VALUE + ".." + Integer.MAX_VALUE + " (a whole number this field can hold)";
         } else if (target == Integer.class || target == int.class || target == Long.class || target == long.class) {
             what = "must be a whole number";
+        } else if (target == Double.class || target == double.class) {
+            what = "must be a number";
         } else if (target == String.class || target == Action.Expected.class) {
             what = "must be a text value";
         } else if (target != null && Collection.class.isAssignableFrom(target)) {

@@ -214,8 +214,28 @@ public final class ScenarioRunner {
                 });
         poller.scheduleWithFixedDelay(timeline::poll, POLL_MILLIS, POLL_MILLIS,
                 java.util.concurrent.TimeUnit.MILLISECONDS);
+        invariants = new Invariants(scenario.invariants, sim, rebootsAtStart, scenario.startTime == null
+                ? Long.MIN_VALUE : scenario.startTime.getEpochSecond(), scenario.policy);
+        if (invariants.enabled()) {
+            out.println("   invariants checked throughout: " + String.join(", ", scenario.invariants));
+            poller.scheduleWithFixedDelay(() -> {
+                Invariants.Violation v = invariants.check(simNow(), false);
+                if (v != null && reported.compareAndSet(false, true)) {
+                    timeline.add(Timeline.CLUSTER, "BROKEN " + v);
+                }
+            }, POLL_MILLIS, POLL_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
         try {
-            return runAll();
+            String failure = runAll();
+            if (invariants.enabled()) {
+                Invariants.Violation v = invariants.check(simNow(), true);
+                if (v != null) {
+                    return v.toString() + (failure == null ? "" : "; and " + failure);
+                }
+                out.println("   invariants held: " + String.join(", ", scenario.invariants) + " (checked every "
+                        + POLL_MILLIS + " ms of wall clock, " + simNow() + " simulated s)");
+            }
+            return failure;
         } finally {
             stepsEndedAt = System.nanoTime();
             poller.shutdownNow();
@@ -223,6 +243,10 @@ public final class ScenarioRunner {
             timeline.poll();
         }
     }
+
+    /** The contract's invariants, when the scenario asks for them; set when the steps' clock starts. */
+    private volatile Invariants invariants;
+    private final java.util.concurrent.atomic.AtomicBoolean reported = new java.util.concurrent.atomic.AtomicBoolean();
 
     /** How often the timeline reads the cluster, in wall-clock milliseconds. */
     private static final long POLL_MILLIS = 500;
@@ -283,6 +307,8 @@ public final class ScenarioRunner {
                     failure = step(st, label);
                 } catch (CrashLoopException e) {
                     failure = label + ": " + e.getMessage() + " (before its time came)";
+                } catch (InvariantBroken e) {
+                    failure = e.getMessage() + " (while " + label + " waited for its time)";
                 }
                 if (failure != null) {
                     timeline.add(where(st.action()), "FAILED " + failure);
@@ -317,6 +343,10 @@ public final class ScenarioRunner {
                 }
             }
             act(st.action());
+            Invariants inv = invariants;
+            if (inv != null) {
+                inv.did(st.action(), simNow());
+            }
             timeline.add(where(st.action()), "did " + st.yaml());
             out.println("   did " + label + " at simulated " + simNow() + "s");
             return null;
@@ -325,8 +355,24 @@ public final class ScenarioRunner {
         } catch (RuntimeException e) {
             // e.g. the node agent does not answer a fault injection: because it keeps exiting?
             CrashLoopException loop = sim.crashLoop();
-            return label + ": " + (loop != null ? loop.getMessage() : e);
+            return label + ": " + (loop != null ? loop.getMessage() : describe(e));
         }
+    }
+
+    /**
+     * @return what went wrong in a step, as a user reads it: the harness's own refusals by their message, the API
+     *         server's answers by their code and message (not the client's dump), anything else as it is
+     */
+    static String describe(RuntimeException e) {
+        if (e instanceof IllegalStateException || e instanceof UnsupportedOperationException) {
+            return e.getMessage();
+        }
+        if (e instanceof io.fabric8.kubernetes.client.KubernetesClientException k && k.getCode() > 0) {
+            String m = k.getStatus() != null && k.getStatus().getMessage() != null ? k.getStatus().getMessage()
+                    : k.getMessage();
+            return "the API server answered " + k.getCode() + ": " + m;
+        }
+        return e.toString();
     }
 
     /** @return the node an action is about, for the timeline, or {@link Timeline#CLUSTER} */
@@ -357,6 +403,10 @@ public final class ScenarioRunner {
         long wallNanos = (long) (at.toNanos() / scenario.timeScale);
         while (true) {
             sim.checkRuntimes();
+            Invariants inv = invariants;
+            if (inv != null && inv.violation() != null) {
+                throw new InvariantBroken(inv.violation());
+            }
             long wait = t0 + wallNanos - System.nanoTime();
             if (wait <= 0) {
                 return;
@@ -457,5 +507,14 @@ public final class ScenarioRunner {
             throw new IllegalStateException("no handler for action " + action.kind());
         }
         h.run(action);
+    }
+
+    /** An invariant broken while a step waits for its time: the run stops there. */
+    static final class InvariantBroken extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        InvariantBroken(Invariants.Violation v) {
+            super(v.toString());
+        }
     }
 }

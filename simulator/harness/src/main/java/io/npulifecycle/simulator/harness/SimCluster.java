@@ -63,6 +63,7 @@ public final class SimCluster implements ScenarioCluster {
     private boolean auditLog;
     private boolean nodeLifecycle;
     private KubeletHeartbeats heartbeats;
+    private Thread shutdownHook;
     private boolean answers503;
     private ApiFaults apiFaults;
     private Jolokia controlPlaneJolokia;
@@ -114,14 +115,15 @@ public final class SimCluster implements ScenarioCluster {
         Files.createDirectories(work);
         // Cancelled (SIGTERM, Ctrl-C, a CI timeout): take every runtime of the simulated cluster down too.
         // The DaemonSet controller stops first: it would restart the agents the hook stops.
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        shutdownHook = new Thread(() -> {
             DaemonSetController controller = daemonSets;
             if (controller != null) {
                 controller.stop();
             }
             stopChildren();
             SimNode.unmountAll();
-        }, "sim-cluster-shutdown"));
+        }, "sim-cluster-shutdown");
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
         Path crd = install.resolve("conf/kubernetes/crd-npuoperatorctl.yaml");
         if (Files.exists(crd)) {
             System.setProperty(EmbeddedCluster.CRD_FILE_PROPERTY, crd.toString());
@@ -517,6 +519,10 @@ public final class SimCluster implements ScenarioCluster {
 
     @Override
     public void registerNode(String node) {
+        if (cluster.client().nodes().withName(node).get() != null) {
+            throw new IllegalStateException("registerNode: the Node " + node + " exists (registerNode follows a "
+                    + "deleteNode)");
+        }
         cluster.addNode(EmbeddedCluster.npuNode(node, settings.chipType(), EmbeddedCluster.DEFAULT_KERNEL,
                 EmbeddedCluster.DEFAULT_OS_IMAGE));
     }
@@ -759,6 +765,14 @@ public final class SimCluster implements ScenarioCluster {
     /** Stops every runtime and the API server. */
     @Override
     public void close() {
+        if (shutdownHook != null) {
+            try {
+                // stopped here: the hook would run again at the JVM's exit, after the launcher closed this class loader
+                Runtime.getRuntime().removeShutdownHook(shutdownHook);
+            } catch (IllegalStateException e) {
+                // the JVM is shutting down: the hook runs (or ran) anyway
+            }
+        }
         if (heartbeats != null) {
             heartbeats.close();
         }

@@ -84,10 +84,20 @@ final class Workloads {
      *
      * @param a the step
      * @return the pod as created
-     * @throws KubernetesClientException when the API server refuses a write (e.g. the pod exists)
+     * @throws IllegalStateException when the pod exists (Terminating or not)
+     * @throws KubernetesClientException when the API server refuses a write
      */
     Pod addPod(Action.PodStep a) {
         ensureNamespace(a.namespace());
+        Pod existing = client.pods().inNamespace(a.namespace()).withName(a.name()).get();
+        if (existing != null) {
+            boolean terminating = existing.getMetadata().getDeletionTimestamp() != null;
+            List<String> f = existing.getMetadata().getFinalizers() == null ? List.of()
+                    : existing.getMetadata().getFinalizers();
+            throw new IllegalStateException("pod " + a.namespace() + "/" + a.name() + " exists" + (terminating
+                    ? " (Terminating" + (f.isEmpty() ? "" : ", held by its finalizers " + f + ": removeFinalizers "
+                            + "first") + ")" : "") + ": a pod step creates a new one");
+        }
         Map<String, String> labels = new LinkedHashMap<>(a.labels());
         labels.put(POD_LABEL, a.name());
         // Pod Security "restricted" (a real API server's default level for a namespace without labels)
@@ -226,7 +236,21 @@ final class Workloads {
      */
     void deletePod(Action.DeletePod a) {
         var op = client.pods().inNamespace(a.namespace()).withName(a.name());
-        (a.gracePeriodSeconds() == null ? op : op.withGracePeriod(a.gracePeriodSeconds())).delete();
+        if ((a.gracePeriodSeconds() == null ? op : op.withGracePeriod(a.gracePeriodSeconds())).delete().isEmpty()) {
+            throw new IllegalStateException(noPod(a.namespace(), a.name()));
+        }
+    }
+
+    private static String noPod(String namespace, String name) {
+        return "there is no pod " + namespace + "/" + name + " (a name mistyped, or deleted by an earlier step?)";
+    }
+
+    /** Runs an edit of a pod, a missing pod named instead of the client's 404. */
+    private void editPod(String namespace, String name, java.util.function.UnaryOperator<Pod> edit) {
+        if (client.pods().inNamespace(namespace).withName(name).get() == null) {
+            throw new IllegalStateException(noPod(namespace, name));
+        }
+        NodeEdits.retryOnConflict(() -> client.pods().inNamespace(namespace).withName(name).edit(edit));
     }
 
     /**
@@ -236,7 +260,7 @@ final class Workloads {
      * @throws KubernetesClientException 404 when the pod does not exist
      */
     void setPodReady(Action.SetPodReady a) {
-        NodeEdits.retryOnConflict(() -> client.pods().inNamespace(a.namespace()).withName(a.name()).edit(p -> {
+        editPod(a.namespace(), a.name(), p -> {
             Map<String, String> annotations = p.getMetadata().getAnnotations() == null ? new LinkedHashMap<>()
                     : new LinkedHashMap<>(p.getMetadata().getAnnotations());
             if (a.ready()) {
@@ -246,7 +270,7 @@ final class Workloads {
             }
             p.getMetadata().setAnnotations(annotations);
             return p;
-        }));
+        });
     }
 
     /**
@@ -256,10 +280,10 @@ final class Workloads {
      * @throws KubernetesClientException 404 when the pod does not exist
      */
     void removeFinalizers(Action.RemoveFinalizers a) {
-        NodeEdits.retryOnConflict(() -> client.pods().inNamespace(a.namespace()).withName(a.name()).edit(p -> {
+        editPod(a.namespace(), a.name(), p -> {
             p.getMetadata().setFinalizers(List.of());
             return p;
-        }));
+        });
     }
 
     /**

@@ -46,12 +46,17 @@ class PrometheusTextTest {
     /** expect.metrics: the sum of the samples whose labels include the check's; equals and atLeast need a sample. */
     @Test
     void aMetricCheckSumsTheMatchingSamplesAndCanFail() {
-        List<PrometheusText.Sample> s = PrometheusText.parse(String.join("\n",
+        String page = String.join("\n",
+                "# TYPE npu_lifecycle_reboots counter",
+                "# TYPE npu_lifecycle_leaderless gauge",
                 "npu_lifecycle_reboots_total{reason=\"recovery\",via=\"policy\"} 1.0",
                 "npu_lifecycle_reboots_total{reason=\"recovery\",via=\"approval\"} 2.0",
-                "npu_lifecycle_reboots_total{reason=\"upgrade\",via=\"policy\"} 0.0"));
+                "npu_lifecycle_reboots_total{reason=\"upgrade\",via=\"policy\"} 0.0");
+        List<PrometheusText.Sample> s = PrometheusText.parse(page);
+        java.util.Set<String> families = PrometheusText.families(page);
         java.util.function.BiFunction<Map<String, String>, Double[], String> check = (labels, t) -> Expectations
-                .metricFailure(s, new Action.MetricCheck("npu_lifecycle_reboots_total", labels, t[0], t[1], t[2]));
+                .metricFailure(s, families, new Action.MetricCheck("npu_lifecycle_reboots_total", labels, t[0], t[1],
+                        t[2]));
         assertEquals(null, check.apply(Map.of("reason", "recovery"), new Double[] {3.0, null, null}));
         assertEquals("saw 2 sample(s) summing to 3.0",
                 check.apply(Map.of("reason", "recovery"), new Double[] {1.0, null, null}));
@@ -63,5 +68,11 @@ class PrometheusTextTest {
         assertEquals(null, check.apply(Map.of("reason", "other"), new Double[] {null, null, 0.0}), "atMost of none");
         assertEquals("saw 1 sample(s) summing to 2.0",
                 check.apply(Map.of("via", "approval"), new Double[] {null, null, 1.0}));
+        // a family the page does not declare: a typo, or the control plane's, fails even atMost
+        String typo = Expectations.metricFailure(s, families, new Action.MetricCheck("npu_lifecycle_reboot_total",
+                Map.of(), null, null, 0.0));
+        assertTrue(typo != null && typo.contains("has no family of npu_lifecycle_reboot_total"), typo);
+        assertEquals(null, Expectations.metricFailure(s, families, new Action.MetricCheck("npu_lifecycle_leaderless",
+                Map.of(), null, null, 0.0)), "a declared family without samples");
     }
 }

@@ -247,7 +247,8 @@ class ScenarioTest {
         assertEquals("bad.yaml:line 5: steps[0].wedge.npu must be a whole number, got four", wrongType.where());
 
         YamlTree.Invalid text = invalid("steps:\n  - at: 0s\n    wedge: {node: node-0, npu: \"4\", chip: 0}\n");
-        assertTrue(text.where().contains("steps[0].wedge.npu must be a whole number, got 4"), text.where());
+        assertTrue(text.where().contains("steps[0].wedge.npu must be a whole number, got the text \"4\""),
+                text.where());
         YamlTree.Invalid fraction = invalid("steps:\n  - at: 0s\n    apiGone: {failNext: 2.5}\n");
         assertTrue(fraction.where().contains("apiGone.failNext must be a whole number, got 2.5"), fraction.where());
         YamlTree.Invalid flag = invalid("steps:\n  - at: 0s\n    markersFull: {node: node-0, on: 1}\n");
@@ -438,6 +439,38 @@ class ScenarioTest {
                 RealNodeCluster.refusals(s).toString());
     }
 
+    /** What the embedded mock cannot do is refused before anything runs, each step with its file and line. */
+    @Test
+    void theMocksRefusalsNameEachStep() throws Exception {
+        Scenario s = Scenario.parse("real-only.yaml", String.join("\n", "cluster: {nodes: 1}", "steps:",
+                "  - at: 0s", "    nodeNotReady: {node: node-0}",
+                "  - at: 1s", "    nodeReady: {node: node-0}",
+                "  - at: 2s", "    deleteCr: {}",
+                "  - at: 3s", "    expect: {apiRequests: [{verb: create, resource: pods, atLeast: 0}]}",
+                "  - at: 4s", "    approve: {node: node-0}", ""));
+        java.util.List<String> why = ScenarioCommand.embeddedRefusals(s);
+        assertEquals(4, why.size(), why.toString());
+        assertTrue(why.get(0).startsWith("real-only.yaml:line 3: nodeNotReady needs --api real"), why.get(0));
+        assertTrue(why.get(2).contains("line 7: deleteCr needs --api real: the mock deletes the NPUOperatorCtl"),
+                why.get(2));
+        assertTrue(why.get(3).contains("expect.apiRequests reads kube-apiserver's audit log"), why.get(3));
+    }
+
+    /** {@code invariants}: all, or a list of names; a name that is not one is refused with the list. */
+    @Test
+    void invariantsAreAllOrNamed() throws Exception {
+        String steps = "steps:\n  - at: 0s\n    approve: {node: node-0}\n";
+        assertEquals(Invariants.ALL, Scenario.parse("ok.yaml", "cluster: {nodes: 1}\ninvariants: all\n" + steps)
+                .invariants);
+        assertEquals(java.util.List.of("administrator-cordon-kept"), Scenario.parse("ok.yaml",
+                "cluster: {nodes: 1}\ninvariants: [administrator-cordon-kept]\n" + steps).invariants);
+        assertEquals(java.util.List.of(), Scenario.parse("ok.yaml", "cluster: {nodes: 1}\n" + steps).invariants);
+        assertTrue(invalid("cluster: {nodes: 1}\ninvariants: [no-reboot-ever]\n" + steps).where()
+                .contains("invariants: 'no-reboot-ever' is not one of [no-module-load-outside-fresh-boot"));
+        assertTrue(invalid("cluster: {nodes: 1}\ninvariants: some\n" + steps).where()
+                .contains("invariants must be all or a list of"));
+    }
+
     @Test
     void badChaosActionsNameTheField() {
         String head = "cluster: {nodes: 1}\nsteps:\n  - at: 0s\n    ";
@@ -451,7 +484,29 @@ class ScenarioTest {
         assertTrue(invalid(head + "deletePod: {name: a, gracePeriodSeconds: -1}\n").where()
                 .contains("steps[0].deletePod.gracePeriodSeconds -1 is outside"));
         assertTrue(invalid(head + "label: {node: node-0, key: 'bad key', value: x}\n").where()
-                .contains("steps[0].label.key 'bad key: x' is not a Kubernetes label"));
+                .contains("steps[0].label.key 'bad key' is not a Kubernetes label key: an optional DNS subdomain"));
+        assertTrue(invalid(head + "label: {node: node-0, key: a..b/x, value: x}\n").where()
+                .contains("'a..b/x' is not a Kubernetes label key"));
+        assertTrue(invalid(head + "label: {node: node-0, key: example.com/x, value: 'bad value'}\n").where()
+                .contains("steps[0].label.value 'bad value' is not a label value: at most 63 characters"));
+        assertTrue(invalid(head + "pod: {node: node-0, name: a, finalizers: [null]}\n").where()
+                .contains("steps[0].pod.finalizers item 0 is null: a finalizer such as example.com/hold"));
+        assertTrue(invalid(head + "pod: {node: node-0, name: a, labels: {a: null}}\n").where()
+                .contains("steps[0].pod.labels 'a' has no value"));
+        assertTrue(invalid(head + "expect: {metrics: [{name: up, labels: {'bad label': x}, atMost: 0}]}\n").where()
+                .contains("'bad label' is not a Prometheus label name"));
+        assertTrue(invalid(head + "expect: {metrics: [{name: up, atLeast: -1}]}\n").where()
+                .contains("atLeast must be a number from 0"));
+        assertTrue(invalid(head + "expect: {metrics: [{name: up, equals: one}]}\n").where()
+                .contains("equals must be a number, got one"));
+        assertTrue(invalid(head + "expect: {metrics: []}\n").where().contains("metrics is empty"));
+        assertTrue(invalid(head + "expect: {apiRequests: [{verb: create, resource: leases, count: 1}]}\n").where()
+                .contains("'leases' is not recorded"));
+        assertTrue(invalid(head + "deletePod: {name: a, gracePeriodSeconds: 99999999999}\n").where()
+                .contains("gracePeriodSeconds is outside"));
+        assertTrue(invalid("cluster: {nodes: 1}\npolicy: {recoveryPolicy: {blockingPodSelector: ''}}\nsteps:\n"
+                + "  - at: 0s\n    approve: {node: node-0}\n").where()
+                .contains("blockingPodSelector is empty"));
         assertTrue(invalid(head + "label: {node: node-0, key: a}\n").where()
                 .contains("steps[0].label.value is missing (null removes the label)"));
         assertTrue(invalid(head + "deleteNode: {node: node-4}\n").where()

@@ -1,6 +1,7 @@
 package io.npulifecycle.simulator.harness;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -40,6 +41,36 @@ class WorkloadsTest {
         api = ClusterBackends.start(kind);
         api.addNode(EmbeddedCluster.npuNode("node-0"));
         return new Workloads(api);
+    }
+
+    /**
+     * Steps on things that are not there fail, naming them (not the client's dump); a taken name, a pod held
+     * Terminating by its finalizer, is named with what holds it; finalizers and readiness reach the pod.
+     */
+    @Test
+    void missingAndTakenPodsAreNamedAndFinalizersHold() {
+        Workloads w = start();
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> w.deletePod(new Action.DeletePod("nope", "ml", null)));
+        assertEquals("there is no pod ml/nope (a name mistyped, or deleted by an earlier step?)", e.getMessage());
+        assertThrows(IllegalStateException.class, () -> w.removeFinalizers(new Action.RemoveFinalizers("nope", "ml")));
+        assertThrows(IllegalStateException.class, () -> w.setPodReady(new Action.SetPodReady("nope", "ml", true)));
+        Action.PodStep held = new Action.PodStep("node-0", "held", "ml", 0, Map.of(), "none", false, false,
+                java.util.List.of("example.com/hold"));
+        Pod p = w.addPod(held);
+        assertEquals(java.util.List.of("example.com/hold"), p.getMetadata().getFinalizers());
+        assertEquals("true", p.getMetadata().getAnnotations().get(Workloads.NOT_READY_ANNOTATION));
+        w.deletePod(new Action.DeletePod("held", "ml", 0));
+        e = assertThrows(IllegalStateException.class, () -> w.addPod(held));
+        assertTrue(e.getMessage().contains("pod ml/held exists (Terminating, held by its finalizers "
+                + "[example.com/hold]: removeFinalizers first)"), e.getMessage());
+        w.removeFinalizers(new Action.RemoveFinalizers("held", "ml"));
+        org.awaitility.Awaitility.await("the pod gone once its finalizer is removed")
+                .atMost(java.time.Duration.ofSeconds(30)).until(() -> w.pod("ml/held") == null);
+        w.label("node-0", "example.com/x", "y");
+        assertEquals("y", api.client().nodes().withName("node-0").get().getMetadata().getLabels().get("example.com/x"));
+        w.label("node-0", "example.com/x", null);
+        assertEquals(null, api.client().nodes().withName("node-0").get().getMetadata().getLabels().get("example.com/x"));
     }
 
     @Test

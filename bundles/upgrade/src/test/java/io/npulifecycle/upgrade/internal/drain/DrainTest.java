@@ -245,13 +245,15 @@ public class DrainTest {
         cluster(1);
         pod("train-0", "n1", true, Map.of("job", "train"));
         pdb("train", 1, Map.of("job", "train"));
-        start(drain("timeoutSeconds", 120));
+        start(drain("timeoutSeconds", 600));
         until("n1 upgrade-failed", () -> "upgrade-failed".equals(c.label("n1", NodeKeys.DRIVER_UPGRADE_STATE)));
         String failure = c.annotation("n1", NodeKeys.DRIVER_UPGRADE_FAILURE);
         assertTrue(failure.contains("drain-required") && failure.contains("ml/train-0")
                 && failure.contains("PodDisruptionBudget ml/train"), failure);
-        // 120 s of backoff 5, 10, 20, 30, 30, ... s: about 6 attempts, not a loop
-        assertTrue(evictions.get() >= 3 && evictions.get() <= 12, "eviction calls: " + evictions.get());
+        // 600 s of backoff 5, 10, 20, 30, 30, ... s: at most 23 attempts, not a loop; at least 3 however slow the
+        // machine (at x200 the 600 s are 3 s of wall clock; a loaded machine's slow reconciles fit fewer attempts
+        // into a drain of a fraction of a second)
+        assertTrue(evictions.get() >= 3 && evictions.get() <= 24, "eviction calls: " + evictions.get());
         until("n1 uncordoned", () -> !unschedulable("n1")
                 && c.annotation("n1", NodeKeys.CORDONED_BY) == null);
         assertEquals(0, emulator.reboots.get(), "a node whose drain failed is not rebooted");

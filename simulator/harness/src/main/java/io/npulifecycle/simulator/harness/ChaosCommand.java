@@ -1,0 +1,230 @@
+package io.npulifecycle.simulator.harness;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.npulifecycle.simulator.cluster.ClusterBackend;
+
+/**
+ * {@code npu-lifecycle chaos}: a simulated cluster under a random fault schedule drawn from a seed
+ * ({@link ChaosSchedule}), the contract's invariants checked throughout ({@link Invariants}). Each seed's schedule is
+ * written as a scenario file into the work folder ({@code chaos-seed-<N>.yaml}) and run as {@code scenario} runs it,
+ * so a failing seed is a file that {@code scenario} runs again, the same way.
+ */
+final class ChaosCommand {
+
+    static final String USAGE = String.join("\n",
+            "Usage: npu-lifecycle chaos --seed N | --seeds A..B [--nodes K] [--duration D] [--api embedded|real]",
+            "                           [--policy FILE] [--time-scale X] [--work DIR] [--junit FILE] [--keep] [--print]",
+            "Runs a simulated cluster under a random schedule of faults drawn from each seed (chips wedging and",
+            "recovering, approvals good and bad, driver versions changed and back, policy switches, an administrator's",
+            "cordons, workloads under PodDisruptionBudgets (real API server), node agents and the control plane's",
+            "leader SIGKILLed, the API server unreachable), then a quiet period in which every node must be upgraded",
+            "and back in service; the contract's invariants are checked throughout (docs/simulator.md \"Chaos runs\").",
+            "The same seed and options give the same schedule. Exit code 0 when every seed held, 1 when one broke an",
+            "invariant or an expectation, 2 for a bad argument.",
+            "",
+            "  --seed N        one schedule (a whole number)",
+            "  --seeds A..B    the schedules of seeds A to B, one after the other (at most 1000)",
+            "  --nodes K       nodes of the simulated cluster, 1 to 16 (default 3)",
+            "  --duration D    simulated length, e.g. 12h, 1d, 3d (4h to 30d; default 1d); the last quarter, at least",
+            "                  3 h, is the quiet period",
+            "  --api KIND      embedded (default) or real (kube-apiserver; the budgets' faults run only there)",
+            "  --policy FILE   the policy the cluster starts with: a YAML mapping of the scenario policy shorthand",
+            "                  (docs/simulator.md); default: automatic upgrade and recovery, one node at a time",
+            "  --time-scale X  simulated seconds per wall-clock second, 10 to 1000 (default 120)",
+            "  --work DIR      as scenario's; the schedules are written into it",
+            "  --junit FILE    a JUnit XML report, one test suite per seed",
+            "  --keep          keep the temporary work folder of a passed run too",
+            "  --print         print the schedules (scenario files) and run nothing");
+
+    private ChaosCommand() {
+    }
+
+    /**
+     * @param args the arguments after {@code chaos}
+     * @param install the installation (its {@code conf/}, the runtimes)
+     * @return the exit code
+     */
+    static int run(String[] args, Path install, PrintStream out, PrintStream err) {
+        long from = Long.MIN_VALUE;
+        long to = Long.MIN_VALUE;
+        int nodes = 3;
+        Duration duration = Duration.ofDays(1);
+        String api = ClusterBackend.EMBEDDED;
+        String policy = null;
+        double timeScale = 120;
+        Path work = null;
+        Path junit = null;
+        boolean keep = false;
+        boolean print = false;
+        try {
+            for (int i = 0; i < args.length; i++) {
+                String a = args[i];
+                switch (a) {
+                    case "--help", "-h" -> {
+                        out.println(USAGE);
+                        return 0;
+                    }
+                    case "--seed" -> {
+                        from = seed(value(args, ++i, a), a);
+                        to = from;
+                    }
+                    case "--seeds" -> {
+                        String v = value(args, ++i, a);
+                        int dots = v.indexOf("..");
+                        if (dots < 0) {
+                            throw new IllegalArgumentException("--seeds '" + v + "': expected A..B, e.g. 1..50");
+                        }
+                        from = seed(v.substring(0, dots), a);
+                        to = seed(v.substring(dots + 2), a);
+                        if (to < from || to - from >= 1000) {
+                            throw new IllegalArgumentException("--seeds " + v + ": expected A <= B and at most 1000 "
+                                    + "seeds");
+                        }
+                    }
+                    case "--nodes" -> nodes = (int) whole(value(args, ++i, a), a, 1, 16);
+                    case "--duration" -> duration = duration(value(args, ++i, a));
+                    case "--api" -> {
+                        api = value(args, ++i, a);
+                        if (!io.npulifecycle.simulator.cluster.ClusterBackends.KINDS.contains(api)) {
+                            throw new IllegalArgumentException("--api '" + api + "': expected embedded or real");
+                        }
+                    }
+                    case "--policy" -> policy = policy(Path.of(value(args, ++i, a)));
+                    case "--time-scale" -> timeScale = whole(value(args, ++i, a), a, 10, 1000);
+                    case "--work" -> work = Path.of(value(args, ++i, a));
+                    case "--junit" -> junit = Path.of(value(args, ++i, a));
+                    case "--keep" -> keep = true;
+                    case "--print" -> print = true;
+                    default -> throw new IllegalArgumentException("unknown option '" + a + "' (--help lists them)");
+                }
+            }
+            if (from == Long.MIN_VALUE) {
+                throw new IllegalArgumentException("give --seed N or --seeds A..B");
+            }
+        } catch (IllegalArgumentException e) {
+            err.println("npu-lifecycle chaos: " + e.getMessage());
+            return 2;
+        }
+        List<String> schedules = new ArrayList<>();
+        for (long seed = from; seed <= to; seed++) {
+            try {
+                schedules.add(ChaosSchedule.draw(new ChaosSchedule.Settings(seed, nodes, duration, timeScale,
+                        ClusterBackend.REAL.equals(api), policy)));
+            } catch (IllegalArgumentException e) {
+                err.println("npu-lifecycle chaos: " + e.getMessage());
+                return 2;
+            }
+        }
+        if (print) {
+            schedules.forEach(out::print);
+            return 0;
+        }
+        boolean temporary = work == null;
+        List<Path> files = new ArrayList<>();
+        try {
+            if (junit != null) {
+                HarnessMain.checkWritable(junit);
+            }
+            work = WorkFolder.prepare(work, "chaos");
+            for (int i = 0; i < schedules.size(); i++) {
+                files.add(Files.writeString(work.resolve("chaos-seed-" + (from + i) + ".yaml"), schedules.get(i)));
+            }
+        } catch (IllegalArgumentException | IOException e) {
+            err.println("npu-lifecycle chaos: " + e.getMessage());
+            return 2;
+        }
+        out.println("chaos: " + files.size() + " schedule(s) of " + nodes + " node(s), " + duration.toHours()
+                + " simulated hours each, on the " + api + " API server; written to " + work
+                + " (each runs again with: npu-lifecycle scenario <file> --api " + api + ")");
+        Interruption interruption = new Interruption("chaos", err).install();
+        WorkFolder.keptOnInterrupt(interruption, work, out);
+        int rc;
+        try {
+            rc = ScenarioCommand.run(files, work, install, api, false, junit, 1, interruption, out, err);
+        } finally {
+            interruption.finished();
+        }
+        WorkFolder.finish(work, temporary, keep, rc, out);
+        return rc;
+    }
+
+    private static String value(String[] args, int i, String option) {
+        if (i >= args.length || args[i].isBlank()) {
+            throw new IllegalArgumentException(option + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static long seed(String v, String option) {
+        try {
+            return Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " '" + v + "' is not a whole number");
+        }
+    }
+
+    private static long whole(String v, String option, long min, long max) {
+        long n = seed(v, option);
+        if (n < min || n > max) {
+            throw new IllegalArgumentException(option + " " + n + " is outside " + min + ".." + max);
+        }
+        return n;
+    }
+
+    /**
+     * @param text {@code 12h}, {@code 1d}, {@code 90m}
+     * @return the duration
+     * @throws IllegalArgumentException naming the value and the form expected
+     */
+    static Duration duration(String text) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("([0-9]{1,4})(m|h|d)").matcher(text.trim());
+        if (!m.matches()) {
+            throw new IllegalArgumentException("--duration '" + text + "': expected a whole number of minutes, hours "
+                    + "or days, e.g. 12h, 1d, 3d");
+        }
+        long n = Long.parseLong(m.group(1));
+        return switch (m.group(2)) {
+            case "m" -> Duration.ofMinutes(n);
+            case "h" -> Duration.ofHours(n);
+            default -> Duration.ofDays(n);
+        };
+    }
+
+    /**
+     * @param file a YAML mapping of the policy shorthand
+     * @return it as one line of flow YAML (JSON), checked as a scenario's {@code policy:} is
+     * @throws IllegalArgumentException naming the file and what is wrong
+     */
+    static String policy(Path file) {
+        String text;
+        try {
+            text = Files.readString(file);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("--policy " + file + ": cannot be read (" + e.getMessage() + ")");
+        }
+        String flow;
+        try {
+            Object tree = new tools.jackson.dataformat.yaml.YAMLMapper().readValue(text, Object.class);
+            if (!(tree instanceof java.util.Map)) {
+                throw new IllegalArgumentException("--policy " + file + ": expected a mapping of the policy "
+                        + "shorthand (docs/simulator.md), e.g. {autoUpgrade: true, maxParallelUpgrades: 2}");
+            }
+            flow = new tools.jackson.databind.json.JsonMapper().writeValueAsString(tree);
+        } catch (tools.jackson.core.JacksonException e) {
+            throw new IllegalArgumentException("--policy " + file + ": not YAML: " + e.getOriginalMessage());
+        }
+        try {
+            Scenario.parse(file.toString(), "policy: " + flow + "\nsteps:\n  - at: 0s\n    expect: {violations: 0}\n");
+        } catch (YamlTree.Invalid e) {
+            throw new IllegalArgumentException("--policy " + e.where());
+        }
+        return flow;
+    }
+}
