@@ -102,8 +102,8 @@ class ScenarioOutputTest {
                 () -> Scenario.parse(f.toString(), Files.readString(f)));
         List<String> all = e.all().stream().map(YamlTree.Invalid::where).toList();
         assertEquals(5, all.size(), String.join("\n", all));
-        assertEquals(f + ":line 3: the scenario: unknown key 'colour' (expected [build, cases, cluster, name, policy, "
-                + "steps, timeScale])", all.get(0));
+        assertEquals(f + ":line 3: the scenario: unknown key 'colour' (expected [build, cases, cluster, invariants, name, "
+                + "policy, steps, timeScale])", all.get(0));
         assertTrue(all.get(1).startsWith(f + ":line 2: cluster.chips 99 is outside 1..32"), all.get(1));
         assertTrue(all.get(2).startsWith(f + ":line 6: steps[0]: unknown key 'wedgee'"), all.get(2));
         assertTrue(all.get(3).startsWith(f + ":line 8: steps[1].wedge.node: no node 'node-7' in a cluster of 2"),
