@@ -149,6 +149,6 @@ class LaunchOptionsTest {
             assertTrue(readme.contains("\nnpu-lifecycle " + c + " ") || readme.contains("\nnpu-lifecycle " + c + "\n"),
                     "README.md, 'The launcher': no line for npu-lifecycle " + c);
         }
-        assertEquals(9, n, commands);
+        assertEquals(10, n, commands);
     }
 }
