@@ -28,7 +28,9 @@ import io.npulifecycle.api.node.NodeKeys;
  * informer).</li>
  * <li>{@value #ONE_PER_APPROVAL} — no node rebooted by approval more often than the scenario approved it.</li>
  * <li>{@value #ADMIN_CORDON} — a node the scenario cordoned (an administrator's cordon) stays cordoned until the
- * scenario uncordons it: npu-lifecycle never lifts a cordon it did not make.</li>
+ * scenario uncordons it: npu-lifecycle never lifts a cordon it did not make. A cordon step on a node npu-lifecycle
+ * holds cordoned (its record {@code cordoned-by}) is no cordon of the administrator's, as {@code kubectl cordon} of a
+ * cordoned node changes nothing: that cordon stays npu-lifecycle's and is lifted when its work ends.</li>
  * </ul>
  *
  * <p>Thread-safe: the runner's step threads report actions ({@link #did}), its poller calls {@link #check}.
@@ -115,7 +117,11 @@ final class Invariants {
         if (a instanceof Action.Approve ap) {
             approvals.merge(ap.node(), 1, Integer::sum);
         } else if (a instanceof Action.Cordon c) {
-            adminCordons.putIfAbsent(c.node(), atSeconds);
+            // kubectl cordon of a node npu-lifecycle holds cordoned changes nothing: the cordon stays ours (its record
+            // npu.openfuyao.com/cordoned-by), and ours is lifted when its work ends (docs/upgrade.md "Drain")
+            if (!NodeKeys.CORDONED_BY_VALUE.equals(sim.annotations(c.node()).get(NodeKeys.CORDONED_BY))) {
+                adminCordons.putIfAbsent(c.node(), atSeconds);
+            }
         } else if (a instanceof Action.Uncordon u) {
             adminCordons.remove(u.node());
         } else if (a instanceof Action.SetPolicy p) {

@@ -129,6 +129,18 @@ class InvariantsTest {
         assertNull(kept.check(900, true));
     }
 
+    /** kubectl cordon of a node npu-lifecycle holds cordoned changes nothing: lifting that cordon later breaks nothing. */
+    @Test
+    void aCordonStepOnOurCordonIsNoAdministratorsCordon() {
+        sim.annotate("node-0", NodeKeys.CORDONED_BY, NodeKeys.CORDONED_BY_VALUE);
+        sim.workloads().setUnschedulable("node-0", true);
+        Invariants inv = invariants(auto(true, true));
+        inv.did(new Action.Cordon("node-0"), 0);
+        sim.annotate("node-0", NodeKeys.CORDONED_BY, null);
+        sim.workloads().setUnschedulable("node-0", false);
+        assertNull(inv.check(500, true), "our cordon, lifted when our work ended");
+    }
+
     @Test
     void aSimulatorViolationBreaksNoLoadAndTheFirstBrokenStays() throws IOException {
         Invariants inv = invariants(auto(true, true));
