@@ -119,14 +119,18 @@ public final class Reconciler {
 
     /**
      * Done = the loaded driver is the target and {@code driver-validated = <target>@<boot-id>}. To upgrade = the
-     * loaded driver is known and not the target, or the node carries a state label and is not done. A node without
-     * {@code driver-version} and without a label is neither ({@code unknown}, not touched).
+     * loaded driver is known and not the target, or the node carries a state label and is not done, or the node runs
+     * the target but its agent asks for an upgrade reboot (it staged another version: its driver pod was replaced
+     * for an earlier target, which then changed back; through the slot, cordon and drain its pod is replaced at the
+     * target, the agent drops what it staged and validates, with no reboot). A node without {@code driver-version}
+     * and without a label is neither ({@code unknown}, not touched).
      */
     private static void classify(List<PlannedNode> ns, String t) {
         for (PlannedNode n : ns) {
             n.doneForT = n.loaded != null && t.equals(n.loaded) && n.bootId != null
                     && (t + "@" + n.bootId).equals(n.ann.get(NodeKeys.DRIVER_VALIDATED));
-            n.needsUpgrade = n.loaded != null && !t.equals(n.loaded) || n.state != null && !n.doneForT;
+            n.needsUpgrade = n.loaded != null && !t.equals(n.loaded) || n.state != null && !n.doneForT
+                    || n.loaded != null && !n.doneForT && n.agentRequested();
         }
     }
 
@@ -187,7 +191,8 @@ public final class Reconciler {
     /**
      * The latest fact the node shows wins: a new boot id (validated another version: back to
      * {@code upgrade-required}, else {@code validation-required}); the agent's {@code rebooting-from-boot-id} for the
-     * current boot ({@code rebooting}); the agent's upgrade reboot request ({@code reboot-required}). A state
+     * current boot ({@code rebooting}); the agent's upgrade reboot request ({@code reboot-required}; not while the
+     * target is loaded: that request is for another version). A state
      * entered before keeps its progress, so its deadline keeps running. A {@code reboot-deferred} node holds no slot,
      * but a reboot it made anyway (the agent used an approval before it saw the label) is counted again: it goes
      * to {@code rebooting} or, after the new boot, on like any other.
@@ -207,7 +212,9 @@ public final class Reconciler {
                 && (n.state == UpgradeState.POD_RESTART_REQUIRED || n.state == UpgradeState.REBOOT_REQUIRED
                         || n.state == UpgradeState.REBOOT_DEFERRED)) {
             n.enterIfNew(UpgradeState.REBOOTING, t, from, now);
-        } else if (n.state == UpgradeState.POD_RESTART_REQUIRED && agentRequested) {
+        } else if (n.state == UpgradeState.POD_RESTART_REQUIRED && agentRequested && !t.equals(n.loaded)) {
+            // a request while the target is loaded is for another version, staged from a pod of an earlier target:
+            // the pod is replaced at the target instead, and the agent drops what it staged
             n.enterIfNew(UpgradeState.REBOOT_REQUIRED, t, from, now);
         } else if (n.nextProgress == null) {
             // a person changed the label, or the annotation is malformed: the deadline starts now

@@ -109,6 +109,15 @@ class ReconcilerPlanTest {
                         given(node("n1").on(OLD).in(POD_RESTART_REQUIRED, ago(120)).agentAsksReboot()),
                         expect().state("n1", REBOOT_REQUIRED).stateLabel("n1", REBOOT_REQUIRED.label())
                                 .progress("n1", progress(REBOOT_REQUIRED, NOW, "boot-1")).awaiting("n1")),
+                row("no label, on the target but the agent asks for an upgrade reboot (it staged a version of an "
+                        + "earlier target): to be upgraded, its pod replaced at the target",
+                        given(node("n1").on(T).agentAsksReboot()).driverPod("n1", image(OLD)),
+                        expect().state("n1", POD_RESTART_REQUIRED).stateLabel("n1", PRR).deletes("n1")),
+                row("pod-restart-required, the target loaded and the agent asking for another version: the request is "
+                        + "not for the target, no reboot-required; the pod is replaced at the target",
+                        given(node("n1").on(T).in(POD_RESTART_REQUIRED, ago(120)).agentAsksReboot())
+                                .driverPod("n1", image(OLD)),
+                        expect().state("n1", POD_RESTART_REQUIRED).deletes("n1")),
                 row("pod-restart-required, a reboot request for recovery (not upgrade): nothing moves",
                         given(node("n1").on(OLD).in(POD_RESTART_REQUIRED, ago(120))
                                 .label(NodeKeys.REBOOT_REQUIRED, "true").ann(NodeKeys.REBOOT_REASON, "recovery")),
