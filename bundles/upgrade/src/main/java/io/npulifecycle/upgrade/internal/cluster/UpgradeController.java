@@ -184,8 +184,9 @@ public final class UpgradeController implements AutoCloseable {
         }
     }
 
-    private synchronized void startInformers() {
-        ResourceEventHandler<Object> h = new ResourceEventHandler<>() {
+    /** Every informer's handler: any add, update or delete brings a reconcile ({@link #trigger}). */
+    private ResourceEventHandler<Object> triggerOnChange() {
+        return new ResourceEventHandler<>() {
             @Override
             public void onAdd(Object obj) {
                 trigger();
@@ -201,6 +202,10 @@ public final class UpgradeController implements AutoCloseable {
                 trigger();
             }
         };
+    }
+
+    private synchronized void startInformers() {
+        ResourceEventHandler<Object> h = triggerOnChange();
         crInf = client.genericKubernetesResources(CTX).inNamespace(cfg.namespace()).runnableInformer(0);
         nodeInf = client.nodes().withLabel(NodeKeys.NPU_PRESENT).runnableInformer(0);
         podInf = client.pods().inAnyNamespace().runnableInformer(0);
@@ -229,22 +234,7 @@ public final class UpgradeController implements AutoCloseable {
         }
         templateInf = client.configMaps().inNamespace(cfg.namespace()).withName(cfg.driverDaemonSetConfigMap())
                 .runnableInformer(0);
-        templateInf.addEventHandler(cast(new ResourceEventHandler<Object>() {
-            @Override
-            public void onAdd(Object obj) {
-                trigger();
-            }
-
-            @Override
-            public void onUpdate(Object o, Object n) {
-                trigger();
-            }
-
-            @Override
-            public void onDelete(Object obj, boolean unknown) {
-                trigger();
-            }
-        }));
+        templateInf.addEventHandler(cast(triggerOnChange()));
         templateSince = time.monotonicNanos();
         templateInf.start();
     }
