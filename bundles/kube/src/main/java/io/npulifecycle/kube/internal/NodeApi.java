@@ -85,10 +85,36 @@ final class NodeApi {
      * @param seen the Node, or {@code null}
      * @return the copy seen before, or {@code null}
      */
-    Node remember(Node seen) {
+    synchronized Node remember(Node seen) {
         Node previous = node;
         node = seen;
         return previous;
+    }
+
+    /**
+     * Records the Node this runtime's own write got back, unless the cache already holds a later version of it: an
+     * informer event may deliver a later change (an operator's approval) between the write's answer and this call,
+     * and the cache must never go back to a Node without it (a wedged node's approval seen, then forgotten, was
+     * {@code RebootPathTest.apiUnreachableWithoutAutoRecoverNoReboot} on the real server under load). Later = a
+     * greater resourceVersion, read as the whole number both kube-apiserver (etcd's revision) and the embedded mock
+     * give; a resourceVersion that is not one is taken as later (the write's answer wins, as without this rule).
+     *
+     * @param written the Node the API server answered the write with
+     */
+    synchronized void rememberWritten(Node written) {
+        Node cached = node;
+        if (cached != null && cached.getMetadata() != null && written.getMetadata() != null) {
+            try {
+                long have = Long.parseLong(cached.getMetadata().getResourceVersion());
+                long got = Long.parseLong(written.getMetadata().getResourceVersion());
+                if (have > got) {
+                    return;
+                }
+            } catch (NumberFormatException e) {
+                // an opaque resourceVersion: the write's answer is taken
+            }
+        }
+        node = written;
     }
 
     /**
@@ -124,7 +150,7 @@ final class NodeApi {
             }
             try {
                 Node written = client.nodes().resource(next).lockResourceVersion(rv).update();
-                node = written;
+                rememberWritten(written);
                 health.answered();
                 writes.incrementAndGet();
                 lastWriteAt = time.now();

@@ -48,6 +48,31 @@ class NodeApiTest {
         assertTrue(mock.health.ok());
     }
 
+    static Node version(String rv, String approval) {
+        Node n = new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata().withName(NODE)
+                .withResourceVersion(rv).endMetadata().build();
+        return approval == null ? n : annotated(n, "npu.openfuyao.com/approve-reboot", approval);
+    }
+
+    @Test
+    void aWritesAnswerNeverReplacesALaterNodeTheInformerDelivered() {
+        // the informer delivered the operator's approval (rv 102) before the answer of the agent's own write (rv 101)
+        // was recorded
+        api.remember(version("102", "true"));
+        api.rememberWritten(version("101", null));
+        assertEquals("102", api.cached().getMetadata().getResourceVersion());
+        assertEquals("true", NodeApi.annotations(api.cached()).get("npu.openfuyao.com/approve-reboot"));
+
+        api.rememberWritten(version("103", null));
+        assertEquals("103", api.cached().getMetadata().getResourceVersion(), "a later write's answer is taken");
+        api.remember(null);
+        api.rememberWritten(version("7", null));
+        assertEquals("7", api.cached().getMetadata().getResourceVersion(), "nothing cached: the answer is taken");
+        api.rememberWritten(version("opaque-x", null));
+        assertEquals("opaque-x", api.cached().getMetadata().getResourceVersion(),
+                "a resourceVersion that is not a number: the answer is taken");
+    }
+
     @Test
     void aChangeThatAsksForNoWriteWritesNothing() {
         NodeApi.Update u = api.updateNode("test", n -> null);

@@ -79,20 +79,31 @@ public final class ServerBaseline {
      *         when it cannot be brought back (the caller closes it)
      */
     public boolean restore(KubernetesClient admin) {
+        return restoreOrWhy(admin) == null;
+    }
+
+    /**
+     * As {@link #restore}, saying why not.
+     *
+     * @param admin a client of the server with the right to list and delete everything
+     * @return null when the server holds exactly the baseline again; else why it cannot be brought back, naming the
+     *         object or resource type (the caller closes the server)
+     */
+    public String restoreOrWhy(KubernetesClient admin) {
         try {
             return restoreOrRefuse(admin);
         } catch (KubernetesClientException e) {
-            return false;
+            return "the server answered " + e.getCode() + ": " + e.getMessage();
         }
     }
 
-    private boolean restoreOrRefuse(KubernetesClient admin) {
+    private String restoreOrRefuse(KubernetesClient admin) {
         Map<ResourceDefinitionContext, List<ObjectMeta>> added = new HashMap<>();
         for (ResourceDefinitionContext r : resources(admin)) {
             String plural = r.getPlural();
             Map<String, String> before = objects.get(id(r));
             if (before == null && !UNTRACKED.contains(plural)) {
-                return false;
+                return "resource type " + id(r) + " appeared since the baseline (a CRD was installed)";
             }
             Set<String> seen = new HashSet<>();
             for (GenericKubernetesResource o : list(admin, r)) {
@@ -105,14 +116,16 @@ public final class ServerBaseline {
                 String was = before == null ? null : before.get(key);
                 if (was != null) {
                     if (!was.equals(version(m)) && !UNTRACKED.contains(plural)) {
-                        return false;
+                        return id(r) + " " + key + " of the baseline was changed (" + was + " -> " + version(m) + ")";
                     }
                 } else if (!"namespaces".equals(plural)) {
                     added.computeIfAbsent(r, k -> new ArrayList<>()).add(m);
                 }
             }
             if (before != null && !UNTRACKED.contains(plural) && !seen.containsAll(before.keySet())) {
-                return false;
+                Set<String> missing = new HashSet<>(before.keySet());
+                missing.removeAll(seen);
+                return id(r) + " " + missing + " of the baseline were deleted";
             }
         }
         for (Map.Entry<ResourceDefinitionContext, List<ObjectMeta>> e : added.entrySet()) {
@@ -128,7 +141,8 @@ public final class ServerBaseline {
                     resource(admin, e.getKey(), m).withGracePeriod(0).delete();
                 } catch (KubernetesClientException ex) {
                     if (ex.getCode() != 404) {
-                        return false;
+                        return "cannot delete " + id(e.getKey()) + " " + key(m) + ": " + ex.getCode() + " "
+                                + ex.getMessage();
                     }
                 }
             }
@@ -136,16 +150,16 @@ public final class ServerBaseline {
         long deadline = System.nanoTime() + RESTORE_TIMEOUT.toNanos();
         while (!gone(admin, added)) {
             if (System.nanoTime() > deadline) {
-                return false;
+                return "what was deleted is not gone within " + RESTORE_TIMEOUT.toSeconds() + " s";
             }
             try {
                 TimeUnit.MILLISECONDS.sleep(100); // polling the server for its deletions, not a test's wait
             } catch (InterruptedException ie) {
                 Thread.currentThread().interrupt();
-                return false;
+                return "interrupted";
             }
         }
-        return true;
+        return null;
     }
 
     private static boolean gone(KubernetesClient admin, Map<ResourceDefinitionContext, List<ObjectMeta>> deleted) {

@@ -186,12 +186,25 @@ final class ScenarioCommand {
                 writeReport(junit, sofar, err);
             });
         }
-        if (parallel == 1) {
-            for (int i = 0; i < n; i++) {
-                results[i] = runTracked(scenarios, i, work, install, api, kubelet, out, running);
+        // on a real API server the files of a run hand their server on (restored to its state after set-up) instead
+        // of each starting its own; a real node (--kubelet) has a server of its own per file
+        ServerHandover handover = io.npulifecycle.simulator.cluster.ClusterBackend.REAL.equals(api) && !kubelet
+                ? new ServerHandover(parallel) : null;
+        try {
+            if (parallel == 1) {
+                for (int i = 0; i < n; i++) {
+                    results[i] = runTracked(scenarios, i, work, install, api, kubelet, handover, out, running);
+                }
+            } else {
+                runParallel(scenarios, parallel, results, held, work, install, api, handover, out, running);
             }
-        } else {
-            runParallel(scenarios, parallel, results, held, work, install, api, out, running);
+        } finally {
+            if (handover != null) {
+                handover.close();
+            }
+        }
+        if (handover != null && n > 1) {
+            out.println("API servers: " + handover.summary());
         }
         List<ScenarioResult> all = List.of(results);
         long failed = all.stream().filter(r -> !r.passed()).count();
@@ -235,11 +248,12 @@ final class ScenarioCommand {
 
     /** Runs scenario {@code i} in {@code work/scenario-<i>}, telling {@code running} what it does meanwhile. */
     private static ScenarioResult runTracked(List<Scenario> scenarios, int i, Path work, Path install, String api,
-            boolean kubelet, PrintStream out, java.util.Map<Integer, java.util.function.Supplier<String>> running) {
+            boolean kubelet, ServerHandover handover, PrintStream out,
+            java.util.Map<Integer, java.util.function.Supplier<String>> running) {
         Scenario s = scenarios.get(i);
         String position = (i + 1) + " of " + scenarios.size();
         try {
-            return runOne(s, work.resolve("scenario-" + i), install, api, kubelet, out, step -> running.put(i,
+            return runOne(s, work.resolve("scenario-" + i), install, api, kubelet, handover, out, step -> running.put(i,
                     () -> "running scenario '" + s.name + "' (" + s.file + ", " + position + "), " + step.get()));
         } finally {
             running.remove(i);
@@ -251,8 +265,8 @@ final class ScenarioCommand {
      * order of the files as they become complete.
      */
     private static void runParallel(List<Scenario> scenarios, int parallel, ScenarioResult[] results,
-            java.io.ByteArrayOutputStream[] held, Path work, Path install, String api, PrintStream out,
-            java.util.Map<Integer, java.util.function.Supplier<String>> running) {
+            java.io.ByteArrayOutputStream[] held, Path work, Path install, String api, ServerHandover handover,
+            PrintStream out, java.util.Map<Integer, java.util.function.Supplier<String>> running) {
         int n = scenarios.size();
         java.util.concurrent.atomic.AtomicInteger threads = new java.util.concurrent.atomic.AtomicInteger();
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(
@@ -273,7 +287,8 @@ final class ScenarioCommand {
                     try (PrintStream own = new PrintStream(buffer, true, StandardCharsets.UTF_8)) {
                         out.println("-- started " + scenarios.get(index).file + " (" + (index + 1) + " of " + n
                                 + ")");
-                        results[index] = runTracked(scenarios, index, work, install, api, false, own, running);
+                        results[index] = runTracked(scenarios, index, work, install, api, false, handover, own,
+                                running);
                     }
                     return buffer.toString(StandardCharsets.UTF_8);
                 }));
@@ -341,6 +356,18 @@ final class ScenarioCommand {
      */
     static ScenarioResult runOne(Scenario s, Path dir, Path install, String api, boolean kubelet, PrintStream out,
             java.util.function.Consumer<java.util.function.Supplier<String>> progress) {
+        return runOne(s, dir, install, api, kubelet, null, out, progress);
+    }
+
+    /**
+     * As {@link #runOne(Scenario, Path, Path, String, boolean, PrintStream, java.util.function.Consumer)}, on a real
+     * API server handed over from an earlier file when {@code handover} holds one ({@link ServerHandover}).
+     *
+     * @param handover the run's servers, or null for a server of its own
+     */
+    static ScenarioResult runOne(Scenario s, Path dir, Path install, String api, boolean kubelet,
+            ServerHandover handover, PrintStream out,
+            java.util.function.Consumer<java.util.function.Supplier<String>> progress) {
         out.println("== scenario " + s.name + " (" + s.file + "): " + s.nodes + " node(s), clock x"
                 + number(s.timeScale) + ", " + api + " API server" + (kubelet ? ", a real node (kubelet)" : ""));
         long wall = System.nanoTime();
@@ -350,7 +377,8 @@ final class ScenarioCommand {
         List<ScenarioResult.CaseResult> cases = new ArrayList<>();
         long closing = 0;
         ScenarioCluster cluster = null;
-        try (ScenarioCluster sim = kubelet ? new RealNodeCluster(s, dir, install, out) : simulated(s, dir, install, api)) {
+        try (ScenarioCluster sim = kubelet ? new RealNodeCluster(s, dir, install, out)
+                : simulated(s, dir, install, api, handover)) {
             cluster = sim;
             r = new ScenarioRunner(s, sim, out);
             ScenarioRunner runner = r;
@@ -443,7 +471,7 @@ final class ScenarioCommand {
     }
 
     /** @return the harness's own simulated cluster for a scenario, set up for the faults it injects */
-    private static SimCluster simulated(Scenario s, Path dir, Path install, String api) {
+    private static SimCluster simulated(Scenario s, Path dir, Path install, String api, ServerHandover handover) {
         int perNpu = s.chipType.equals("310p") ? 2 : 1;
         long anchor = System.currentTimeMillis();
         SimSettings settings = new SimSettings(s.nodes, s.chips / perNpu, perNpu, s.chipType, s.driverVersion,
@@ -456,6 +484,7 @@ final class ScenarioCommand {
         sim.auditLog(s.expects(e -> e.apiRequests() != null));
         sim.nodeLifecycle(s.uses(Action.NodeNotReady.class) || s.uses(Action.NodeReady.class));
         sim.answers503(s.uses(Action.ApiOutage.class));
+        sim.handOver(handover);
         return sim;
     }
 }

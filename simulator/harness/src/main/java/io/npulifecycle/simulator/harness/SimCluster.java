@@ -74,6 +74,10 @@ public final class SimCluster implements ScenarioCluster {
     private final Map<String, SimNode> nodes = new LinkedHashMap<>();
     private volatile DaemonSetController daemonSets;
     private Thread daemonSetThread;
+    /** Where a real API server comes from and goes back to ({@link #handOver}); null: each cluster its own. */
+    private ServerHandover handover;
+    /** The server this cluster got from {@link #handover} or lent to it; null when it closes its own. */
+    private ServerHandover.Lent lent;
 
     /**
      * @param settings cluster size, chips, versions, time scale
@@ -132,7 +136,16 @@ public final class SimCluster implements ScenarioCluster {
         if (auditLog && ClusterBackend.REAL.equals(api)) {
             flags.addAll(AuditLog.serverFlags(work.resolve("audit")));
         }
-        if (nodeLifecycle) {
+        // a server of an earlier file of the same run, restored to the state after its set-up below; not one with an
+        // audit log (its file reads it) or with the node-lifecycle controller
+        boolean handedOver = handover != null && ClusterBackend.REAL.equals(api) && !auditLog && !nodeLifecycle;
+        ServerHandover.Lent taken = handedOver ? handover.take(flags) : null;
+        if (taken != null) {
+            cluster = taken.server();
+            lent = taken;
+            log.accept("cluster: API server " + cluster.masterUrl() + " handed over from an earlier file (file "
+                    + (taken.files() + 1) + " on it), its baseline restored");
+        } else if (nodeLifecycle) {
             if (!ClusterBackend.REAL.equals(api)) {
                 throw new IOException("nodeNotReady needs --api real: a node goes NotReady through kube-controller-"
                         + "manager's node-lifecycle controller, which the embedded mock does not have");
@@ -148,9 +161,17 @@ public final class SimCluster implements ScenarioCluster {
         // close their watches (ApiFaults)
         apiFaults = ApiFaults.start(cluster, answers503, log);
         runtimeMaster = apiFaults.runtimeMaster();
-        credentials.applyManifests(install.resolve("conf/kubernetes"), log);
-        cluster.installCrd();
-        cluster.ensureNamespace(DaemonSetController.NAMESPACE);
+        if (taken == null) {
+            // what every file needs and none changes: the baseline a handed-over server is restored to
+            credentials.applyManifests(install.resolve("conf/kubernetes"), log);
+            cluster.installCrd();
+            cluster.ensureNamespace(DaemonSetController.NAMESPACE);
+            // the platform's ImageWhiteList kind (runbook preflight item 2); its object is seeded below
+            ImageWhiteLists.installCrd(cluster);
+            if (handedOver) {
+                lent = handover.lend((io.npulifecycle.simulator.cluster.RealApiServer) cluster, flags);
+            }
+        }
         // the driver DaemonSet template the control plane reads at run time (the chart's ConfigMap); host mode has none
         if (!hostDrivers) {
             DriverDaemonSetTemplate.install(cluster.client(), DaemonSetController.NAMESPACE,
@@ -171,7 +192,6 @@ public final class SimCluster implements ScenarioCluster {
             heartbeats = new KubeletHeartbeats(cluster.client(), nodes::keySet, log);
         }
         // the platform's ImageWhiteList (runbook preflight item 2) lists every tag the registry holds
-        ImageWhiteLists.installCrd(cluster);
         List<String> tags = new ArrayList<>();
         for (String v : versions) {
             tags.add(imageTag(EmbeddedCluster.driverImage(v, settings.chipType())));
@@ -244,6 +264,18 @@ public final class SimCluster implements ScenarioCluster {
                         .addNewContainer().withName("node-agent").withImage("registry.local/npu-lifecycle/node-agent:"
                                 + settings.installedVersion()).endContainer()
                         .endSpec().endTemplate().endSpec().build()).create();
+    }
+
+    /**
+     * Takes the real API server from {@code handover} when it holds one started with this cluster's flags, and gives
+     * it back on {@link #close} (restored to the state after the manifests and CRDs were installed) instead of
+     * stopping it; before {@link #start(List)}. Not for a cluster with an audit log or the node-lifecycle controller:
+     * those always start their own server.
+     *
+     * @param handover the run's servers, or null (the default: a server of its own, stopped on close)
+     */
+    void handOver(ServerHandover handover) {
+        this.handover = handover;
     }
 
     /**
@@ -798,7 +830,9 @@ public final class SimCluster implements ScenarioCluster {
         if (registry != null) {
             registry.close();
         }
-        if (cluster != null) {
+        if (lent != null) {
+            handover.giveBack(lent, log);
+        } else if (cluster != null) {
             cluster.close();
         }
     }
