@@ -17,6 +17,7 @@ import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.cluster.EmbeddedCluster;
+import io.npulifecycle.simulator.cluster.ServerBaseline;
 
 /**
  * A real server handed to the next fixture holds exactly what was installed: what a test created is gone, and a
@@ -78,6 +79,37 @@ class RealServerPoolTest {
         }
         try (ClusterFixture b = ClusterFixture.startReal(List.of("--watch-cache=false"))) {
             assertNotEquals(url, b.masterUrl());
+        }
+    }
+
+    /**
+     * {@link ServerBaseline#restoreOrWhy}: what a file or test created is deleted (Events and finalizers included) and
+     * the answer is null; a change to an object of the baseline is named, with its type, namespace and name.
+     */
+    @Test
+    void aRestoreDeletesWhatWasCreatedAndNamesWhatItCannotUndo() {
+        try (ClusterFixture a = ClusterFixture.start(ClusterBackend.REAL)) {
+            KubernetesClient k = a.admin();
+            ServerBaseline baseline = ServerBaseline.of(k);
+            k.configMaps().inNamespace(EmbeddedCluster.NPU_NAMESPACE).resource(new ConfigMapBuilder()
+                    .withNewMetadata().withName("held").addToFinalizers("example.com/hold").endMetadata().build())
+                    .create();
+            k.v1().events().inNamespace(EmbeddedCluster.NPU_NAMESPACE).resource(new io.fabric8.kubernetes.api.model
+                    .EventBuilder().withNewMetadata().withName("e1").endMetadata().withReason("Test")
+                    .withNewInvolvedObject().withKind("Node").withName("n1").endInvolvedObject().build()).create();
+            assertNull(baseline.restoreOrWhy(k));
+            assertNull(k.configMaps().inNamespace(EmbeddedCluster.NPU_NAMESPACE).withName("held").get(),
+                    "deleted, its finalizer removed first");
+            assertNull(k.v1().events().inNamespace(EmbeddedCluster.NPU_NAMESPACE).withName("e1").get(),
+                    "an Event of the run is deleted: the next user never reads it");
+
+            var sa = k.serviceAccounts().inNamespace(EmbeddedCluster.NPU_NAMESPACE)
+                    .withName("npu-lifecycle-node-agent").get();
+            sa.getMetadata().setLabels(Map.of("changed", "by-a-test"));
+            k.serviceAccounts().inNamespace(EmbeddedCluster.NPU_NAMESPACE).resource(sa).update();
+            String why = baseline.restoreOrWhy(k);
+            assertTrue(why != null && why.contains("/v1/serviceaccounts " + EmbeddedCluster.NPU_NAMESPACE
+                    + "/npu-lifecycle-node-agent of the baseline was changed"), why);
         }
     }
 }

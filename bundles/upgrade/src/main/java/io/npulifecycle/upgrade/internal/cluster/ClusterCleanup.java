@@ -380,7 +380,11 @@ public final class ClusterCleanup {
                 continue;
             }
             String name = cr.getMetadata().getName();
-            patchCr(cr, Finalizers.without(fins), null, "remove the finalizer " + NodeKeys.FINALIZER_CLEANUP);
+            patchCr(cr, fresh -> {
+                List<String> now = fresh.getMetadata().getFinalizers();
+                return now == null || !now.contains(NodeKeys.FINALIZER_CLEANUP) ? null
+                        : Map.of("finalizers", Finalizers.without(now));
+            }, "remove the finalizer " + NodeKeys.FINALIZER_CLEANUP);
             removed.add("NPUOperatorCtl " + namespace + "/" + name + ": finalizer " + NodeKeys.FINALIZER_CLEANUP
                     + " (the resource itself is kept)");
             wrote = true;
@@ -401,32 +405,62 @@ public final class ClusterCleanup {
         List<GenericKubernetesResource> crs = call("list npuoperatorctls in " + namespace,
                 () -> client.genericKubernetesResources(UpgradeController.CTX).inNamespace(namespace).list().getItems());
         for (GenericKubernetesResource cr : crs) {
-            patchCr(cr, null, Map.of(UNINSTALLING, at.toString()), "mark it " + UNINSTALLING);
+            patchCr(cr, fresh -> Map.of("annotations", Map.of(UNINSTALLING, at.toString())), "mark it " + UNINSTALLING);
             marked.add(cr.getMetadata().getName());
         }
         return marked;
     }
 
-    private void patchCr(GenericKubernetesResource cr, List<String> finalizers, Map<String, String> annotations,
-            String purpose) {
+    /** How often a patch of an NPUOperatorCtl is tried when the resource changed between read and write (409). */
+    static final int CR_PATCH_ATTEMPTS = 5;
+
+    /**
+     * JSON merge patch of an NPUOperatorCtl's metadata, guarded by the resourceVersion it was read with. The running
+     * control plane writes the resource's status all along (each write a new resourceVersion), so a 409 is expected:
+     * the resource is read again and {@code change} applied to the fresh copy, at most {@value #CR_PATCH_ATTEMPTS}
+     * times.
+     *
+     * @param cr the resource as listed
+     * @param change the metadata fields to merge (e.g. {@code finalizers}, {@code annotations}) for a copy of the
+     *        resource, or null when that copy needs none
+     * @param purpose what the patch is for, in the error
+     * @throws CleanupException when the API server refuses other than with 409, or still with 409 after the last
+     *         attempt
+     */
+    private void patchCr(GenericKubernetesResource cr, java.util.function.Function<GenericKubernetesResource,
+            Map<String, Object>> change, String purpose) {
         String name = cr.getMetadata().getName();
-        Map<String, Object> meta = new LinkedHashMap<>();
-        meta.put("resourceVersion", cr.getMetadata().getResourceVersion());
-        if (finalizers != null) {
-            meta.put("finalizers", finalizers);
-        }
-        if (annotations != null) {
-            meta.put("annotations", annotations);
-        }
-        GenericKubernetesResource stub = new GenericKubernetesResource();
-        stub.setApiVersion(NpuOperatorCtlType.GROUP + "/" + NpuOperatorCtlType.VERSION);
-        stub.setKind(NpuOperatorCtlType.KIND);
-        stub.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(name).withNamespace(namespace)
-                .build());
-        call("patch NPUOperatorCtl " + namespace + "/" + name + " (" + purpose + ")",
-                () -> client.genericKubernetesResources(UpgradeController.CTX).inNamespace(namespace).resource(stub)
+        String what = "patch NPUOperatorCtl " + namespace + "/" + name + " (" + purpose + ")";
+        GenericKubernetesResource current = cr;
+        for (int attempt = 1;; attempt++) {
+            Map<String, Object> fields = change.apply(current);
+            if (fields == null) {
+                return;
+            }
+            Map<String, Object> meta = new LinkedHashMap<>(fields);
+            meta.put("resourceVersion", current.getMetadata().getResourceVersion());
+            GenericKubernetesResource stub = new GenericKubernetesResource();
+            stub.setApiVersion(NpuOperatorCtlType.GROUP + "/" + NpuOperatorCtlType.VERSION);
+            stub.setKind(NpuOperatorCtlType.KIND);
+            stub.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(name)
+                    .withNamespace(namespace).build());
+            try {
+                client.genericKubernetesResources(UpgradeController.CTX).inNamespace(namespace).resource(stub)
                         .patch(PatchContext.of(PatchType.JSON_MERGE),
-                                client.getKubernetesSerialization().asJson(Map.of("metadata", meta))));
+                                client.getKubernetesSerialization().asJson(Map.of("metadata", meta)));
+                return;
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 409 || attempt >= CR_PATCH_ATTEMPTS) {
+                    throw refused(what, e);
+                }
+            }
+            current = call("read NPUOperatorCtl " + namespace + "/" + name + " again (it changed while trying to "
+                    + purpose + ")", () -> client.genericKubernetesResources(UpgradeController.CTX)
+                            .inNamespace(namespace).withName(name).get());
+            if (current == null) {
+                return; // deleted meanwhile: nothing left to mark or release
+            }
+        }
     }
 
     /** The permissions the cleanup uses: (verb, group, resource, subresource, namespace or null). */
