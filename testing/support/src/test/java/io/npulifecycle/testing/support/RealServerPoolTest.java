@@ -96,7 +96,8 @@ class RealServerPoolTest {
                     .create();
             k.v1().events().inNamespace(EmbeddedCluster.NPU_NAMESPACE).resource(new io.fabric8.kubernetes.api.model
                     .EventBuilder().withNewMetadata().withName("e1").endMetadata().withReason("Test")
-                    .withNewInvolvedObject().withKind("Node").withName("n1").endInvolvedObject().build()).create();
+                    .withNewInvolvedObject().withKind("Pod").withNamespace(EmbeddedCluster.NPU_NAMESPACE).withName("p1")
+                    .endInvolvedObject().build()).create();
             assertNull(baseline.restoreOrWhy(k));
             assertNull(k.configMaps().inNamespace(EmbeddedCluster.NPU_NAMESPACE).withName("held").get(),
                     "deleted, its finalizer removed first");
