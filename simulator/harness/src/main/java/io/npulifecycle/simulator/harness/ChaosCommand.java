@@ -14,20 +14,26 @@ import io.npulifecycle.simulator.cluster.ClusterBackend;
  * {@code npu-lifecycle chaos}: a simulated cluster under a random fault schedule drawn from a seed
  * ({@link ChaosSchedule}), the contract's invariants checked throughout ({@link Invariants}). Each seed's schedule is
  * written as a scenario file into the work folder ({@code chaos-seed-<N>.yaml}) and run as {@code scenario} runs it,
- * so a failing seed is a file that {@code scenario} runs again, the same way.
+ * so a failing seed is a file that {@code scenario} runs again, the same way. A failing seed is then shrunk
+ * ({@link ChaosShrinker}, unless {@code --no-shrink}): its faults dropped while the rest fails the same way, the result
+ * written as {@code chaos-seed-<N>-shrunk.yaml}.
  */
 final class ChaosCommand {
 
     static final String USAGE = String.join("\n",
             "Usage: npu-lifecycle chaos --seed N | --seeds A..B [--nodes K] [--duration D] [--api embedded|real]",
             "                           [--policy FILE] [--time-scale X] [--work DIR] [--junit FILE] [--keep] [--print]",
+            "                           [--shrink-runs N | --no-shrink]",
             "Runs a simulated cluster under a random schedule of faults drawn from each seed (chips wedging and",
             "recovering, approvals good and bad, driver versions changed and back, policy switches, an administrator's",
             "cordons, workloads under PodDisruptionBudgets (real API server), node agents and the control plane's",
             "leader SIGKILLed, the API server unreachable), then a quiet period in which every node must be upgraded",
             "and back in service; the contract's invariants are checked throughout (docs/simulator.md \"Chaos runs\").",
-            "The same seed and options give the same schedule. Exit code 0 when every seed held, 1 when one broke an",
-            "invariant or an expectation, 2 for a bad argument.",
+            "The same seed and options give the same schedule. A seed that fails is shrunk: its faults are dropped,",
+            "a few at a time, while the rest still fails the same way (the same invariant broken, or the same",
+            "expectation or step failing), each candidate one whole run, and the smallest is written as",
+            "chaos-seed-<N>-shrunk.yaml into the work folder (npu-lifecycle scenario runs it again). Exit code 0 when",
+            "every seed held, 1 when one broke an invariant or an expectation, 2 for a bad argument.",
             "",
             "  --seed N        one schedule (a whole number)",
             "  --seeds A..B    the schedules of seeds A to B, one after the other (at most 1000)",
@@ -41,7 +47,11 @@ final class ChaosCommand {
             "  --work DIR      as scenario's; the schedules are written into it",
             "  --junit FILE    a JUnit XML report, one test suite per seed",
             "  --keep          keep the temporary work folder of a passed run too",
-            "  --print         print the schedules (scenario files) and run nothing");
+            "  --print         print the schedules (scenario files) and run nothing",
+            "  --shrink-runs N the most runs of a candidate per failing seed when shrinking, 0 to 1000 (default "
+                    + ChaosShrinker.DEFAULT_RUNS + ");",
+            "                  0 does not shrink; when they run out, the smallest candidate that failed is written",
+            "  --no-shrink     as --shrink-runs 0: a failing seed is left as drawn");
 
     private ChaosCommand() {
     }
@@ -63,6 +73,9 @@ final class ChaosCommand {
         Path junit = null;
         boolean keep = false;
         boolean print = false;
+        int shrinkRuns = ChaosShrinker.DEFAULT_RUNS;
+        boolean shrinkRunsGiven = false;
+        boolean noShrink = false;
         try {
             for (int i = 0; i < args.length; i++) {
                 String a = args[i];
@@ -102,20 +115,32 @@ final class ChaosCommand {
                     case "--junit" -> junit = Path.of(value(args, ++i, a));
                     case "--keep" -> keep = true;
                     case "--print" -> print = true;
+                    case "--shrink-runs" -> {
+                        shrinkRuns = shrinkRuns(value(args, ++i, a));
+                        shrinkRunsGiven = true;
+                    }
+                    case "--no-shrink" -> noShrink = true;
                     default -> throw new IllegalArgumentException("unknown option '" + a + "' (--help lists them)");
                 }
             }
             if (from == Long.MIN_VALUE) {
                 throw new IllegalArgumentException("give --seed N or --seeds A..B");
             }
+            if (noShrink && shrinkRunsGiven && shrinkRuns > 0) {
+                throw new IllegalArgumentException("--no-shrink and --shrink-runs " + shrinkRuns + " contradict each "
+                        + "other: give one");
+            }
+            if (noShrink) {
+                shrinkRuns = 0;
+            }
         } catch (IllegalArgumentException e) {
             err.println("npu-lifecycle chaos: " + e.getMessage());
             return 2;
         }
-        List<String> schedules = new ArrayList<>();
+        List<ChaosSchedule.Drawn> schedules = new ArrayList<>();
         for (long seed = from; seed <= to; seed++) {
             try {
-                schedules.add(ChaosSchedule.draw(new ChaosSchedule.Settings(seed, nodes, duration, timeScale,
+                schedules.add(ChaosSchedule.schedule(new ChaosSchedule.Settings(seed, nodes, duration, timeScale,
                         ClusterBackend.REAL.equals(api), policy)));
             } catch (IllegalArgumentException e) {
                 err.println("npu-lifecycle chaos: " + e.getMessage());
@@ -123,7 +148,7 @@ final class ChaosCommand {
             }
         }
         if (print) {
-            schedules.forEach(out::print);
+            schedules.forEach(d -> out.print(d.render()));
             return 0;
         }
         boolean temporary = work == null;
@@ -134,7 +159,8 @@ final class ChaosCommand {
             }
             work = WorkFolder.prepare(work, "chaos");
             for (int i = 0; i < schedules.size(); i++) {
-                files.add(Files.writeString(work.resolve("chaos-seed-" + (from + i) + ".yaml"), schedules.get(i)));
+                files.add(Files.writeString(work.resolve("chaos-seed-" + (from + i) + ".yaml"),
+                        schedules.get(i).render()));
             }
         } catch (IllegalArgumentException | IOException e) {
             err.println("npu-lifecycle chaos: " + e.getMessage());
@@ -147,12 +173,75 @@ final class ChaosCommand {
         WorkFolder.keptOnInterrupt(interruption, work, out);
         int rc;
         try {
-            rc = ScenarioCommand.run(files, work, install, api, false, junit, 1, interruption, out, err);
+            List<ScenarioResult> verdicts = new ArrayList<>();
+            rc = ScenarioCommand.run(files, work, install, api, false, junit, 1, interruption, out, err,
+                    verdicts::addAll);
+            if (shrinkRuns > 0) {
+                shrinkFailed(schedules, verdicts, api, work, shrinkRuns, runner(install, api, interruption), out, err);
+            }
         } finally {
             interruption.finished();
         }
         WorkFolder.finish(work, temporary, keep, rc, out);
         return rc;
+    }
+
+    /**
+     * Shrinks each failing seed's schedule, one seed after the other ({@link ChaosShrinker#shrink}); a shrink that
+     * cannot go on (a file not written, a run not made) is reported and the next seed shrunk.
+     *
+     * @param schedules the seeds' schedules, in the order of {@code verdicts}
+     * @param verdicts each schedule's run
+     * @param budget the most candidate runs per seed, at least 1
+     */
+    static void shrinkFailed(List<ChaosSchedule.Drawn> schedules, List<ScenarioResult> verdicts, String api,
+            Path work, int budget, ChaosShrinker.Runner runner, PrintStream out, PrintStream err) {
+        for (int i = 0; i < verdicts.size() && i < schedules.size(); i++) {
+            ScenarioResult v = verdicts.get(i);
+            if (v.passed()) {
+                continue;
+            }
+            long seed = schedules.get(i).settings().seed();
+            try {
+                ChaosShrinker.shrink(schedules.get(i), v.failure(), api, work, budget, runner, out);
+            } catch (IOException | RuntimeException e) {
+                err.println("npu-lifecycle chaos: seed " + seed + ": the shrink stopped: " + e);
+            }
+        }
+    }
+
+    /**
+     * @return a runner of candidates on fresh simulated clusters, as {@code scenario} runs a file; each candidate's
+     *         output goes to {@code output.log} beside its file
+     */
+    private static ChaosShrinker.Runner runner(Path install, String api, Interruption interruption) {
+        return (file, scenario, dir) -> {
+            Path log = file.resolveSibling("output.log");
+            try (PrintStream o = new PrintStream(Files.newOutputStream(log), true,
+                    java.nio.charset.StandardCharsets.UTF_8)) {
+                return ScenarioCommand.runOne(scenario, dir, install, api, false, o, step -> interruption.doing(
+                        () -> "shrinking: running " + file + ", " + step.get())).failure();
+            }
+        };
+    }
+
+    /**
+     * @param v the value of {@code --shrink-runs}
+     * @return it as a whole number from 0 to 1000
+     * @throws IllegalArgumentException naming the option, the value and what is expected
+     */
+    static int shrinkRuns(String v) {
+        long n;
+        try {
+            n = Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            n = -1;
+        }
+        if (n < 0 || n > 1000) {
+            throw new IllegalArgumentException("--shrink-runs '" + v + "': expected a whole number of runs from 0 (no "
+                    + "shrinking) to 1000");
+        }
+        return (int) n;
     }
 
     private static String value(String[] args, int i, String option) {

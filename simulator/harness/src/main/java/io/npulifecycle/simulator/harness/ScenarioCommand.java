@@ -136,6 +136,19 @@ final class ScenarioCommand {
      */
     static int run(List<Path> files, Path work, Path install, String api, boolean kubelet, Path junit, int parallel,
             Interruption interruption, PrintStream out, PrintStream err) {
+        return run(files, work, install, api, kubelet, junit, parallel, interruption, out, err, verdicts -> { });
+    }
+
+    /**
+     * {@link #run(List, Path, Path, String, boolean, Path, int, Interruption, PrintStream, PrintStream)}, telling
+     * {@code verdicts} each file's verdict once every file ran.
+     *
+     * @param verdicts given the verdicts in the order of the files, before the exit code is returned; not called when
+     *        nothing was run (2)
+     */
+    static int run(List<Path> files, Path work, Path install, String api, boolean kubelet, Path junit, int parallel,
+            Interruption interruption, PrintStream out, PrintStream err,
+            java.util.function.Consumer<List<ScenarioResult>> verdicts) {
         if (parallel < 1 || parallel > MAX_PARALLEL) {
             throw new IllegalArgumentException("parallel " + parallel + " is outside 1.." + MAX_PARALLEL);
         }
@@ -214,6 +227,7 @@ final class ScenarioCommand {
         if (junit != null && written) {
             out.println("JUnit report: " + junit.toAbsolutePath());
         }
+        verdicts.accept(all);
         return failed == 0 && written ? 0 : 1;
     }
 
