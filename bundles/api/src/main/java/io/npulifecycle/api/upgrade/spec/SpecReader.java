@@ -84,6 +84,13 @@ public final class SpecReader {
             maxPar = (int) number(up.get("maxParallelUpgrades"), "spec.driver.upgradePolicy.maxParallelUpgrades", 1, 0,
                     100000, p);
             Count mu = count(up.get("maxUnavailable"), "spec.driver.upgradePolicy.maxUnavailable", p);
+            if (mu != null && mu.value() == 0) {
+                // the CRD refuses it too (its x-kubernetes-validations rule): the rollout would wait for ever
+                p.add("spec.driver.upgradePolicy.maxUnavailable: " + show(up.get("maxUnavailable")) + " lets no NPU "
+                        + "node be unavailable, so no node could ever be upgraded: give a count or a percentage of at "
+                        + "least 1 (the default is 25%)");
+                mu = null;
+            }
             if (mu != null) {
                 maxUnav = mu.value();
                 pct = mu.percent();
