@@ -62,8 +62,9 @@ final class ChaosCommand {
      * @return the exit code
      */
     static int run(String[] args, Path install, PrintStream out, PrintStream err) {
-        long from = Long.MIN_VALUE;
-        long to = Long.MIN_VALUE;
+        long from = 0;
+        long to = 0;
+        String seedsGiven = null;
         int nodes = 3;
         Duration duration = Duration.ofDays(1);
         String api = ClusterBackend.EMBEDDED;
@@ -85,10 +86,12 @@ final class ChaosCommand {
                         return 0;
                     }
                     case "--seed" -> {
+                        seedsGiven = once(seedsGiven, a);
                         from = seed(value(args, ++i, a), a);
                         to = from;
                     }
                     case "--seeds" -> {
+                        seedsGiven = once(seedsGiven, a);
                         String v = value(args, ++i, a);
                         int dots = v.indexOf("..");
                         if (dots < 0) {
@@ -96,7 +99,7 @@ final class ChaosCommand {
                         }
                         from = seed(v.substring(0, dots), a);
                         to = seed(v.substring(dots + 2), a);
-                        if (to < from || to - from >= 1000) {
+                        if (to < from || to - from >= 1000 || to - from < 0) { // < 0: the span overflowed a long
                             throw new IllegalArgumentException("--seeds " + v + ": expected A <= B and at most 1000 "
                                     + "seeds");
                         }
@@ -123,7 +126,7 @@ final class ChaosCommand {
                     default -> throw new IllegalArgumentException("unknown option '" + a + "' (--help lists them)");
                 }
             }
-            if (from == Long.MIN_VALUE) {
+            if (seedsGiven == null) {
                 throw new IllegalArgumentException("give --seed N or --seeds A..B");
             }
             if (noShrink && shrinkRunsGiven && shrinkRuns > 0) {
@@ -138,7 +141,8 @@ final class ChaosCommand {
             return 2;
         }
         List<ChaosSchedule.Drawn> schedules = new ArrayList<>();
-        for (long seed = from; seed <= to; seed++) {
+        for (long k = 0; k <= to - from; k++) { // counted from 0: seed++ past Long.MAX_VALUE would wrap
+            long seed = from + k;
             try {
                 schedules.add(ChaosSchedule.schedule(new ChaosSchedule.Settings(seed, nodes, duration, timeScale,
                         ClusterBackend.REAL.equals(api), policy)));
@@ -244,6 +248,20 @@ final class ChaosCommand {
         return (int) n;
     }
 
+    /**
+     * @param before the seed option given before, or null
+     * @param option this one ({@code --seed} or {@code --seeds})
+     * @return {@code option}
+     * @throws IllegalArgumentException when a seed option was given before: one run has one set of seeds
+     */
+    private static String once(String before, String option) {
+        if (before != null) {
+            throw new IllegalArgumentException(option + " after " + before + ": give one of --seed N or --seeds A..B, "
+                    + "once");
+        }
+        return option;
+    }
+
     private static String value(String[] args, int i, String option) {
         if (i >= args.length || args[i].isBlank()) {
             throw new IllegalArgumentException(option + " needs a value");
@@ -252,10 +270,12 @@ final class ChaosCommand {
     }
 
     private static long seed(String v, String option) {
+        String t = v.trim();
         try {
-            return Long.parseLong(v.trim());
+            return Long.parseLong(t);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(option + " '" + v + "' is not a whole number");
+            throw new IllegalArgumentException(option + " '" + v + "' is not a whole number" + (t.matches("-?[0-9]+")
+                    ? " from " + Long.MIN_VALUE + " to " + Long.MAX_VALUE : ""));
         }
     }
 

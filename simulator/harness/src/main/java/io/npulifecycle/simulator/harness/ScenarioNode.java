@@ -110,23 +110,50 @@ public interface ScenarioNode {
     }
 
     /**
-     * A fault injection through Jolokia, as a CI pipeline would do it.
+     * How long, in seconds of wall clock, a fault injection waits for a node agent that does not answer (killed and
+     * restarted by its DaemonSet, rebooting, its framework starting): a restart takes 3 to 20 s on a loaded 2-core
+     * machine. At a high time scale a schedule's step can fall within that restart (a chaos schedule wedging a chip
+     * seconds of simulated time after killing its agent); failing the step then would be the harness's failure, not the
+     * product's.
+     */
+    long AGENT_ANSWER_WAIT_SECONDS = 90;
+
+    /**
+     * A fault injection through Jolokia, as a CI pipeline would do it. While the node agent does not answer, or
+     * answers without the simulator's MBean yet (404: its framework is starting), it is asked again every 200 ms for
+     * up to {@value #AGENT_ANSWER_WAIT_SECONDS} s.
      *
      * @param operation an operation of {@link #SIMULATOR}, e.g. {@code wedge}
      * @param args its arguments
      * @return the operation's answer
-     * @throws IllegalStateException with the Jolokia error when the operation failed or nobody answered
+     * @throws IllegalStateException with the Jolokia error when the operation failed, or when nobody answered within
+     *         {@value #AGENT_ANSWER_WAIT_SECONDS} s
      */
     default String simulator(String operation, Object... args) {
-        Jolokia j = jolokia();
-        JSONObject r = j.exec(SIMULATOR, operation, args);
-        if (r == null) {
-            throw new IllegalStateException(name() + ": the node agent does not answer on " + j.url());
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(AGENT_ANSWER_WAIT_SECONDS);
+        while (true) {
+            Jolokia j = jolokia();
+            JSONObject r = j.exec(SIMULATOR, operation, args);
+            Object status = r == null ? null : r.get("status");
+            boolean starting = r == null || status instanceof Number n && n.intValue() == 404;
+            if (!starting) {
+                if (!(status instanceof Number) || ((Number) status).intValue() != 200) {
+                    throw new IllegalStateException(name() + ": " + operation + " failed: " + r.get("error"));
+                }
+                return String.valueOf(r.get("value"));
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException(name() + ": the node agent does not answer on " + j.url()
+                        + (r == null ? "" : " with the simulator's MBean (" + r.get("error") + ")") + " within "
+                        + AGENT_ANSWER_WAIT_SECONDS + " s (stopped, or not back from a restart)");
+            }
+            try {
+                Thread.sleep(200); // polling a restarting runtime's Jolokia, not a test's wait
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(name() + ": interrupted while waiting for the node agent on "
+                        + j.url(), e);
+            }
         }
-        Object status = r.get("status");
-        if (!(status instanceof Number) || ((Number) status).intValue() != 200) {
-            throw new IllegalStateException(name() + ": " + operation + " failed: " + r.get("error"));
-        }
-        return String.valueOf(r.get("value"));
     }
 }

@@ -51,6 +51,23 @@ class ChaosCommandTest {
     }
 
     @Test
+    void oneSeedOptionOnlyAndEverySeedALongCanHold() {
+        assertEquals(2, run("--seed", "7", "--seeds", "1..2", "--print"));
+        assertTrue(err().contains("npu-lifecycle chaos: --seeds after --seed: give one of --seed N or --seeds A..B, "
+                + "once"), err());
+        assertEquals(2, run("--seeds", "1..2", "--seed", "7", "--print"));
+        assertTrue(err().contains("--seed after --seeds"), err());
+        assertEquals(0, run("--seed", String.valueOf(Long.MIN_VALUE), "--print"), err());
+        assertEquals(0, run("--seed", String.valueOf(Long.MAX_VALUE), "--print"), err());
+        assertEquals(1, outBytes.toString(StandardCharsets.UTF_8).split("# npu-lifecycle chaos --seed "
+                + Long.MAX_VALUE + " ", -1).length - 1, "one schedule for the largest seed");
+        assertEquals(2, run("--seeds", Long.MIN_VALUE + ".." + Long.MAX_VALUE, "--print"));
+        assertEquals(2, run("--seed", "99999999999999999999", "--print"));
+        assertTrue(err().contains("--seed '99999999999999999999' is not a whole number from " + Long.MIN_VALUE
+                + " to " + Long.MAX_VALUE), err());
+    }
+
+    @Test
     void goodShrinkOptionsAreAccepted() {
         assertEquals(0, run("--seed", "1", "--shrink-runs", "0", "--print"));
         assertEquals(0, run("--seed", "1", "--shrink-runs", "12", "--print"));
