@@ -161,6 +161,13 @@ public final class UninstallCommand {
                 err.println("npu-lifecycle uninstall: --kubeconfig " + kubeconfig + " " + problem);
                 return USAGE;
             }
+        } else {
+            String none = noCredentials(System.getenv(), Path.of(System.getProperty("user.home", "/")),
+                    Path.of(SERVICE_ACCOUNT_TOKEN));
+            if (none != null) {
+                err.println("npu-lifecycle uninstall: " + none);
+                return USAGE;
+            }
         }
         Config config;
         try {
@@ -215,6 +222,57 @@ public final class UninstallCommand {
      *         cluster, and the cluster has a server), or null when it is usable; read with fabric8's model of the
      *         file, so that a file the client would silently replace by the in-cluster defaults is refused instead
      */
+    /** Where a pod's ServiceAccount token is mounted. */
+    static final String SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+
+    /**
+     * Without {@code --kubeconfig}: whether any credentials are there to find, as the client looks for them (the pod's
+     * ServiceAccount, {@code $KUBECONFIG}, {@code ~/.kube/config}). Without any, the client would fall back to the
+     * in-cluster address {@code https://kubernetes.default.svc} and fail with a connection error that names neither
+     * the cause nor the remedy.
+     *
+     * @param env the environment ({@code KUBERNETES_SERVICE_HOST}, {@code KUBECONFIG})
+     * @param home the user's home folder
+     * @param token where a pod's ServiceAccount token would be
+     * @return what is missing and what to give, or null when some credentials are there
+     */
+    /**
+     * @return {@code ", at line N"} from the location the YAML or JSON parser gives in a message of {@code e}'s
+     *         causes ({@code [Source: ...; line: N, column: M]}), or ""; nothing else of the message, which quotes text
+     */
+    private static String where(Throwable e) {
+        java.util.regex.Pattern line = java.util.regex.Pattern.compile("line: ([0-9]+)");
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            java.util.regex.Matcher m = t.getMessage() == null ? null : line.matcher(t.getMessage());
+            if (m != null && m.find()) {
+                return ", at line " + m.group(1);
+            }
+        }
+        return "";
+    }
+
+    static String noCredentials(java.util.Map<String, String> env, Path home, Path token) {
+        String host = env.get("KUBERNETES_SERVICE_HOST");
+        if (host != null && !host.isBlank() && Files.isReadable(token)) {
+            return null;
+        }
+        String kc = env.get("KUBECONFIG");
+        if (kc != null && !kc.isBlank()) {
+            for (String f : kc.split(java.io.File.pathSeparator)) {
+                if (!f.isBlank() && Files.isReadable(Path.of(f))) {
+                    return null;
+                }
+            }
+            return "no credentials: $KUBECONFIG=" + kc + " names no readable file (and this is not a pod with a "
+                    + "ServiceAccount token); give --kubeconfig FILE or a KUBECONFIG that exists";
+        }
+        if (Files.isReadable(home.resolve(".kube/config"))) {
+            return null;
+        }
+        return "no credentials: not in a pod (no KUBERNETES_SERVICE_HOST and ServiceAccount token " + token + "), "
+                + "$KUBECONFIG unset and no " + home.resolve(".kube/config") + "; give --kubeconfig FILE";
+    }
+
     static String kubeconfigProblem(Path file) {
         String text;
         try {
@@ -230,8 +288,8 @@ public final class UninstallCommand {
             kc = new io.fabric8.kubernetes.client.utils.KubernetesSerialization().unmarshal(text,
                     io.fabric8.kubernetes.api.model.Config.class);
         } catch (RuntimeException e) {
-            return "is not a kubeconfig (YAML with clusters, contexts and users and a current-context): "
-                    + firstLine(e.getMessage());
+            // the parser's message quotes the file's text, which may be a token: only where it stopped is told
+            return "is not a kubeconfig (YAML with clusters, contexts and users and a current-context)" + where(e);
         }
         if (kc == null || kc.getCurrentContext() == null || kc.getCurrentContext().isBlank()) {
             return "names no current-context";

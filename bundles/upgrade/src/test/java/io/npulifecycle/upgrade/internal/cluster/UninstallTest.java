@@ -289,6 +289,36 @@ class UninstallTest {
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("127.0.0.1:" + port), err.toString());
     }
 
+    /**
+     * Without {@code --kubeconfig} and without any credentials to find (not a pod, no {@code $KUBECONFIG}, no
+     * {@code ~/.kube/config}) the command says so and what to give, instead of a connection error to the in-cluster
+     * address; and a kubeconfig that is not one is named without quoting its text (a token in it stays unprinted).
+     */
+    @Test
+    void withoutAnyCredentialsTheCommandSaysSoAndAKubeconfigsTextIsNeverQuoted(@org.junit.jupiter.api.io.TempDir
+            java.nio.file.Path dir) throws Exception {
+        assumeTrue(ClusterBackend.EMBEDDED.equals(kind), "no server needed");
+        java.nio.file.Path home = java.nio.file.Files.createDirectories(dir.resolve("home"));
+        java.nio.file.Path token = dir.resolve("token");
+        String none = UninstallCommand.noCredentials(Map.of(), home, token);
+        assertTrue(none != null && none.startsWith("no credentials: not in a pod") && none.endsWith(
+                "give --kubeconfig FILE"), none);
+        assertTrue(UninstallCommand.noCredentials(Map.of("KUBECONFIG", dir.resolve("nope").toString()), home, token)
+                .contains("names no readable file"));
+        java.nio.file.Files.createDirectories(home.resolve(".kube"));
+        java.nio.file.Files.writeString(home.resolve(".kube/config"), "x");
+        assertNull(UninstallCommand.noCredentials(Map.of(), home, token), "~/.kube/config is there");
+        java.nio.file.Files.writeString(token, "t");
+        assertNull(UninstallCommand.noCredentials(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1"),
+                dir.resolve("empty-home"), token), "a pod with its ServiceAccount token");
+
+        String secret = "eyJhbGciOiJSUzI1NiIsImtpZCI6InNlY3JldCJ9.payload.signature";
+        String problem = UninstallCommand.kubeconfigProblem(java.nio.file.Files.writeString(dir.resolve("bare-token"),
+                secret + "\n"));
+        assertTrue(problem.startsWith("is not a kubeconfig"), problem);
+        assertFalse(problem.contains("eyJ"), "the file's text is not quoted: " + problem);
+    }
+
     @Test
     void aKubeconfigWithoutAUsableCurrentContextIsNamedNotReplacedByTheInClusterDefaults(
             @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
