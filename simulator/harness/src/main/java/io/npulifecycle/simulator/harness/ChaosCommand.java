@@ -105,7 +105,13 @@ final class ChaosCommand {
                         }
                     }
                     case "--nodes" -> nodes = (int) whole(value(args, ++i, a), a, 1, 16);
-                    case "--duration" -> duration = duration(value(args, ++i, a));
+                    case "--duration" -> {
+                        String v = value(args, ++i, a);
+                        duration = duration(v);
+                        if (duration.compareTo(Duration.ofHours(4)) < 0 || duration.compareTo(Duration.ofDays(30)) > 0) {
+                            throw new IllegalArgumentException("--duration " + v.trim() + " is outside 4h..30d");
+                        }
+                    }
                     case "--api" -> {
                         api = value(args, ++i, a);
                         if (!io.npulifecycle.simulator.cluster.ClusterBackends.KINDS.contains(api)) {
@@ -316,7 +322,12 @@ final class ChaosCommand {
         try {
             text = Files.readString(file);
         } catch (IOException e) {
-            throw new IllegalArgumentException("--policy " + file + ": cannot be read (" + e.getMessage() + ")");
+            throw new IllegalArgumentException("--policy " + file + ": cannot be read: "
+                    + ScenarioCommand.readError(e));
+        }
+        if (text.isBlank()) {
+            throw new IllegalArgumentException("--policy " + file + ": the file is empty: expected a mapping of the "
+                    + "policy shorthand (docs/simulator.md), e.g. {autoUpgrade: true, maxParallelUpgrades: 2}");
         }
         String flow;
         try {

@@ -30,7 +30,10 @@ final class ScenarioCommand {
         if (e instanceof java.nio.file.AccessDeniedException) {
             return "permission denied";
         }
-        return e.toString();
+        if ("Is a directory".equals(e.getMessage())) {
+            return "is a directory (expected a scenario file, YAML)";
+        }
+        return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     }
 
     /**

@@ -68,6 +68,19 @@ class ChaosCommandTest {
     }
 
     @Test
+    void aPolicyFileOrDurationThatCannotBeUsedIsNamedAsGiven(@TempDir Path dir) throws Exception {
+        assertEquals(2, run("--seed", "1", "--policy", dir.resolve("nope.yaml").toString(), "--print"));
+        assertTrue(err().contains("--policy " + dir.resolve("nope.yaml") + ": cannot be read: no such file"), err());
+        Path empty = Files.writeString(dir.resolve("empty.yaml"), "\n");
+        assertEquals(2, run("--seed", "1", "--policy", empty.toString(), "--print"));
+        assertTrue(err().contains("--policy " + empty + ": the file is empty: expected a mapping"), err());
+        assertEquals(2, run("--seed", "1", "--policy", dir.toString(), "--print"));
+        assertTrue(err().contains("--policy " + dir + ": cannot be read: is a directory"), err());
+        assertEquals(2, run("--seed", "1", "--duration", "239m", "--print"));
+        assertTrue(err().contains("--duration 239m is outside 4h..30d"), err());
+    }
+
+    @Test
     void goodShrinkOptionsAreAccepted() {
         assertEquals(0, run("--seed", "1", "--shrink-runs", "0", "--print"));
         assertEquals(0, run("--seed", "1", "--shrink-runs", "12", "--print"));
