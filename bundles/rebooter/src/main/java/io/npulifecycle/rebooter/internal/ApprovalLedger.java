@@ -73,11 +73,16 @@ final class ApprovalLedger {
 
     /**
      * @return why the control plane does not allow an upgrade reboot now ({@link ApprovalService#upgradeRebootRefusal}),
-     *         or null; null without an approval service
+     *         or null; without an approval service, a refusal: the grant cannot be read. The service is absent while
+     *         the Kubernetes bundle starts or stops, and the policy source (autoUpgrade) may still be bound then: a
+     *         chaos run saw an upgrade reboot, without its slot or its Rebooting Event, while the node agent was
+     *         being stopped. A node agent without Kubernetes never makes an upgrade reboot either way (its policy
+     *         is unknown and no approval can be consumed).
      */
     String upgradeRebootRefusal() {
         ApprovalService as = service();
-        return as == null ? null : as.upgradeRebootRefusal(time.now());
+        return as == null ? "no Kubernetes connection service (starting or stopping): the control plane's grant "
+                + "cannot be read" : as.upgradeRebootRefusal(time.now());
     }
 
     /**

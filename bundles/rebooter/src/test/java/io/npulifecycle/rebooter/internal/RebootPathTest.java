@@ -656,6 +656,35 @@ class RebootPathTest {
                         + NodeKeys.DRIVER_UPGRADE_STATE + "\":\"" + state + "\"}}}");
     }
 
+    /**
+     * The Kubernetes bundle stopping (or starting): its approval service is gone while the policy source still says
+     * autoUpgrade=true. The control plane's grant cannot be read, so no upgrade reboot, even with the node's slot
+     * granted on the Node (seen in a chaos run: an upgrade reboot without its Rebooting Event while the agent stopped).
+     */
+    @Test
+    void noUpgradeRebootWhileTheApprovalServiceIsGone() throws IOException {
+        cluster.putDriver(NodeRuntime.policy(true, false, null, null));
+        health.version = "25.2.0";
+        boolean[] gone = {false};
+        NodeRuntime[] self = new NodeRuntime[1];
+        NodeRuntime a = boot("boot-a", () -> gone[0] ? null : self[0].sync, false);
+        self[0] = a;
+        await("policy", () -> a.sync.policy().autoUpgrade());
+        a.driver.evaluate();
+        assertEquals("upgrade", a.markers.read(Markers.REBOOT_REQUIRED).marker().reason());
+        upgradeState("pod-restart-required");
+        await("the grant seen", () -> a.sync.upgradeRebootRefusal(time.now()) == null);
+        gone[0] = true;
+        a.rebooter.evaluate();
+        assertEquals("UPGRADE_HELD", a.rebooter.getDecision());
+        assertTrue(a.rebooter.getDecisionReason().contains("no Kubernetes connection service"),
+                a.rebooter.getDecisionReason());
+        assertTrue(executor.reboots.isEmpty(), "no upgrade reboot without the grant read");
+        gone[0] = false;
+        a.rebooter.evaluate();
+        assertEquals(List.of("upgrade"), executor.reboots, "the service back: the grant read, the reboot made");
+    }
+
     @Test
     void upgradeStagesNeverUnloadsRebootsLoadsValidates() throws IOException {
         cluster.putDriver(NodeRuntime.policy(true, false, null, null));
