@@ -178,6 +178,42 @@ public final class RuntimeProcess {
         return crashLoop.exitsInARow();
     }
 
+    /** @return the process id of the running JVM (the launcher execs java), or -1 when none runs */
+    public long pid() {
+        Run r = current;
+        return r != null && r.process.alive() ? r.process.pid() : -1;
+    }
+
+    /** @return whether {@link #stop()} or {@link #kill()} was called on the running JVM, which has not exited yet */
+    public boolean stopping() {
+        Run r = current;
+        return r != null && r.endedByHarness && r.process.alive();
+    }
+
+    /**
+     * @param pid a process id
+     * @return its resident memory, {@code VmRSS} of {@code /proc/<pid>/status}, in KiB; -1 when the process is gone,
+     *         has no such line (a kernel thread, a zombie) or {@code /proc} cannot be read
+     */
+    static long residentKiB(long pid) {
+        if (pid <= 0) {
+            return -1;
+        }
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    // "VmRSS:\t  123456 kB"
+                    String v = line.substring("VmRSS:".length()).trim();
+                    int sp = v.indexOf(' ');
+                    return Long.parseLong(sp < 0 ? v : v.substring(0, sp));
+                }
+            }
+            return -1;
+        } catch (IOException | NumberFormatException e) {
+            return -1;
+        }
+    }
+
     /** @return how many times it was started */
     public synchronized int starts() {
         return starts;

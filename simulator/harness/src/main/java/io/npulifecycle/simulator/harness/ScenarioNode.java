@@ -110,6 +110,34 @@ public interface ScenarioNode {
     }
 
     /**
+     * The node agent's JVM as this machine's {@code /proc} shows it, for the invariant
+     * {@value Invariants#MEMORY}.
+     *
+     * @param pid its process id, -1 when unknown (not running, or not a process of this machine's harness)
+     * @param boot the emulated host's boot the reading belongs to (its reboot count, 0 before the first reboot): a
+     *        simulated reboot restarts the agent's OSGi framework inside the same JVM, as a host's reboot restarts
+     *        the agent; -1 when unknown
+     * @param rssKiB its resident memory, {@code VmRSS} of {@code /proc/<pid>/status}, in KiB; -1 when unknown
+     * @param probed whether the agent completed its first health-watch probe in this process and boot (false when
+     *        unknown); read before {@code rssKiB}, so a reading with {@code probed} true was taken after that probe
+     * @param stopping whether the agent was going down at the reading: the harness had signalled the process to end
+     *        (a driver pod replaced, a node deleted, the run's end, {@code killAgent}), or a simulated reboot was
+     *        restarting its framework; what it holds then is its shutdown's and start's, not a running agent's
+     */
+    record AgentProcess(long pid, int boot, long rssKiB, boolean probed, boolean stopping) {
+        /** Nothing known: no process, no reading. */
+        public static final AgentProcess UNKNOWN = new AgentProcess(-1, -1, -1, false, false);
+    }
+
+    /**
+     * @return the node agent's process and its resident memory now; {@link AgentProcess#UNKNOWN} where the harness
+     *         does not run the node agent as a process of its own (the real node's pod, {@link RealNodeAgent})
+     */
+    default AgentProcess agentProcess() {
+        return AgentProcess.UNKNOWN;
+    }
+
+    /**
      * How long, in seconds of wall clock, a fault injection waits for a node agent that does not answer (killed and
      * restarted by its DaemonSet, rebooting, its framework starting): a restart takes 3 to 20 s on a loaded 2-core
      * machine. At a high time scale a schedule's step can fall within that restart (a chaos schedule wedging a chip

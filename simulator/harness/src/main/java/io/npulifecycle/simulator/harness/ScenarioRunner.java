@@ -229,6 +229,9 @@ public final class ScenarioRunner {
             String failure = runAll();
             if (invariants.enabled()) {
                 Invariants.Violation v = invariants.check(simNow(), true);
+                for (String line : invariants.memoryReport()) {
+                    out.println("   node-agent memory (VmRSS, simulated s): " + line);
+                }
                 if (v != null) {
                     return v.toString() + (failure == null ? "" : "; and " + failure);
                 }

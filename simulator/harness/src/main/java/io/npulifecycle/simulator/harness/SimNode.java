@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 
 import io.npulifecycle.simulator.common.LoopbackPorts;
 
@@ -299,6 +300,68 @@ public final class SimNode implements ScenarioNode {
     /** @return the agent process */
     public RuntimeProcess runtime() {
         return runtime;
+    }
+
+    /**
+     * The node agent's JVM and its resident memory. Whether it has probed in this process and boot is asked of its
+     * {@code /metrics} (a sample {@value #PROBE_COUNT} above 0; the framework restarted by a simulated reboot counts
+     * again from 0) until the answer is yes, then remembered; the runtimes log at WARN in scenarios, so the log's
+     * {@code health-watch first probe completed} line is not there to read. The boot is the emulated host's reboot
+     * count, read before and after the reading: a reboot pending (the framework going down), or one that took effect
+     * in between, makes the reading a {@code stopping} one.
+     */
+    @Override
+    public AgentProcess agentProcess() {
+        long pid = runtime.pid();
+        if (pid < 0) {
+            return AgentProcess.UNKNOWN;
+        }
+        Properties before = hostState();
+        int boot = Integer.parseInt(before.getProperty("reboots", "0"));
+        String run = pid + "/" + boot;
+        if (!run.equals(probedRun) && probedOnce() && runtime.pid() == pid) {
+            probedRun = run;
+        }
+        long rss = RuntimeProcess.residentKiB(pid);
+        Properties after = hostState();
+        // asked after the reading: a reading not marked stopping was taken before the harness signalled the process
+        boolean stopping = runtime.stopping() || "true".equals(before.getProperty("rebootPending"))
+                || "true".equals(after.getProperty("rebootPending"))
+                || !before.getProperty("reboots", "0").equals(after.getProperty("reboots", "0"));
+        return new AgentProcess(pid, boot, rss, run.equals(probedRun), stopping);
+    }
+
+    /** The histogram of the health-watch's probe runs, its count sample: one per probe. */
+    static final String PROBE_COUNT = "npu_lifecycle_probe_duration_seconds_count";
+
+    /** {@code <pid>/<boot>} of the node agent seen to have probed ({@link #agentProcess}), or null. */
+    private volatile String probedRun;
+
+    /** One client for the probe question: each client built has threads of its own. */
+    private static final java.net.http.HttpClient METRICS = java.net.http.HttpClient.newBuilder()
+            .connectTimeout(java.time.Duration.ofSeconds(1)).build();
+
+    /** @return whether the agent's {@code /metrics} answers with a probe count above 0; false when it does not answer */
+    private boolean probedOnce() {
+        try {
+            var r = METRICS.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(metricsUrl()))
+                    .timeout(java.time.Duration.ofSeconds(2)).GET().build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) {
+                return false;
+            }
+            for (PrometheusText.Sample x : PrometheusText.parse(r.body())) {
+                if (x.name().equals(PROBE_COUNT) && x.value() > 0) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (IOException | IllegalArgumentException e) {
+            return false; // not listening yet (starting), or a page cut short
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     /** @return the node's folder (home, simulator, markers, state) */

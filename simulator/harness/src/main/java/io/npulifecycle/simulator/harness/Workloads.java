@@ -353,6 +353,21 @@ final class Workloads {
         return client.pods().inNamespace(ref.substring(0, slash)).withName(ref.substring(slash + 1)).get();
     }
 
+    /**
+     * @return every pod a {@code pod:} step created (label {@value #POD_LABEL}), in any namespace, as the API server
+     *         has them now (terminating ones included)
+     */
+    List<Pod> scenarioPods() {
+        // filtered here rather than by a label selector: the mock's selector support is not the API server's
+        return client.pods().inAnyNamespace().list().getItems().stream().filter(p -> p.getMetadata().getLabels() != null
+                && p.getMetadata().getLabels().containsKey(POD_LABEL)).toList();
+    }
+
+    /** @return every PodDisruptionBudget ({@code policy/v1}), in any namespace */
+    List<io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget> budgets() {
+        return client.policy().v1().podDisruptionBudget().inAnyNamespace().list().getItems();
+    }
+
     /** The namespace and (no controller-manager creates it) its {@code default} ServiceAccount, which pods run as. */
     private void ensureNamespace(String name) {
         cluster.ensureNamespace(name);
