@@ -290,9 +290,12 @@ class ReconcilerPlanTest {
                         expect().state("n1", POD_RESTART_REQUIRED).state("n2", POD_RESTART_REQUIRED)
                                 .state("n3", UPGRADE_REQUIRED).state("n5", UPGRADE_REQUIRED)
                                 .conditionMessage("Progressing", "0/5 upgraded, 2 in flight, 2/2 unavailable")),
-                row("maxUnavailable 0: no grant",
+                row("maxUnavailable 0 is an invalid spec (no node could ever be upgraded): no write, InvalidSpec names it",
                         given(node("n1").on(OLD)).maxUnavailable(0),
-                        expect().state("n1", UPGRADE_REQUIRED).deletes()),
+                        expect().noWrites().state("n1", "").condition("InvalidSpec", "True", "InvalidSpec")
+                                .conditionMessage("InvalidSpec", "spec.driver.upgradePolicy.maxUnavailable: 0 lets no "
+                                        + "NPU node be unavailable, so no node could ever be upgraded: give a count or "
+                                        + "a percentage of at least 1 (the default is 25%)")),
                 row("a cordoned node costs no extra unit and goes before the available ones",
                         given(node("n1").on(OLD), node("n2").on(OLD).cordoned()).maxParallel(0).maxUnavailable(1),
                         expect().state("n1", UPGRADE_REQUIRED).state("n2", POD_RESTART_REQUIRED)),
