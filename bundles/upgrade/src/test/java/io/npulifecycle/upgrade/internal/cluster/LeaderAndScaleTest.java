@@ -183,8 +183,11 @@ class LeaderAndScaleTest {
         long patches = uc.writeCounts().getOrDefault("node-patch", 0L) + uc.writeCounts().getOrDefault("conflicts(409)", 0L);
         assertTrue(patches >= 40, "the rollout patched nodes: " + uc.writeCounts());
         assertTrue(uc.writeCounts().getOrDefault("status", 0L) >= 1, "status written: " + uc.writeCounts());
-        // 4 informers: a list and a watch each, plus a reconnected watch or two on a loaded machine
-        assertTrue(rw[0] <= 4 * 2 + 4, "controller reads are informer lists/watches only, was " + rw[0] + " for "
-                + rw[1] + " writes: " + c.requests());
+        // 4 informers: a list and a watch each, plus a reconnected watch or two on a loaded machine; the same again
+        // for each rebuild of the informers (an informer whose reflector stopped, e.g. a list or watch that failed
+        // under the load of other builds, is rebuilt with all the others: logged, counted in informer-rebuilds)
+        long rebuilds = uc.writeCounts().getOrDefault("informer-rebuilds", 0L);
+        assertTrue(rw[0] <= (4 * 2 + 4) * (1 + rebuilds), "controller reads are informer lists/watches only, was "
+                + rw[0] + " for " + rw[1] + " writes, " + rebuilds + " informer rebuild(s): " + c.requests());
     }
 }
