@@ -664,31 +664,11 @@ final class Invariants {
         return null;
     }
 
+    /** @return whether the budget's selector selects the labels (the API's {@code PodSelector}, as the drain reads it) */
     private static boolean selects(io.fabric8.kubernetes.api.model.LabelSelector s, Map<String, String> labels) {
-        if (s.getMatchLabels() != null) {
-            for (Map.Entry<String, String> e : s.getMatchLabels().entrySet()) {
-                if (!e.getValue().equals(labels.get(e.getKey()))) {
-                    return false;
-                }
-            }
-        }
-        if (s.getMatchExpressions() != null) {
-            for (var r : s.getMatchExpressions()) {
-                String v = labels.get(r.getKey());
-                List<String> vals = r.getValues() == null ? List.of() : r.getValues();
-                boolean ok = switch (r.getOperator()) {
-                    case "In" -> v != null && vals.contains(v);
-                    case "NotIn" -> v == null || !vals.contains(v);
-                    case "Exists" -> v != null;
-                    case "DoesNotExist" -> v == null;
-                    default -> false;
-                };
-                if (!ok) {
-                    return false;
-                }
-            }
-        }
-        return true;
+        return io.npulifecycle.api.upgrade.spec.PodSelector.of(s.getMatchLabels(), s.getMatchExpressions() == null
+                ? null : s.getMatchExpressions().stream().map(r -> io.npulifecycle.api.upgrade.spec.PodSelector
+                        .Requirement.expression(r.getKey(), r.getOperator(), r.getValues())).toList()).matches(labels);
     }
 
     /**

@@ -34,9 +34,49 @@ public record PodSelector(String text, List<Requirement> requirements) {
                 case "in", "=" -> v != null && values.contains(v);
                 case "notin", "!=" -> v == null || !values.contains(v);
                 case "exists" -> v != null;
-                default -> v == null; // "!": does not exist
+                case "!" -> v == null;
+                default -> false; // an operator the API server refuses: selects nothing
             };
         }
+
+        /**
+         * @param key the label key
+         * @param operator a {@code LabelSelectorRequirement}'s operator: {@code In}, {@code NotIn}, {@code Exists},
+         *        {@code DoesNotExist} (any other, which the API server refuses, selects nothing)
+         * @param values its values, may be null
+         * @return the requirement
+         */
+        public static Requirement expression(String key, String operator, java.util.Collection<String> values) {
+            String op = switch (String.valueOf(operator)) {
+                case "In" -> "in";
+                case "NotIn" -> "notin";
+                case "Exists" -> "exists";
+                case "DoesNotExist" -> "!";
+                default -> "invalid " + operator;
+            };
+            return new Requirement(key, op, values == null ? Set.of() : Set.copyOf(values));
+        }
+    }
+
+    /**
+     * A Kubernetes {@code LabelSelector} (metav1, e.g. a PodDisruptionBudget's {@code spec.selector}): every
+     * {@code matchLabels} pair and every {@code matchExpressions} requirement must hold; none at all selects every
+     * pod. Whether a null or empty selector selects anything is the caller's rule (policy/v1 budgets differ there).
+     *
+     * @param matchLabels its {@code matchLabels}, may be null
+     * @param expressions its {@code matchExpressions} ({@link Requirement#expression}), may be null
+     * @return the selector; its text is for messages only
+     */
+    public static PodSelector of(Map<String, String> matchLabels, List<Requirement> expressions) {
+        List<Requirement> all = new ArrayList<>();
+        if (matchLabels != null) {
+            new java.util.TreeMap<>(matchLabels).forEach((k, v) -> all.add(new Requirement(k, "=", Set.of(v))));
+        }
+        if (expressions != null) {
+            all.addAll(expressions);
+        }
+        return new PodSelector(String.join(",", all.stream().map(r -> r.key() + " " + r.op() + " "
+                + new java.util.TreeSet<>(r.values())).toList()), List.copyOf(all));
     }
 
     /**

@@ -10,7 +10,7 @@
  * here.
  */
 @Export
-@Version("1.0.0")
+@Version("1.1.0")
 package io.npulifecycle.api.upgrade.spec;
 
 import org.osgi.annotation.bundle.Export;

@@ -1,5 +1,6 @@
 package io.npulifecycle.upgrade.internal.drain;
 
+import io.npulifecycle.api.upgrade.spec.PodSelector;
 import io.npulifecycle.upgrade.internal.plan.NodeWrites;
 import io.npulifecycle.upgrade.internal.plan.EventSpec;
 
@@ -18,7 +19,6 @@ import java.util.function.BooleanSupplier;
 
 import io.fabric8.kubernetes.api.model.DeleteOptionsBuilder;
 import io.fabric8.kubernetes.api.model.LabelSelector;
-import io.fabric8.kubernetes.api.model.LabelSelectorRequirement;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.policy.v1.EvictionBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
@@ -261,30 +261,16 @@ public final class Drainer {
                 && (s.getMatchExpressions() == null || s.getMatchExpressions().isEmpty())) {
             return false;
         }
-        Map<String, String> l = labels == null ? Map.of() : labels;
-        if (s.getMatchLabels() != null) {
-            for (Map.Entry<String, String> e : s.getMatchLabels().entrySet()) {
-                if (!e.getValue().equals(l.get(e.getKey()))) {
-                    return false;
-                }
-            }
-        }
-        if (s.getMatchExpressions() != null) {
-            for (LabelSelectorRequirement r : s.getMatchExpressions()) {
-                String v = l.get(r.getKey());
-                List<String> vals = r.getValues() == null ? List.of() : r.getValues();
-                boolean ok = switch (r.getOperator()) {
-                    case "In" -> v != null && vals.contains(v);
-                    case "NotIn" -> v == null || !vals.contains(v);
-                    case "Exists" -> v != null;
-                    case "DoesNotExist" -> v == null;
-                    default -> false;
-                };
-                if (!ok) {
-                    return false;
-                }
-            }
-        }
-        return true;
+        return labelSelector(s).matches(labels);
+    }
+
+    /**
+     * @param s a fabric8 {@code LabelSelector}
+     * @return it as the API's selector ({@link PodSelector#of}): matchLabels and matchExpressions, all of which hold
+     */
+    static PodSelector labelSelector(LabelSelector s) {
+        return PodSelector.of(s.getMatchLabels(), s.getMatchExpressions() == null ? null
+                : s.getMatchExpressions().stream().map(r -> PodSelector.Requirement.expression(r.getKey(),
+                        r.getOperator(), r.getValues())).toList());
     }
 }
