@@ -255,13 +255,24 @@ public final class Drainer {
                 : String.join(", ", shown) + " allows no disruption now";
     }
 
-    /** @return whether a budget's selector selects the labels (an empty or null selector selects nothing) */
+    /**
+     * Whether a PodDisruptionBudget's selector selects a pod, as policy/v1 reads it: a null selector selects no pod,
+     * an empty one ({@code selector: {}}) every pod of the budget's namespace (the v1beta1 meaning, none, ended with
+     * policy/v1; Kubernetes API reference, PodDisruptionBudgetSpec.selector).
+     *
+     * @param s the budget's {@code spec.selector}, or null
+     * @param labels the pod's labels, or null for none
+     * @return whether the budget counts the pod
+     */
     static boolean selects(LabelSelector s, Map<String, String> labels) {
-        if (s == null || (s.getMatchLabels() == null || s.getMatchLabels().isEmpty())
-                && (s.getMatchExpressions() == null || s.getMatchExpressions().isEmpty())) {
+        if (s == null) {
             return false;
         }
-        return labelSelector(s).matches(labels);
+        if ((s.getMatchLabels() == null || s.getMatchLabels().isEmpty())
+                && (s.getMatchExpressions() == null || s.getMatchExpressions().isEmpty())) {
+            return true;
+        }
+        return labelSelector(s).matches(labels == null ? Map.of() : labels);
     }
 
     /**
