@@ -17,9 +17,6 @@ import java.util.Random;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.Parameter;
-import org.junit.jupiter.params.ParameterizedClass;
-import org.junit.jupiter.params.provider.ValueSource;
 
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -39,22 +36,26 @@ import io.npulifecycle.upgrade.testing.NodeAgentEmulator;
  * mock (CRUD) and a real kube-apiserver with etcd, where the controller authenticates with a token of its
  * ServiceAccount {@value #CONTROL_PLANE_SA} (the chart's RBAC applied) and the emulator, which plays the
  * DaemonSet controller, the kubelet and the node agents, as admin. Clock: 200 simulated seconds per wall second (a
- * 60 s reboot takes 0.3 s).
+ * 60 s reboot takes 0.3 s). One concrete class per backend ({@link RolloutTest}, {@link RolloutOnRealServerTest}), so
+ * that the module's test JVMs run the two halves side by side.
  */
-@ParameterizedClass(name = "{0}")
-@ValueSource(strings = {ClusterBackend.EMBEDDED, ClusterBackend.REAL})
-public class RolloutTest {
+public abstract class RolloutCases {
 
     public static final String CONTROL_PLANE_SA = "npu-lifecycle-control-plane";
 
     static final String OLD = "24.1.0";
     static final String NEW = "25.5.0";
     static final Duration WAIT = Duration.ofSeconds(30);
-    @Parameter
-    String kind;
+    /** {@link ClusterBackend#EMBEDDED} or {@link ClusterBackend#REAL}. */
+    final String kind;
     ClusterFixture c;
     ScaledTestClock time;
     NodeAgentEmulator emulator;
+
+    /** @param kind {@link ClusterBackend#EMBEDDED} or {@link ClusterBackend#REAL} */
+    RolloutCases(String kind) {
+        this.kind = kind;
+    }
 
     /** Starts the cluster, the clock (200x) and the node agent emulator. @return the emulator */
     NodeAgentEmulator cluster() {

@@ -99,7 +99,7 @@ class UninstallTest {
     }
 
     KubernetesClient controlPlane() {
-        return c.serviceAccountClient(RolloutTest.CONTROL_PLANE_SA, null, k -> {
+        return c.serviceAccountClient(RolloutCases.CONTROL_PLANE_SA, null, k -> {
             k.setUserAgent("npu-controller");
             k.setRequestRetryBackoffLimit(3);
         });

@@ -1,6 +1,6 @@
 package io.npulifecycle.upgrade.internal.drain;
 
-import io.npulifecycle.upgrade.internal.cluster.RolloutTest;
+import io.npulifecycle.upgrade.internal.cluster.RolloutCases;
 
 import io.npulifecycle.upgrade.internal.cluster.ControllerConfig;
 import io.npulifecycle.upgrade.internal.plan.EventSpec;
@@ -151,7 +151,7 @@ public class DrainTest {
      * @param evictions counts its eviction requests ({@code POST …/eviction})
      */
     static KubernetesClient controlPlaneClient(ClusterFixture c, AtomicInteger evictions) {
-        String token = c.serviceAccountToken(RolloutTest.CONTROL_PLANE_SA, null);
+        String token = c.serviceAccountToken(RolloutCases.CONTROL_PLANE_SA, null);
         return c.own(c.real().newTokenClient(token, k -> k.setUserAgent("npu-controller"),
                 h -> h.addOrReplaceInterceptor("count-evictions", new Interceptor() {
                     @Override
