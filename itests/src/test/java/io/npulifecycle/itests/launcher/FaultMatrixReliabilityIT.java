@@ -176,7 +176,11 @@ class FaultMatrixReliabilityIT {
         return tests("default");
     }
 
-    /** Every other case: {@code -Dnpu.test.excludedGroups=} (or the reliability profile); about 25 minutes. */
+    /**
+     * Every other case: {@code -Dnpu.test.excludedGroups=} (or the reliability profile). About 15 minutes on the 2-core
+     * machine: its 10 files one after the other, 33 s (marker-folder.yaml) to 160 s (agent-killed-upgrade.yaml) each,
+     * most 60 to 80 s, measured file by file with the launcher beside other work (load 11 to 28), 2026-12-05.
+     */
     @Tag("long")
     @TestFactory
     Stream<DynamicTest> longFaultCases() throws Exception {

@@ -40,7 +40,8 @@ import io.npulifecycle.api.time.TimeSource;
  *
  * <p>Strikes, wedge state, learned expected chips and probe-error counters ({@link WatchState}) are kept in the state
  * file {@value #STATE_NAME}{@code .state} of the marker store, stamped with the boot id, so they survive a bundle
- * update or a runtime restart within the same boot and vanish with a reboot.
+ * update or a runtime restart within the same boot and vanish with a reboot. A wedge is in the state file before its
+ * markers are written, so an agent killed at any point of a wedge restarts owning the markers it wrote.
  */
 public final class HealthWatchEngine {
 
@@ -244,6 +245,13 @@ public final class HealthWatchEngine {
         if (started) {
             wedgeMarkers.wedgeStarted();
         }
+        // The state file learns of the wedge before its markers are written. A SIGKILL between the two writes then
+        // leaves a restarted health-watch that knows the wedge: it re-checks the markers at its next probe, or
+        // suppresses the wedge when the chips answer again (driver-ready restored). In the other order the kill leaves
+        // a recovery marker that no state owns: nothing takes it back when the chips answer again, so it asks for a
+        // reboot the node does not need. A failed state write does not hold the markers back: the request matters more.
+        wedgeMarkers.markDirty();
+        persist();
         ensureWedgeMarkers();
         Map<String, Object> props = new LinkedHashMap<>();
         props.put(HealthWatchEvents.PROP_CHIPS, ChipId.format(tracker.wedged()));

@@ -47,6 +47,14 @@ final class WedgeMarkers {
     }
 
     /**
+     * The markers are to be (re)written for the wedge: {@link #dirty()} from now until {@link #ensureWedged} succeeds,
+     * so that a state file saved before that write says so.
+     */
+    void markDirty() {
+        dirty = true;
+    }
+
+    /**
      * Makes the markers say "wedged"; idempotent.
      *
      * @param wedged the chips wedged now (the marker's {@code chips})

@@ -428,6 +428,78 @@ class HealthWatchEngineTest {
         assertNull(engine.chip(new ChipId(0, 0)), "nothing expected yet on the new boot: no strike possible");
     }
 
+    /**
+     * Wedges chips 0:0 and 1:0 (driver-ready present before) with a store whose listener copies the marker folder the
+     * moment {@code reboot-required} is written: the host as a SIGKILL of the node agent right after that write leaves
+     * it (the kill point of agent-killed-recovery.yaml#recovery-killed-marker-written).
+     *
+     * @return the copy of the marker folder
+     */
+    private Path wedgeAndKillRightAfterTheRecoveryMarker() throws Exception {
+        Path killed = Files.createDirectories(dir.resolve("at-the-kill"));
+        markers = new FileMarkerStore(dir, "boot-1", clock::now, c -> {
+            markerChanges.add(c);
+            if (c.marker().equals(Markers.REBOOT_REQUIRED) && c.present()) {
+                try (var files = Files.list(dir)) {
+                    for (Path f : files.filter(Files::isRegularFile).toList()) {
+                        Files.copy(f, killed.resolve(f.getFileName()));
+                    }
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
+        });
+        driverReady();
+        script.addAll(List.of(OK2, E8005, E8005, E8005));
+        start(config("", 20), fake);
+        firstProbe();
+        nextProbe();
+        nextProbe();
+        nextProbe();
+        engine.stop();
+        assertTrue(Files.exists(killed.resolve(Markers.REBOOT_REQUIRED)), "the kill came after the marker's write");
+        return killed;
+    }
+
+    @Test
+    void aKillRightAfterTheRecoveryMarkerLeavesAStateThatKnowsTheWedge() throws Exception {
+        Path killed = wedgeAndKillRightAfterTheRecoveryMarker();
+        String since = T0.plusSeconds(180).toString();
+        // the restarted agent: its health-watch on the folder as the kill left it, same boot
+        markers = new FileMarkerStore(killed, "boot-1", clock::now, markerChanges::add);
+        events.clear();
+        eventProps.clear();
+        script.addAll(List.of(E8005, OK2));
+        start(config("", 20), fake);
+        assertTrue(engine.wedgeActive(), "the wedge was in the state file before its marker was written");
+        assertEquals("0:0,1:0", engine.getWedgedChips());
+        firstProbe();
+        assertEquals(4, engine.chip(new ChipId(0, 0)).getConsecutiveFailures(), "strike 4, not a new wedge");
+        assertEquals(List.of(), events, "the wedge is not declared a second time");
+        assertEquals(since, reboot().marker().content().get("since"), "the same request: not written again");
+        // the chips answer again before the reboot: suppression undoes the whole wedge, driver-ready included
+        nextProbe();
+        assertFalse(reboot().present(), "recovery marker removed");
+        assertTrue(markers.read(Markers.DRIVER_READY).present(), "driver-ready restored: present before the wedge");
+        assertEquals(List.of(HealthWatchEvents.TOPIC_SUPPRESSED), events);
+        assertEquals(true, eventProps.get(0).get(HealthWatchEvents.PROP_DRIVER_READY_RESTORED));
+    }
+
+    @Test
+    void chipsHealthyWhenTheKilledAgentIsBackLeaveNoRecoveryMarkerBehind() throws Exception {
+        Path killed = wedgeAndKillRightAfterTheRecoveryMarker();
+        // the chips answered again while no agent ran (a transient wedge): the restarted agent's first probe is good
+        markers = new FileMarkerStore(killed, "boot-1", clock::now, markerChanges::add);
+        events.clear();
+        script.add(OK2);
+        start(config("", 20), fake);
+        firstProbe();
+        assertFalse(reboot().present(), "a recovery marker of a wedge nobody knows would ask for a needless reboot");
+        assertTrue(markers.read(Markers.DRIVER_READY).present(), "driver-ready restored: present before the wedge");
+        assertEquals(List.of(HealthWatchEvents.TOPIC_SUPPRESSED), events);
+        assertFalse(engine.wedgeActive());
+    }
+
     @Test
     void probeRunsNeverOverlap() throws Exception {
         List<String> nested = new ArrayList<>();
