@@ -320,7 +320,7 @@ final class Invariants {
 
     /**
      * Records what a step did that an invariant depends on: approvals, the administrator's cordons, the
-     * NPUOperatorCtl's policy and version, its deletion.
+     * NPUOperatorCtl's policy and version, its deletion and its creation again.
      *
      * @param a the action, done
      * @param atSeconds the run's simulated second
@@ -342,6 +342,9 @@ final class Invariants {
             policy(Map.of("version", v.version()), atSeconds);
         } else if (a instanceof Action.DeleteCr) {
             policies.add(new PolicyState(atSeconds, null));
+        } else if (a instanceof Action.CreateCr) {
+            // created again with the spec the steps made: the merged policy in force again
+            policy(Map.of(), atSeconds);
         }
     }
 

@@ -230,6 +230,30 @@ class InvariantsTest {
     }
 
     /**
+     * A window removed ({@code maintenanceWindow: null}) judges nothing after the policy lag; a CR deleted judges
+     * nothing while it is gone, and created again ({@code createCr}) brings back the policy the steps made.
+     */
+    @Test
+    void aRemovedWindowJudgesNothingAndACreatedCrJudgesAgain() throws Exception {
+        Action.SetPolicy remove = (Action.SetPolicy) Scenario.parse("r.yaml", "steps:\n  - at: 0s\n    setPolicy: "
+                + "{upgradePolicy: {maintenanceWindow: null}}\n").steps.get(0).action();
+        Invariants removed = invariants(window("01:00", "02:00"));
+        removed.did(remove, 9_000);
+        event(NodeKeys.EVENT_REBOOT_REQUIRED, "reason=upgrade", 9_500);
+        event(NodeKeys.EVENT_REBOOTING, AUTO_UPGRADE, 10_800);
+        assertNull(removed.check(10_900, false), "no window in force at 10800 s");
+
+        Invariants recreated = invariants(window("01:00", "02:00"));
+        recreated.did(new Action.DeleteCr(), 9_000);
+        assertNull(recreated.check(10_900, false), "the CR deleted: nothing judged");
+        recreated.did(new Action.CreateCr(), 10_000);
+        event(NodeKeys.EVENT_REBOOTING, AUTO_UPGRADE.replace("boot b", "boot c"), 10_000
+                + Invariants.POLICY_LAG_SECONDS + 100);
+        Invariants.Violation v = recreated.check(10_910, false);
+        assertEquals(Invariants.WINDOW, v.name(), "the window of the CR created again: " + v);
+    }
+
+    /**
      * A node agent restarted after it consumed an approval reboots on it without looking at the window again (the
      * consumption is the point of no return): the reboot started at the consumption. A window the product refuses
      * (InvalidSpec) applies nothing, so nothing is judged.
