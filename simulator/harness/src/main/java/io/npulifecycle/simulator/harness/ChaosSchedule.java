@@ -203,7 +203,7 @@ final class ChaosSchedule {
          * back, an uncordon for each kept cordon without its own, a deletion for each kept budget without its own,
          * and the expectation that every node ends at the last version a kept unit set ({@code 25.2.0}, the
          * installed one, when none sets one). The header's fault counts are the kept units'; the name says how many
-         * units were kept when not all were.
+         * units were kept when not all were; a unit without steps counts for nothing.
          *
          * @param kept units of this schedule, any order (written in the order drawn)
          * @return the scenario file's text
@@ -223,7 +223,10 @@ final class ChaosSchedule {
             boolean window = false;
             boolean crDeleted = false;
             for (Unit u : in) {
-                counts.merge(u.kind(), 1, Integer::sum);
+                if (!u.steps().isEmpty()) {
+                    // a draw without steps (it would have failed or changed nothing) is no fault of the run
+                    counts.merge(u.kind(), 1, Integer::sum);
+                }
                 version = u.version() != null ? u.version() : version;
                 if (u.standingCordon() != null) {
                     cordoned.add(u.standingCordon());
