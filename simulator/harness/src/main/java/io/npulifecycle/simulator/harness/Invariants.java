@@ -319,6 +319,19 @@ final class Invariants {
     }
 
     /**
+     * Records, before a step acts, what must count from the instant its write can reach the API server: the
+     * scenario's uncordon lifts its cordon then (a check between the write and {@link #did} would otherwise see the
+     * Node schedulable while the cordon still stands). A step that then fails ends the run, so nothing is undone.
+     *
+     * @param a the action about to be done
+     */
+    void doing(Action a) {
+        if (a instanceof Action.Uncordon u) {
+            adminCordons.remove(u.node());
+        }
+    }
+
+    /**
      * Records what a step did that an invariant depends on: approvals, the administrator's cordons, the
      * NPUOperatorCtl's policy and version, its deletion and its creation again.
      *

@@ -348,8 +348,11 @@ public final class ScenarioRunner {
                             + " (checked at simulated " + simNow() + "s)";
                 }
             }
-            act(st.action());
             Invariants inv = invariants;
+            if (inv != null) {
+                inv.doing(st.action());
+            }
+            act(st.action());
             if (inv != null) {
                 inv.did(st.action(), simNow());
             }
