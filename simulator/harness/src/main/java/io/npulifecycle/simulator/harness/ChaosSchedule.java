@@ -17,9 +17,10 @@ import java.util.TreeMap;
  *
  * <p>The faults ({@link Kind}) fall in the first part of the run (a chip broken for good, which survives reboots and
  * is left to a person by the recovery limit, is not drawn: the quiet period expects every node back in service); the last part, the quiet period (a quarter of the
- * run, at least {@value #MIN_QUIET_HOURS} h), has none: it starts by giving the cluster back to the policy (automatic
- * upgrade and recovery on, the administrator's cordons lifted, the budgets and workload pods deleted, wedges that
- * were meant to pass recovered) and then expects every node upgraded to the last version set, with no upgrade state,
+ * run, at least {@value #MIN_QUIET_HOURS} h), has none: it starts by giving the cluster back (deleted nodes
+ * registered, NotReady ones Ready, a deleted NPUOperatorCtl awaited gone and created again) and back to the policy
+ * (automatic upgrade and recovery on, a maintenance window removed, the administrator's cordons lifted, the budgets
+ * deleted; wedges meant to pass were recovered by their own units) and then expects every node upgraded to the last version set, with no upgrade state,
  * no reboot request and schedulable, the rollout complete, and no violation of the simulator. The invariants of
  * {@link Invariants} are checked throughout ({@code invariants: all}).
  *
@@ -140,11 +141,6 @@ final class ChaosSchedule {
             String standingBudget, Standing standing) {
         Unit {
             steps = List.copyOf(steps);
-        }
-
-        /** A unit without {@link #standing()}: the kinds drawn before the node, window and CR faults. */
-        Unit(int index, Kind kind, List<Step> steps, String version, String standingCordon, String standingBudget) {
-            this(index, kind, steps, version, standingCordon, standingBudget, null);
         }
 
         /** @return {@code transient-wedge}: the kind as the file's header and the output name it */
