@@ -670,6 +670,30 @@ sealed interface Action {
     record DeleteCr() implements Action {
     }
 
+    /**
+     * Creates the NPUOperatorCtl again ({@code kubectl apply} of the operator's file, written {@code createCr: {}}):
+     * its {@code spec} as the scenario left it when a {@code deleteCr} step deleted it (the install's CR, the file's
+     * {@code policy:} and every {@code setPolicy}/{@code setVersion} since, merged as they were patched in), without
+     * status, finalizers or annotations. Refused, naming the CR, while one exists (terminating or not: wait for the
+     * deletion's end with {@code expect: {npuOperatorCtl: absent, within: D}} first) and when no {@code deleteCr}
+     * came before it; {@code --api real} only, as {@code deleteCr}.
+     */
+    @JsonTypeName("createCr")
+    record CreateCr() implements Action {
+    }
+
+    // ---- the API server ----
+
+    /**
+     * kube-apiserver killed (SIGKILL) and started again with the same command line (the same port, certificates and
+     * flags), etcd and its data kept: every connection and watch ends, and requests are refused until it is ready
+     * again; the step returns once it answers {@code /readyz}, and the run prints how long it was away. Written
+     * {@code restartApiServer: {}}; {@code --api real} only.
+     */
+    @JsonTypeName("restartApiServer")
+    record RestartApiServer() implements Action {
+    }
+
     // ---- expectations ----
 
     /**
@@ -1010,8 +1034,8 @@ sealed interface Action {
 
     /** {@code spec.driver.upgradePolicy}. */
     record UpgradePolicy(Boolean autoUpgrade, Integer maxParallelUpgrades, Object maxUnavailable, Deadlines deadlines,
-            Drain drain, Map<String, Object> maintenanceWindow, String blockingPodSelector,
-            Boolean holdNodesWithNpuWorkloads) {
+            Drain drain, @JsonDeserialize(using = ScenarioMapper.WindowDeserializer.class)
+            Map<String, Object> maintenanceWindow, String blockingPodSelector, Boolean holdNodesWithNpuWorkloads) {
         public UpgradePolicy {
             checkSelector(blockingPodSelector, "blockingPodSelector");
             checkRange(maxParallelUpgrades, "maxParallelUpgrades", 0, 100_000);
@@ -1029,8 +1053,9 @@ sealed interface Action {
             if (drain != null) {
                 m.put("drain", drain.fields());
             }
-            // checked by the controller (InvalidSpec), as the CRD schema and SpecReader check them
-            put(m, "maintenanceWindow", maintenanceWindow);
+            // checked by the controller (InvalidSpec), as the CRD schema and SpecReader check them; REMOVE_WINDOW
+            // (maintenanceWindow: null) is a null in the merge patch, which removes the key
+            putWindow(m, maintenanceWindow);
             put(m, "blockingPodSelector", blockingPodSelector);
             put(m, "holdNodesWithNpuWorkloads", holdNodesWithNpuWorkloads);
             return m;
@@ -1078,7 +1103,8 @@ sealed interface Action {
      * window are the controller's to judge ({@code InvalidSpec}), as in {@code upgradePolicy}.
      */
     record RecoveryPolicy(Boolean autoRecover, Integer maxReboots, String window, Drain drain, Object maxUnavailable,
-            Map<String, Object> maintenanceWindow, String blockingPodSelector) {
+            @JsonDeserialize(using = ScenarioMapper.WindowDeserializer.class) Map<String, Object> maintenanceWindow,
+            String blockingPodSelector) {
         public RecoveryPolicy {
             checkSelector(blockingPodSelector, "blockingPodSelector");
             checkRange(maxReboots, "maxReboots", 0, 1000);
@@ -1095,8 +1121,9 @@ sealed interface Action {
                 m.put("drain", drain.fields());
             }
             put(m, "maxUnavailable", maxUnavailable);
-            // checked by the controller (InvalidSpec), as the CRD schema and SpecReader check them
-            put(m, "maintenanceWindow", maintenanceWindow);
+            // checked by the controller (InvalidSpec), as the CRD schema and SpecReader check them; REMOVE_WINDOW
+            // (maintenanceWindow: null) is a null in the merge patch, which removes the key
+            putWindow(m, maintenanceWindow);
             put(m, "blockingPodSelector", blockingPodSelector);
             return m;
         }
@@ -1119,6 +1146,21 @@ sealed interface Action {
             put(m, "rebootingSeconds", rebootingSeconds);
             put(m, "validationSeconds", validationSeconds);
             return m;
+        }
+    }
+
+    /**
+     * {@code maintenanceWindow: null} of the shorthand ({@code upgradePolicy} or {@code recoveryPolicy}): the window
+     * removed (a null in the JSON merge patch); an absent key is a null field and leaves the window as it is. Compared
+     * by identity.
+     */
+    Map<String, Object> REMOVE_WINDOW = java.util.Collections.unmodifiableMap(new LinkedHashMap<>());
+
+    private static void putWindow(Map<String, Object> m, Map<String, Object> window) {
+        if (window == REMOVE_WINDOW) {
+            m.put("maintenanceWindow", null);
+        } else {
+            put(m, "maintenanceWindow", window);
         }
     }
 

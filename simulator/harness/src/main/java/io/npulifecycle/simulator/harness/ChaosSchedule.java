@@ -17,9 +17,10 @@ import java.util.TreeMap;
  *
  * <p>The faults ({@link Kind}) fall in the first part of the run (a chip broken for good, which survives reboots and
  * is left to a person by the recovery limit, is not drawn: the quiet period expects every node back in service); the last part, the quiet period (a quarter of the
- * run, at least {@value #MIN_QUIET_HOURS} h), has none: it starts by giving the cluster back to the policy (automatic
- * upgrade and recovery on, the administrator's cordons lifted, the budgets and workload pods deleted, wedges that
- * were meant to pass recovered) and then expects every node upgraded to the last version set, with no upgrade state,
+ * run, at least {@value #MIN_QUIET_HOURS} h), has none: it starts by giving the cluster back (deleted nodes
+ * registered, NotReady ones Ready, a deleted NPUOperatorCtl awaited gone and created again) and back to the policy
+ * (automatic upgrade and recovery on, a maintenance window removed, the administrator's cordons lifted, the budgets
+ * deleted; wedges meant to pass were recovered by their own units) and then expects every node upgraded to the last version set, with no upgrade state,
  * no reboot request and schedulable, the rollout complete, and no violation of the simulator. The invariants of
  * {@link Invariants} are checked throughout ({@code invariants: all}).
  *
@@ -52,7 +53,17 @@ final class ChaosSchedule {
         /** the control plane's leader SIGKILLed and restarted */
         KILL_CONTROL_PLANE(2),
         /** the API server unreachable for the runtimes, 30 s to 5 min */
-        API_UNREACHABLE(2);
+        API_UNREACHABLE(2),
+        /** a node's Node object deleted ({@code kubectl delete node}) and registered again 5 to 30 min later */
+        NODE_DELETED(2),
+        /** a node's kubelet silent (NotReady) for 2 to 20 min (real API server: its node-lifecycle controller) */
+        NODE_NOT_READY(2),
+        /** an upgrade maintenance window of 1 to 4 h set around the simulated time, removed 1 to 6 h later */
+        MAINTENANCE_WINDOW(2),
+        /** the NPUOperatorCtl deleted and applied again 5 to 30 min later (real API server: its finalizer) */
+        CR_DELETED(1),
+        /** kube-apiserver killed and started again, etcd kept (real API server) */
+        API_SERVER_RESTART(1);
 
         final int weight;
 
@@ -124,9 +135,10 @@ final class ChaosSchedule {
      *        then the quiet period's), else null
      * @param standingBudget the budget it creates and does not delete before the quiet period (deleted by the quiet
      *        period), else null
+     * @param standing what else it leaves for the quiet period to give back ({@link Standing}), else null
      */
     record Unit(int index, Kind kind, List<Step> steps, String version, String standingCordon,
-            String standingBudget) {
+            String standingBudget, Standing standing) {
         Unit {
             steps = List.copyOf(steps);
         }
@@ -141,6 +153,22 @@ final class ChaosSchedule {
             return String.join("; ", steps.stream().map(x -> "at " + x.at() + "s " + x.text()).toList());
         }
     }
+
+    /**
+     * What a fault leaves standing into the quiet period, which gives it back before its expectations.
+     *
+     * @param deletedNode a node whose Node object it deleted and did not register again (registered by the quiet
+     *        period), else null
+     * @param notReadyNode a node it made NotReady and not Ready again (made Ready by the quiet period), else null
+     * @param window whether it set a maintenance window and did not remove it (removed by the quiet period)
+     * @param crDeleted whether it deleted the NPUOperatorCtl and did not create it again (the quiet period waits for
+     *        the deletion's end and creates it)
+     */
+    record Standing(String deletedNode, String notReadyNode, boolean window, boolean crDeleted) {
+    }
+
+    /** How long the quiet period and a {@link Kind#CR_DELETED} wait for the NPUOperatorCtl's deletion, seconds. */
+    static final long CR_GONE_WITHIN_SECONDS = 1800;
 
     /**
      * A schedule drawn from a seed, by fault, before it is written as text: {@link #render(List)} writes any subset of
@@ -171,7 +199,7 @@ final class ChaosSchedule {
          * back, an uncordon for each kept cordon without its own, a deletion for each kept budget without its own,
          * and the expectation that every node ends at the last version a kept unit set ({@code 25.2.0}, the
          * installed one, when none sets one). The header's fault counts are the kept units'; the name says how many
-         * units were kept when not all were.
+         * units were kept when not all were; a unit without steps counts for nothing.
          *
          * @param kept units of this schedule, any order (written in the order drawn)
          * @return the scenario file's text
@@ -186,8 +214,15 @@ final class ChaosSchedule {
             String version = VERSIONS.get(0);
             List<String> cordoned = new ArrayList<>();
             List<String> budgets = new ArrayList<>();
+            List<String> deleted = new ArrayList<>();
+            List<String> notReady = new ArrayList<>();
+            boolean window = false;
+            boolean crDeleted = false;
             for (Unit u : in) {
-                counts.merge(u.kind(), 1, Integer::sum);
+                if (!u.steps().isEmpty()) {
+                    // a draw without steps (it would have failed or changed nothing) is no fault of the run
+                    counts.merge(u.kind(), 1, Integer::sum);
+                }
                 version = u.version() != null ? u.version() : version;
                 if (u.standingCordon() != null) {
                     cordoned.add(u.standingCordon());
@@ -195,10 +230,33 @@ final class ChaosSchedule {
                 if (u.standingBudget() != null) {
                     budgets.add(u.standingBudget());
                 }
+                Standing st = u.standing();
+                if (st != null) {
+                    if (st.deletedNode() != null) {
+                        deleted.add(st.deletedNode());
+                    }
+                    if (st.notReadyNode() != null) {
+                        notReady.add(st.notReadyNode());
+                    }
+                    window |= st.window();
+                    crDeleted |= st.crDeleted();
+                }
             }
-            // the quiet period: the cluster given back to the policy, then what must follow within it
+            // the quiet period: the cluster given back (the nodes, then the CR, then the policy), then what must
+            // follow within it
             long q = quietStart;
-            add(steps, q, "setPolicy: {autoUpgrade: true, autoRecover: true}");
+            for (String n : deleted) {
+                add(steps, q, "registerNode: {node: " + n + "}");
+            }
+            for (String n : notReady) {
+                add(steps, q, "nodeReady: {node: " + n + "}");
+            }
+            if (crDeleted) {
+                add(steps, q, "expect: {npuOperatorCtl: absent, within: " + CR_GONE_WITHIN_SECONDS + "s}");
+                add(steps, q, "createCr: {}");
+            }
+            add(steps, q, "setPolicy: {autoUpgrade: true, autoRecover: true" + (window
+                    ? ", upgradePolicy: {maintenanceWindow: null}" : "") + "}");
             for (String n : cordoned) {
                 add(steps, q, "uncordon: {node: " + n + "}");
             }
@@ -252,7 +310,15 @@ final class ChaosSchedule {
     /**
      * Draws a schedule: the faults' times (exponential gaps of mean {@value #MEAN_GAP_SECONDS} s from 60 s on, until
      * the quiet period), each one's kind by weight, its node and chip, and what its kind needs (how long a transient
-     * wedge lasts, when a cordon or a budget is lifted), in that fixed order.
+     * wedge lasts, when a cordon, a budget, a node's absence, a maintenance window or the CR's deletion is lifted),
+     * in that fixed order.
+     *
+     * <p>Faults that would fail or mean nothing are drawn as units without steps (the draws are made all the same, so
+     * the rest of the schedule does not move): a cordon of a node cordoned already; any fault naming a node while its
+     * Node object is deleted (no Node to approve, cordon, label or put a pod on; its agent is gone); a node deleted or
+     * made NotReady while it is already, or while another unit's steps on it are still to come (a cordon that its
+     * deletion would lift, a pod that it would take); a change of the NPUOperatorCtl (version, policy, window) while
+     * it is deleted, and its deletion while another unit's change of it is still to come.
      *
      * @param s what to draw
      * @return the schedule, by fault
@@ -265,6 +331,13 @@ final class ChaosSchedule {
         List<Unit> units = new ArrayList<>();
         // nodes cordoned at the time of the draw, whose uncordon is not drawn yet
         List<String> cordoned = new ArrayList<>();
+        // node -> [first, last] simulated seconds of each unit's steps on it; node -> its absences (deleted or
+        // NotReady); the NPUOperatorCtl's changes and deletions, as [first, last] of each unit
+        Map<String, List<long[]>> onNode = new java.util.HashMap<>();
+        Map<String, List<long[]>> deletedSpans = new java.util.HashMap<>();
+        Map<String, List<long[]>> absentSpans = new java.util.HashMap<>();
+        List<long[]> crChanges = new ArrayList<>();
+        List<long[]> crDeletions = new ArrayList<>();
         int[] order = {0};
         int version = 0;
         int pods = 0;
@@ -283,27 +356,53 @@ final class ChaosSchedule {
             String setsVersion = null;
             String standingCordon = null;
             String standingBudget = null;
+            Standing standing = null;
+            long now = t;
+            boolean nodeGone = overlaps(deletedSpans.get(node), now, now);
+            boolean crGone = overlaps(crDeletions, now, now);
             switch (k) {
                 case TRANSIENT_WEDGE -> {
-                    step.accept(t, "wedge: " + chip);
-                    step.accept(t + 30 + r.nextInt(60), "recover: " + chip);
+                    long until = t + 30 + r.nextInt(60);
+                    if (!nodeGone) {
+                        step.accept(t, "wedge: " + chip);
+                        step.accept(until, "recover: " + chip);
+                    }
                 }
-                case LASTING_WEDGE -> step.accept(t, "wedge: " + chip);
-                case APPROVE -> step.accept(t, "approve: {node: " + node + "}");
-                case BAD_APPROVAL -> step.accept(t, "annotate: {node: " + node
-                        + ", key: npu.openfuyao.com/approve-reboot, value: \"yes\"}");
+                case LASTING_WEDGE -> {
+                    if (!nodeGone) {
+                        step.accept(t, "wedge: " + chip);
+                    }
+                }
+                case APPROVE -> {
+                    if (!nodeGone) {
+                        step.accept(t, "approve: {node: " + node + "}");
+                    }
+                }
+                case BAD_APPROVAL -> {
+                    if (!nodeGone) {
+                        step.accept(t, "annotate: {node: " + node
+                                + ", key: npu.openfuyao.com/approve-reboot, value: \"yes\"}");
+                    }
+                }
                 case SET_VERSION -> {
-                    version = 1 - version;
-                    setsVersion = VERSIONS.get(version);
-                    step.accept(t, "setVersion: {version: " + setsVersion + "}");
+                    if (!crGone) {
+                        version = 1 - version;
+                        setsVersion = VERSIONS.get(version);
+                        step.accept(t, "setVersion: {version: " + setsVersion + "}");
+                    }
                 }
-                case POLICY_FLIP -> step.accept(t, "setPolicy: {" + (r.nextBoolean() ? "autoUpgrade" : "autoRecover")
-                        + ": " + r.nextBoolean() + "}");
+                case POLICY_FLIP -> {
+                    String flip = "setPolicy: {" + (r.nextBoolean() ? "autoUpgrade" : "autoRecover") + ": "
+                            + r.nextBoolean() + "}";
+                    if (!crGone) {
+                        step.accept(t, flip);
+                    }
+                }
                 case ADMIN_CORDON -> {
-                    if (!cordoned.contains(node)) {
+                    long until = t + 600 + r.nextInt(3000);
+                    if (!cordoned.contains(node) && !nodeGone) {
                         cordoned.add(node);
                         step.accept(t, "cordon: {node: " + node + "}");
-                        long until = t + 600 + r.nextInt(3000);
                         if (until < faultsEnd) {
                             cordoned.remove(node);
                             step.accept(until, "uncordon: {node: " + node + "}");
@@ -313,26 +412,139 @@ final class ChaosSchedule {
                     }
                 }
                 case BLOCKING_POD -> {
-                    String name = "work-" + pods++;
-                    step.accept(t, "pod: {node: " + node + ", name: " + name + ", namespace: chaos, labels: {app: "
-                            + name + "}}");
-                    step.accept(t, "pdb: {name: " + name + ", namespace: chaos, selector: {app: " + name
-                            + "}, minAvailable: 1}");
                     long until = t + 600 + r.nextInt(3000);
-                    if (until < faultsEnd) {
-                        step.accept(until, "deletePdb: {name: " + name + ", namespace: chaos}");
-                    } else {
-                        standingBudget = name;
+                    if (!nodeGone) {
+                        String name = "work-" + pods++;
+                        step.accept(t, "pod: {node: " + node + ", name: " + name + ", namespace: chaos, labels: "
+                                + "{app: " + name + "}}");
+                        step.accept(t, "pdb: {name: " + name + ", namespace: chaos, selector: {app: " + name
+                                + "}, minAvailable: 1}");
+                        if (until < faultsEnd) {
+                            step.accept(until, "deletePdb: {name: " + name + ", namespace: chaos}");
+                        } else {
+                            standingBudget = name;
+                        }
                     }
                 }
-                case KILL_AGENT -> step.accept(t, "killAgent: {node: " + node + "}");
+                case KILL_AGENT -> {
+                    if (!nodeGone) {
+                        step.accept(t, "killAgent: {node: " + node + "}");
+                    }
+                }
                 case KILL_CONTROL_PLANE -> step.accept(t, "killControlPlane: {replica: leader, restart: true}");
                 case API_UNREACHABLE -> step.accept(t, "apiUnreachable: {duration: " + (30 + r.nextInt(270))
                         + "s}");
+                case NODE_DELETED -> {
+                    long until = t + 300 + r.nextInt(1500);
+                    long end = Math.min(until, faultsEnd);
+                    // no other unit's step on the node may fall inside its absence (nor may it be absent already)
+                    if (!overlaps(onNode.get(node), t, end) && !overlaps(absentSpans.get(node), t, end)) {
+                        step.accept(t, "deleteNode: {node: " + node + "}");
+                        if (until < faultsEnd) {
+                            step.accept(until, "registerNode: {node: " + node + "}");
+                        } else {
+                            standing = new Standing(node, null, false, false);
+                        }
+                        deletedSpans.computeIfAbsent(node, x -> new ArrayList<>()).add(new long[] {t, end});
+                        absentSpans.computeIfAbsent(node, x -> new ArrayList<>()).add(new long[] {t, end});
+                    }
+                }
+                case NODE_NOT_READY -> {
+                    long until = t + 120 + r.nextInt(1080);
+                    long end = Math.min(until, faultsEnd);
+                    // other faults may name a NotReady node (its Node is there); another absence may not overlap
+                    if (!overlaps(absentSpans.get(node), t, end)) {
+                        step.accept(t, "nodeNotReady: {node: " + node + "}");
+                        if (until < faultsEnd) {
+                            step.accept(until, "nodeReady: {node: " + node + "}");
+                        } else {
+                            standing = new Standing(null, node, false, false);
+                        }
+                        absentSpans.computeIfAbsent(node, x -> new ArrayList<>()).add(new long[] {t, end});
+                    }
+                }
+                case MAINTENANCE_WINDOW -> {
+                    String window = window(r, t);
+                    long until = t + 3600 + r.nextInt(5 * 3600);
+                    if (!crGone) {
+                        step.accept(t, "setPolicy: {upgradePolicy: {maintenanceWindow: " + window + "}}");
+                        if (until < faultsEnd) {
+                            step.accept(until, "setPolicy: {upgradePolicy: {maintenanceWindow: null}}");
+                        } else {
+                            standing = new Standing(null, null, true, false);
+                        }
+                    }
+                }
+                case CR_DELETED -> {
+                    long until = t + 300 + r.nextInt(1500);
+                    long end = Math.min(until, faultsEnd);
+                    // no change of the CR may fall inside its absence (it would fail: there is no CR to change)
+                    if (!crGone && !overlaps(crChanges, t, end)) {
+                        step.accept(t, "deleteCr: {}");
+                        if (until < faultsEnd) {
+                            step.accept(until, "expect: {npuOperatorCtl: absent, within: " + CR_GONE_WITHIN_SECONDS
+                                    + "s}");
+                            step.accept(until, "createCr: {}");
+                        } else {
+                            standing = new Standing(null, null, false, true);
+                        }
+                        crDeletions.add(new long[] {t, end});
+                    }
+                }
+                case API_SERVER_RESTART -> step.accept(t, "restartApiServer: {}");
             }
-            units.add(new Unit(units.size(), k, steps, setsVersion, standingCordon, standingBudget));
+            if (!steps.isEmpty()) {
+                // a unit that leaves something standing holds it until the quiet period
+                long[] span = {steps.get(0).at(), standingCordon != null || standingBudget != null
+                        || standing != null ? faultsEnd : steps.stream().mapToLong(Step::at).max().orElse(t)};
+                if (k == Kind.SET_VERSION || k == Kind.POLICY_FLIP || k == Kind.MAINTENANCE_WINDOW) {
+                    crChanges.add(span);
+                } else if (k != Kind.KILL_CONTROL_PLANE && k != Kind.API_UNREACHABLE && k != Kind.CR_DELETED
+                        && k != Kind.API_SERVER_RESTART) {
+                    onNode.computeIfAbsent(node, x -> new ArrayList<>()).add(span);
+                }
+            }
+            units.add(new Unit(units.size(), k, steps, setsVersion, standingCordon, standingBudget, standing));
         }
         return new Drawn(s, units, faultsEnd, quiet);
+    }
+
+    /** The time zones a maintenance window is drawn in: UTC, and one with an offset (no daylight saving time). */
+    static final List<String> WINDOW_ZONES = List.of("UTC", "Asia/Shanghai");
+    private static final List<String> DAYS = List.of("mo", "tu", "we", "th", "fr", "sa", "su");
+
+    /**
+     * Draws an upgrade maintenance window around simulated second {@code t} of the run ({@link #START} + t): it opens
+     * between 1 h (and the rounding) before and 2 h after, rounded down to a multiple of 5 minutes, lasts 1 to 4 h in quarter hours, in a zone of
+     * {@link #WINDOW_ZONES}, every day or (one draw in two) only on the day it opens.
+     *
+     * @return the shorthand's {@code maintenanceWindow} mapping as flow YAML, e.g.
+     *         {@code {startTime: "01:05", endTime: "03:35", timeZone: UTC}}
+     */
+    private static String window(SplittableRandom r, long t) {
+        // on the simulated clock's five minutes (START is midnight UTC), so the file reads as an operator writes it
+        long open = Math.floorDiv(t + (r.nextInt(37) - 12) * 300L, 300) * 300;
+        int minutes = 60 + r.nextInt(13) * 15;
+        java.time.ZoneId zone = java.time.ZoneId.of(WINDOW_ZONES.get(r.nextInt(WINDOW_ZONES.size())));
+        boolean oneDay = r.nextBoolean();
+        java.time.ZonedDateTime from = START.plusSeconds(open).atZone(zone);
+        java.time.ZonedDateTime to = from.plusMinutes(minutes);
+        java.time.format.DateTimeFormatter hhmm = java.time.format.DateTimeFormatter.ofPattern("HH:mm");
+        return "{" + (oneDay ? "days: " + DAYS.get(from.getDayOfWeek().getValue() - 1) + ", " : "") + "startTime: \""
+                + hhmm.format(from) + "\", endTime: \"" + hhmm.format(to) + "\", timeZone: " + zone.getId() + "}";
+    }
+
+    /** @return whether some span of {@code spans} (null: none) shares a second with [from, to] */
+    private static boolean overlaps(List<long[]> spans, long from, long to) {
+        if (spans == null) {
+            return false;
+        }
+        for (long[] x : spans) {
+            if (x[0] <= to && from <= x[1]) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** @return {@code transient-wedge} for {@link Kind#TRANSIENT_WEDGE} */
@@ -340,7 +552,7 @@ final class ChaosSchedule {
         return k.name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
-    /** @return a kind drawn by weight (budgets only on the real API server) */
+    /** @return a kind drawn by weight, among those {@link #allowed} on this API server */
     private static Kind kind(SplittableRandom r, boolean realApi) {
         int total = 0;
         for (Kind k : Kind.values()) {
@@ -359,9 +571,18 @@ final class ChaosSchedule {
         throw new IllegalStateException("no kind drawn");
     }
 
-    private static boolean allowed(Kind k, boolean realApi) {
-        return realApi || k != Kind.BLOCKING_POD;
+    /**
+     * @return whether the kind is drawn on this API server: a blocking budget (eviction), a node NotReady (the
+     *         node-lifecycle controller), the CR's deletion (its finalizer) and the API server's restart need the real
+     *         one
+     */
+    static boolean allowed(Kind k, boolean realApi) {
+        return realApi || !REAL_ONLY.contains(k);
     }
+
+    /** The kinds drawn with {@code --api real} only. */
+    static final java.util.Set<Kind> REAL_ONLY = java.util.EnumSet.of(Kind.BLOCKING_POD, Kind.NODE_NOT_READY,
+            Kind.CR_DELETED, Kind.API_SERVER_RESTART);
 
     private static void add(TreeMap<Long, List<String>> steps, long at, String step) {
         steps.computeIfAbsent(at, x -> new ArrayList<>()).add(step);

@@ -319,8 +319,21 @@ final class Invariants {
     }
 
     /**
+     * Records, before a step acts, what must count from the instant its write can reach the API server: the
+     * scenario's uncordon lifts its cordon then (a check between the write and {@link #did} would otherwise see the
+     * Node schedulable while the cordon still stands). A step that then fails ends the run, so nothing is undone.
+     *
+     * @param a the action about to be done
+     */
+    void doing(Action a) {
+        if (a instanceof Action.Uncordon u) {
+            adminCordons.remove(u.node());
+        }
+    }
+
+    /**
      * Records what a step did that an invariant depends on: approvals, the administrator's cordons, the
-     * NPUOperatorCtl's policy and version, its deletion.
+     * NPUOperatorCtl's policy and version, its deletion and its creation again.
      *
      * @param a the action, done
      * @param atSeconds the run's simulated second
@@ -342,6 +355,9 @@ final class Invariants {
             policy(Map.of("version", v.version()), atSeconds);
         } else if (a instanceof Action.DeleteCr) {
             policies.add(new PolicyState(atSeconds, null));
+        } else if (a instanceof Action.CreateCr) {
+            // created again with the spec the steps made: the merged policy in force again
+            policy(Map.of(), atSeconds);
         }
     }
 

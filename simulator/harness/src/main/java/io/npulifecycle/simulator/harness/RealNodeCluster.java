@@ -149,6 +149,10 @@ final class RealNodeCluster implements ScenarioCluster {
             return "the pods reach kube-apiserver through kube-proxy's Service address, with no forwarder of the "
                     + "harness in between to fail their requests";
         }
+        if (a instanceof Action.RestartApiServer) {
+            return "the real node's kubelet and kube-proxy talk to kube-apiserver directly; its restart is tried on the "
+                    + "simulated nodes only (--api real without --kubelet)";
+        }
         if (a instanceof Action.ClockJump) {
             return "the clock's configuration is a ConfigMap file mounted into running pods (a change rolls them)";
         }

@@ -166,6 +166,41 @@ public interface ScenarioCluster extends AutoCloseable {
     }
 
     /**
+     * Creates the NPUOperatorCtl again ({@code createCr}, an operator's {@code kubectl apply} of their file) with the
+     * given {@code spec}.
+     *
+     * @param spec the CR's {@code spec} (its {@code driver} map ...), as kept from before its deletion
+     * @throws IllegalStateException naming the CR while one exists (a terminating one included)
+     */
+    default void createNpuOperatorCtl(Map<String, Object> spec) {
+        GenericKubernetesResource now = npuOperatorCtl();
+        if (now != null) {
+            throw new IllegalStateException("createCr: the NPUOperatorCtl " + EmbeddedCluster.NPU_NAMESPACE + "/"
+                    + EmbeddedCluster.NPU_OPERATOR_CTL_NAME + " exists" + (now.getMetadata().getDeletionTimestamp()
+                            == null ? "" : " (terminating since " + now.getMetadata().getDeletionTimestamp()
+                                    + ": wait for its end with expect: {npuOperatorCtl: absent, within: ...})"));
+        }
+        cluster().npuOperatorCtls().inNamespace(EmbeddedCluster.NPU_NAMESPACE).resource(
+                new io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder()
+                        .withApiVersion(EmbeddedCluster.NPU_OPERATOR_CTL.groupVersion())
+                        .withKind(EmbeddedCluster.NPU_OPERATOR_CTL.kind())
+                        .withNewMetadata().withName(EmbeddedCluster.NPU_OPERATOR_CTL_NAME)
+                        .withNamespace(EmbeddedCluster.NPU_NAMESPACE).endMetadata()
+                        .withAdditionalProperties(Map.of("spec", spec)).build()).create();
+    }
+
+    /**
+     * Kills kube-apiserver and starts it again with the same command line, etcd kept ({@code restartApiServer}).
+     *
+     * @return how long it was away, from the kill to {@code /readyz} answering
+     * @throws UnsupportedOperationException on a cluster without a real API server
+     */
+    default Duration restartApiServer() {
+        throw new UnsupportedOperationException("restartApiServer: this cluster has no kube-apiserver to restart "
+                + "(run with --api real)");
+    }
+
+    /**
      * @param node a node of the cluster
      * @return the text of its node agent's {@code /metrics} (the Prometheus text format)
      * @throws IOException when it cannot be read

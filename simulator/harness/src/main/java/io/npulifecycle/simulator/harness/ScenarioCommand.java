@@ -237,7 +237,7 @@ final class ScenarioCommand {
     /**
      * What the embedded mock cannot do, each refused with its file and line before anything runs: a node going
      * NotReady (no node-lifecycle controller), the NPUOperatorCtl's deletion (the mock deletes at once, without the
-     * control plane's finalizer), the API server's audit log.
+     * control plane's finalizer) and its creation again, the API server's audit log and its restart.
      *
      * @param s a scenario
      * @return one line per step refused, empty when the mock can run it
@@ -253,6 +253,10 @@ final class ScenarioCommand {
                     ? "a node goes NotReady through kube-controller-manager's node-lifecycle controller"
                     : a instanceof Action.DeleteCr ? "the mock deletes the NPUOperatorCtl at once, without the control "
                             + "plane's finalizer and its cleanup"
+                    : a instanceof Action.CreateCr ? "it follows a deleteCr, which the mock refuses (it deletes the "
+                            + "NPUOperatorCtl at once, without the control plane's finalizer and its cleanup)"
+                    : a instanceof Action.RestartApiServer ? "the embedded mock has no kube-apiserver process to "
+                            + "restart"
                     : a instanceof Action.Expect e && e.apiRequests() != null
                             || st.when() != null && st.when().apiRequests() != null
                             ? "expect.apiRequests reads kube-apiserver's audit log" : null;

@@ -115,6 +115,31 @@ final class ScenarioMapper {
         }
     }
 
+    /**
+     * A {@code maintenanceWindow} of the policy shorthand: a mapping (passed on for the controller to check), or
+     * {@link Action#REMOVE_WINDOW} for an explicit null (the window removed); an absent key stays null (unchanged).
+     */
+    static final class WindowDeserializer extends ValueDeserializer<Map<String, Object>> {
+        @Override
+        @SuppressWarnings("unchecked")
+        public Map<String, Object> deserialize(JsonParser p, DeserializationContext ctxt) {
+            if (p.currentToken() != tools.jackson.core.JsonToken.START_OBJECT) {
+                return (Map<String, Object>) ctxt.handleUnexpectedToken(Map.class, p);
+            }
+            return ctxt.readValue(p, java.util.LinkedHashMap.class);
+        }
+
+        @Override
+        public Map<String, Object> getNullValue(DeserializationContext ctxt) {
+            return Action.REMOVE_WINDOW;
+        }
+
+        @Override
+        public Object getAbsentValue(DeserializationContext ctxt) {
+            return null;
+        }
+    }
+
     /** {@link Action.Expected}: a text, or {@code Expected(null)} for an explicit null; an absent key stays null. */
     static final class ExpectedDeserializer extends ValueDeserializer<Action.Expected> {
         @Override

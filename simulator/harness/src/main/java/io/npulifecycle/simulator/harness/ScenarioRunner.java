@@ -7,10 +7,13 @@ import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 
 /**
  * Runs one scenario on its simulated cluster ({@link ScenarioCommand} starts the cluster and prints the verdict): the
@@ -345,8 +348,11 @@ public final class ScenarioRunner {
                             + " (checked at simulated " + simNow() + "s)";
                 }
             }
-            act(st.action());
             Invariants inv = invariants;
+            if (inv != null) {
+                inv.doing(st.action());
+            }
+            act(st.action());
             if (inv != null) {
                 inv.did(st.action(), simNow());
             }
@@ -484,9 +490,35 @@ public final class ScenarioRunner {
         on(Action.RemoveFinalizers.class, a -> sim.workloads().removeFinalizers(a));
         on(Action.DeleteNode.class, a -> sim.deleteNode(a.node()));
         on(Action.RegisterNode.class, a -> sim.registerNode(a.node()));
-        on(Action.DeleteCr.class, a -> sim.deleteNpuOperatorCtl());
+        on(Action.DeleteCr.class, a -> {
+            // the spec as the scenario made it, for a createCr: what the operator's file says
+            GenericKubernetesResource cr = sim.npuOperatorCtl();
+            Object spec = cr == null ? null : cr.getAdditionalProperties().get("spec");
+            sim.deleteNpuOperatorCtl();
+            deletedSpec = spec instanceof Map<?, ?> m ? copy(m) : new LinkedHashMap<>();
+        });
+        on(Action.CreateCr.class, a -> {
+            if (deletedSpec == null) {
+                throw new IllegalStateException("createCr: no deleteCr step deleted the NPUOperatorCtl before it "
+                        + "(createCr applies the CR as it was when deleted)");
+            }
+            sim.createNpuOperatorCtl(deletedSpec);
+        });
+        on(Action.RestartApiServer.class, a -> out.println("   api: kube-apiserver restarted, away "
+                + sim.restartApiServer().toMillis() + " ms of wall clock"));
         on(Action.NodeNotReady.class, a -> sim.nodeNotReady(a.node()));
         on(Action.NodeReady.class, a -> sim.nodeReady(a.node()));
+    }
+
+    /** {@code spec} of the NPUOperatorCtl when the last {@code deleteCr} deleted it: what {@code createCr} applies. */
+    private volatile Map<String, Object> deletedSpec;
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> copy(Map<?, ?> m) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        m.forEach((k, v) -> out.put(String.valueOf(k), v instanceof Map<?, ?> inner ? copy(inner)
+                : v instanceof List<?> l ? new ArrayList<>(l) : v));
+        return out;
     }
 
     /** @return the action types that have a handler */

@@ -306,6 +306,21 @@ public final class SimCluster implements ScenarioCluster {
         this.nodeLifecycle = value;
     }
 
+    /**
+     * Kills kube-apiserver and starts it again with the same command line (so the same port: the runtimes' forwarder
+     * or front proxy reaches it where it was), etcd and its data kept; a server handed over from an earlier file is
+     * restarted the same way and handed on as it is.
+     */
+    @Override
+    public java.time.Duration restartApiServer() {
+        if (!(cluster instanceof io.npulifecycle.simulator.cluster.RealApiServer real)) {
+            return ScenarioCluster.super.restartApiServer();
+        }
+        java.time.Duration away = real.restartApiServer();
+        log.accept("api: kube-apiserver restarted at " + real.masterUrl() + ", away " + away.toMillis() + " ms");
+        return away;
+    }
+
     @Override
     public void nodeNotReady(String node) {
         heartbeats().silence(node);

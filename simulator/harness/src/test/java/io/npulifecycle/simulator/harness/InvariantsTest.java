@@ -128,6 +128,13 @@ class InvariantsTest {
         kept.did(new Action.Uncordon("node-0"), 600);
         sim.workloads().setUnschedulable("node-0", false);
         assertNull(kept.check(900, true));
+        // the runner's order: doing, the write, a check before did (chaos seed 4 on the mock saw it) holds
+        Invariants raced = invariants(auto(true, true));
+        sim.workloads().setUnschedulable("node-0", true);
+        raced.did(new Action.Cordon("node-0"), 0);
+        raced.doing(new Action.Uncordon("node-0"));
+        sim.workloads().setUnschedulable("node-0", false);
+        assertNull(raced.check(500, false), "the uncordon under way");
     }
 
     /** kubectl cordon of a node npu-lifecycle holds cordoned changes nothing: lifting that cordon later breaks nothing. */
@@ -227,6 +234,30 @@ class InvariantsTest {
         assertTrue(v.detail().contains("at simulated 5300s (2026-12-07T01:28:20Z), outside the maintenance window "
                 + "every day 03:00-04:00 UTC (next opening 2026-12-07T03:00:00Z) in force from 5000s to then"),
                 v.detail());
+    }
+
+    /**
+     * A window removed ({@code maintenanceWindow: null}) judges nothing after the policy lag; a CR deleted judges
+     * nothing while it is gone, and created again ({@code createCr}) brings back the policy the steps made.
+     */
+    @Test
+    void aRemovedWindowJudgesNothingAndACreatedCrJudgesAgain() throws Exception {
+        Action.SetPolicy remove = (Action.SetPolicy) Scenario.parse("r.yaml", "steps:\n  - at: 0s\n    setPolicy: "
+                + "{upgradePolicy: {maintenanceWindow: null}}\n").steps.get(0).action();
+        Invariants removed = invariants(window("01:00", "02:00"));
+        removed.did(remove, 9_000);
+        event(NodeKeys.EVENT_REBOOT_REQUIRED, "reason=upgrade", 9_500);
+        event(NodeKeys.EVENT_REBOOTING, AUTO_UPGRADE, 10_800);
+        assertNull(removed.check(10_900, false), "no window in force at 10800 s");
+
+        Invariants recreated = invariants(window("01:00", "02:00"));
+        recreated.did(new Action.DeleteCr(), 9_000);
+        assertNull(recreated.check(10_900, false), "the CR deleted: nothing judged");
+        recreated.did(new Action.CreateCr(), 10_000);
+        event(NodeKeys.EVENT_REBOOTING, AUTO_UPGRADE.replace("boot b", "boot c"), 10_000
+                + Invariants.POLICY_LAG_SECONDS + 100);
+        Invariants.Violation v = recreated.check(10_910, false);
+        assertEquals(Invariants.WINDOW, v.name(), "the window of the CR created again: " + v);
     }
 
     /**

@@ -180,6 +180,61 @@ class ScenarioTest {
         assertTrue(bad.startsWith("line 3:") && bad.contains("disableEviction must be true or false"), bad);
     }
 
+    /**
+     * {@code maintenanceWindow: null} removes the window (a null in the merge patch); an absent key leaves it; a
+     * window that is not a mapping is rejected with its line.
+     */
+    @Test
+    void aMaintenanceWindowIsSetAndRemovedThroughTheShorthand() throws Exception {
+        Scenario s = Scenario.parse("ok.yaml", String.join("\n", "steps:",
+                "  - at: 0s", "    setPolicy: {upgradePolicy: {maintenanceWindow: {startTime: \"01:00\", endTime: "
+                        + "\"02:00\", timeZone: UTC}}}",
+                "  - at: 1s", "    setPolicy: {upgradePolicy: {maintenanceWindow: null}, recoveryPolicy: "
+                        + "{maintenanceWindow: null}}",
+                "  - at: 2s", "    setPolicy: {upgradePolicy: {autoUpgrade: true}}", ""));
+        Map<String, Object> set = ((Action.SetPolicy) s.steps.get(0).action()).policy().driver();
+        assertEquals(Map.of("maintenanceWindow", Map.of("startTime", "01:00", "endTime", "02:00", "timeZone", "UTC")),
+                set.get("upgradePolicy"));
+        Map<String, Object> removed = ((Action.SetPolicy) s.steps.get(1).action()).policy().driver();
+        Map<String, Object> nullWindow = new java.util.HashMap<>();
+        nullWindow.put("maintenanceWindow", null);
+        assertEquals(nullWindow, removed.get("upgradePolicy"));
+        assertEquals(nullWindow, removed.get("recoveryPolicy"));
+        Map<String, Object> untouched = ((Action.SetPolicy) s.steps.get(2).action()).policy().driver();
+        assertEquals(Map.of("autoUpgrade", true), untouched.get("upgradePolicy"));
+        // merged as the CR is patched: the window is gone, the rest stays
+        Map<String, Object> cr = new java.util.LinkedHashMap<>();
+        SimCluster.merge(cr, set);
+        SimCluster.merge(cr, removed);
+        SimCluster.merge(cr, untouched);
+        assertEquals(Map.of("autoUpgrade", true), cr.get("upgradePolicy"));
+        String bad = rejected("steps:\n  - at: 0s\n    setPolicy: {upgradePolicy: {maintenanceWindow: always}}\n");
+        assertTrue(bad.startsWith("line 3:") && bad.contains("maintenanceWindow"), bad);
+    }
+
+    /** {@code createCr} and {@code restartApiServer} take no field and are refused by the mock with their line. */
+    @Test
+    void createCrAndRestartApiServerAreRealOnly() throws Exception {
+        Scenario s = Scenario.parse("real-only.yaml", String.join("\n", "cluster: {nodes: 1}", "steps:",
+                "  - at: 0s", "    deleteCr: {}",
+                "  - at: 1s", "    expect: {npuOperatorCtl: absent, within: 600s}",
+                "  - at: 1s", "    createCr: {}",
+                "  - at: 2s", "    restartApiServer: {}", ""));
+        assertTrue(s.steps.get(2).action() instanceof Action.CreateCr);
+        assertTrue(s.steps.get(3).action() instanceof Action.RestartApiServer);
+        java.util.List<String> why = ScenarioCommand.embeddedRefusals(s);
+        assertEquals(3, why.size(), why.toString());
+        assertTrue(why.get(1).startsWith("real-only.yaml:line 7: createCr needs --api real: it follows a deleteCr"),
+                why.get(1));
+        assertTrue(why.get(2).startsWith("real-only.yaml:line 9: restartApiServer needs --api real: the embedded "
+                + "mock has no kube-apiserver"), why.get(2));
+        assertTrue(RealNodeCluster.refusals(s).toString().contains("restartApiServer cannot run on the real node"),
+                RealNodeCluster.refusals(s).toString());
+        String head = "cluster: {nodes: 1}\nsteps:\n  - at: 0s\n    ";
+        assertTrue(invalid(head + "createCr: {spec: x}\n").where().contains("steps[0].createCr"));
+        assertTrue(invalid(head + "restartApiServer: {etcd: true}\n").where().contains("steps[0].restartApiServer"));
+    }
+
     @Test
     void drainSecondsFollowTheCrdsBoundAndAnnotationKeysMustBeQualifiedNames() throws Exception {
         Scenario.parse("ok.yaml", "steps:\n  - at: 0s\n    setPolicy: {upgradePolicy: {drain: {timeoutSeconds: "
@@ -224,7 +279,8 @@ class ScenarioTest {
                 "setVersion", "killAgent", "killControlPlane", "startControlPlane", "apiOutage", "apiGone",
                 "apiUnreachable", "clockJump", "markersReadOnly", "markersFull", "pod", "pdb", "deletePdb", "cordon",
                 "uncordon", "label", "deleteNode", "registerNode", "deletePod", "setPodReady", "removeFinalizers",
-                "deleteCr", "nodeNotReady", "nodeReady", "expect"), Scenario.ACTIONS.keySet(),
+                "deleteCr", "createCr", "restartApiServer", "nodeNotReady", "nodeReady", "expect"),
+                Scenario.ACTIONS.keySet(),
                 "the actions of docs/simulator.md");
     }
 
