@@ -9,6 +9,7 @@ import io.npulifecycle.api.upgrade.spec.Policy;
 import io.npulifecycle.api.upgrade.spec.DrainSettings;
 import io.npulifecycle.api.upgrade.spec.UpgradeState;
 
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.api.node.NodeKeys;
 
 import java.time.Duration;
@@ -60,6 +61,16 @@ public final class DrainWork {
         this.drainer = new Drainer(client, time, writer, leader);
     }
 
+    /**
+     * Plants a bug of the chaos checker's tests ({@link PlantedBug}).
+     *
+     * @param bug {@link PlantedBug#ADMIN_CORDON_LIFTED}, {@link PlantedBug#DRAIN_SKIPPED}, or {@code null} (none)
+     */
+    public void plant(PlantedBug bug) {
+        drainer.plant(bug);
+        cordons.plant(bug);
+    }
+
     /** @return the nodes whose observed state label is {@code cordon-required} or {@code drain-required} */
     private static Set<String> draining(Collection<Node> nodes, Map<String, String> planned) {
         Set<String> out = new HashSet<>();
@@ -83,6 +94,7 @@ public final class DrainWork {
      */
     public Map<String, List<String>> left(Collection<Node> nodes, Collection<Pod> pods, DrainSettings drain) {
         Map<String, List<String>> out = new HashMap<>();
+
         DrainScope.podsToDrain(pods, draining(nodes, null), drain).forEach((node, ps) -> out.put(node,
                 drainer.describe(ps)));
         return out;
