@@ -94,7 +94,6 @@ public final class DrainWork {
      */
     public Map<String, List<String>> left(Collection<Node> nodes, Collection<Pod> pods, DrainSettings drain) {
         Map<String, List<String>> out = new HashMap<>();
-
         DrainScope.podsToDrain(pods, draining(nodes, null), drain).forEach((node, ps) -> out.put(node,
                 drainer.describe(ps)));
         return out;
