@@ -167,9 +167,9 @@ class PlantedBugIT {
 
     /**
      * The whole loop for one cheap bug ({@code admin-cordon-lifted}: an administrator's cordon lifted by the control
-     * plane, seen within a few simulated minutes of the first cordon): {@code chaos} exits 1 naming the invariant,
-     * writes {@code chaos-seed-1-shrunk.yaml} with the bug in its "run again" line, and that file fails the same way
-     * under {@code scenario --planted-bug}.
+     * plane; seed 4 cordons at 738 s, the checker sees it lifted a few simulated minutes later, and the run ends
+     * there): {@code chaos} exits 1 naming the invariant, writes {@code chaos-seed-4-shrunk.yaml} with the bug in its
+     * "run again" line, and that file fails the same way under {@code scenario --planted-bug}.
      */
     @Test
     void chaosCatchesAPlantedBugAndShrinksItToAScenarioThatFailsTheSameWay() throws Exception {
@@ -181,18 +181,18 @@ class PlantedBugIT {
         Path againWork = tmp.resolve("work-shrunk-again");
         try {
             long start = System.nanoTime();
-            int rc = RuntimeProcess.runToExit(out, Map.of(), TIMEOUT_SECONDS, "chaos", "--seed", "1", "--nodes", "1",
+            int rc = RuntimeProcess.runToExit(out, Map.of(), TIMEOUT_SECONDS, "chaos", "--seed", "4", "--nodes", "1",
                     "--duration", "4h", "--time-scale", "600", "--planted-bug", bug.bugName(), "--shrink-runs", "3",
                     "--work", work.toString());
             String text = Files.readString(out);
             System.out.printf("chaos with planted bug %s: exit %d in %.1f s%n", bug.bugName(), rc,
                     (System.nanoTime() - start) / 1e9);
             assertEquals(1, rc, text);
-            assertTrue(text.contains("   FAIL chaos seed 1") && text.contains(": " + broken + " at simulated "), text);
-            Path shrunk = work.resolve("chaos-seed-1-shrunk.yaml");
-            assertTrue(text.contains("chaos: seed 1 shrunk to ") && text.contains(broken + ": " + shrunk), text);
+            assertTrue(text.contains("   FAIL chaos seed 4") && text.contains(": " + broken + " at simulated "), text);
+            Path shrunk = work.resolve("chaos-seed-4-shrunk.yaml");
+            assertTrue(text.contains("chaos: seed 4 shrunk to ") && text.contains(broken + ": " + shrunk), text);
             String file = Files.readString(shrunk);
-            assertTrue(file.contains("# run again with: npu-lifecycle scenario chaos-seed-1-shrunk.yaml --api embedded "
+            assertTrue(file.contains("# run again with: npu-lifecycle scenario chaos-seed-4-shrunk.yaml --api embedded "
                     + "--planted-bug " + bug.bugName() + "\n"), file);
 
             start = System.nanoTime();
