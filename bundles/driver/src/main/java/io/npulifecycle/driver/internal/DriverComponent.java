@@ -7,6 +7,7 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -31,6 +32,7 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.api.management.ConfigDefaults;
 import io.npulifecycle.api.management.ConfigurationRefusals;
 import io.npulifecycle.api.management.MBeanRegistrations;
@@ -146,6 +148,8 @@ public class DriverComponent implements EventHandler {
         }
         Duration interval = Duration.ofSeconds(running.checkIntervalSeconds());
         engine = new DriverEngine(markers, () -> nodeWriter, () -> loader, this::healthView, time, s);
+        engine.plant(PlantedBug.plantedIn(ctx.getProperty(PlantedBug.PROPERTY), "driver",
+                EnumSet.of(PlantedBug.MODULE_RELOADED), LOG));
         registerLoader(c);
         try {
             mbean = MBeanRegistrations.register(ctx, DriverMXBean.class, new DriverMBean(engine),

@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.api.markers.MarkerRead;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.markers.MarkerStoreException;
@@ -100,6 +101,8 @@ public final class DriverEngine {
     private final MarkerStore markers;
     private final Supplier<NodeWriter> writers;
     private final Supplier<DriverLoader> loaders;
+    /** Whether the planted bug {@link PlantedBug#MODULE_RELOADED} is active (never in the product). */
+    private volatile boolean reloadLive;
     private final Supplier<HealthView> health;
     private final TimeSource time;
     private volatile Settings settings;
@@ -177,6 +180,9 @@ public final class DriverEngine {
         }
         report(w -> w.setLabel(NodeKeys.DRIVER_VERSION, labelValue(loaded)));
         if (!loaded.equals(pod)) {
+            if (reloadLive) {
+                reloadLive(pod);
+            }
             stage(s, boot, pod, loaded);
             return;
         }
@@ -217,6 +223,32 @@ public final class DriverEngine {
         Path done = s.packageDir().resolve(pod).resolve(".complete");
         return Files.exists(done) ? null : "the driver package of " + pod + " is not complete yet (" + done
                 + " absent): the driver container copies it; nothing is staged or loaded before";
+    }
+
+    /**
+     * Plants a bug of the chaos checker's tests ({@link PlantedBug}); called before the first evaluation.
+     *
+     * @param bug {@link PlantedBug#MODULE_RELOADED}, or {@code null} (none)
+     */
+    public void plant(PlantedBug bug) {
+        reloadLive = bug == PlantedBug.MODULE_RELOADED;
+    }
+
+    /**
+     * Planted bug (testing the chaos checker only): breaks "a driver module is loaded only from a fresh boot", as the
+     * pod's version is loaded into the running kernel over the loaded one.
+     */
+    private void reloadLive(String pod) {
+        DriverLoader loader = loaders == null ? null : loaders.get();
+        if (loader == null) {
+            return;
+        }
+        try {
+            loader.load(pod);
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "planted bug " + PlantedBug.MODULE_RELOADED.bugName() + ": loading " + pod
+                    + " into the running kernel failed: " + e.getMessage());
+        }
     }
 
     private void loadFromFreshBoot(Settings s, String boot, String pod) throws IOException {

@@ -8,6 +8,7 @@ import java.util.Optional;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.api.node.ApprovalService;
 import io.npulifecycle.api.node.ApprovalState;
 import io.npulifecycle.api.node.ConsumeResult;
@@ -40,6 +41,8 @@ final class NodeApprovals implements ApprovalService {
     private static final System.Logger LOG = System.getLogger(NodeApprovals.class.getName());
     private final NodeApi api;
     private final DesiredNodeState desired;
+    /** Whether the planted bug {@link PlantedBug#APPROVAL_REUSED} is active (never in the product). */
+    private volatile boolean leaveApproval;
 
     /**
      * @param api the Node
@@ -49,6 +52,11 @@ final class NodeApprovals implements ApprovalService {
     NodeApprovals(NodeApi api, DesiredNodeState desired) {
         this.api = Objects.requireNonNull(api, "api");
         this.desired = Objects.requireNonNull(desired, "desired");
+    }
+
+    /** @param bug the planted bug of the chaos checker's tests ({@link PlantedBug}), or {@code null} */
+    void plant(PlantedBug bug) {
+        leaveApproval = bug == PlantedBug.APPROVAL_REUSED;
     }
 
     @Override
@@ -111,7 +119,7 @@ final class NodeApprovals implements ApprovalService {
         Optional<String> mark = desired.releaseAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID);
         try {
             NodeApi.Update u = api.updateNode("consume the approval",
-                    n -> approved(n) && !slotGivenUp(n) ? consumed(n, bootId) : null);
+                    n -> approved(n) && !slotGivenUp(n) ? consumed(n, bootId, leaveApproval) : null);
             switch (u.outcome()) {
                 case WRITTEN:
                     mark = Optional.of(bootId);
@@ -173,9 +181,11 @@ final class NodeApprovals implements ApprovalService {
         return l == null ? null : l.get(NodeKeys.DRIVER_UPGRADE_STATE);
     }
 
-    private static Node consumed(Node n, String bootId) {
+    private static Node consumed(Node n, String bootId, boolean leaveApproval) {
         Map<String, String> a = new HashMap<>(NodeApi.annotations(n));
-        a.remove(NodeKeys.APPROVE_REBOOT);
+        if (!leaveApproval) {
+            a.remove(NodeKeys.APPROVE_REBOOT);
+        } // else planted bug (testing the chaos checker only): breaks "one reboot per approval"
         a.put(NodeKeys.REBOOTING_FROM_BOOT_ID, bootId);
         n.getMetadata().setAnnotations(a);
         return n;

@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.api.markers.MarkerListener;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.node.ApprovalService;
@@ -202,6 +203,15 @@ public final class NodeSync implements PolicySource, ApprovalService, NodeWriter
         policy = new PolicyTracker(informers.policyResource(), this::notifyChange);
         worker = new SyncWorker("npu-kube-node-sync", this::syncRound);
         watchdog = new InformerWatchdog(informers, time, settings.healthInterval(), this::requestSync);
+    }
+
+    /**
+     * Plants a bug of the chaos checker's tests ({@link PlantedBug}); called before {@link #start()}.
+     *
+     * @param bug {@link PlantedBug#APPROVAL_REUSED}, or {@code null} (none)
+     */
+    public void plant(PlantedBug bug) {
+        approvals.plant(bug);
     }
 
     /**

@@ -8,6 +8,7 @@ import java.lang.System.Logger.Level;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
@@ -30,6 +31,7 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.api.management.ConfigurationRefusals;
 import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.management.RefusalReporter;
@@ -165,6 +167,8 @@ public class NodeSyncComponent {
 
     private void startSync(NodeSync.Settings s) {
         sync = new NodeSync(client, s, time, markers, this::post);
+        sync.plant(PlantedBug.plantedIn(context.getProperty(PlantedBug.PROPERTY), "node sync",
+                EnumSet.of(PlantedBug.APPROVAL_REUSED), LOG));
         current = s;
         sync.start();
         services = context.registerService(new String[] {PolicySource.class.getName(), ApprovalService.class.getName(),

@@ -3,6 +3,7 @@ package io.npulifecycle.probe.internal;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Dictionary;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.Hashtable;
 import java.util.List;
@@ -30,6 +31,7 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 import org.osgi.service.metatype.annotations.Option;
 import org.apache.felix.hc.api.HealthCheck;
 
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.api.management.ConfigDefaults;
 import io.npulifecycle.api.management.ConfigurationRefusals;
 import io.npulifecycle.api.management.MBeanRegistrations;
@@ -213,6 +215,8 @@ public class HealthWatchComponent {
         });
         engine = new HealthWatchEngine(time, markers, executor, this::post, this::syncChipMbeans, cfg, probeFor(cfg));
         engine.driverLoaded(driverCheck(raw));
+        engine.plant(PlantedBug.plantedIn(ctx.getProperty(PlantedBug.PROPERTY), "health-watch",
+                EnumSet.of(PlantedBug.MEMORY_LEAK), LOG));
         watchMbean = MBeanRegistrations.register(ctx, HealthWatchMXBean.class, new HealthWatchMBean(engine),
                 HealthWatchMXBean.OBJECT_NAME);
         Dictionary<String, Object> hc = new Hashtable<>();

@@ -1,6 +1,7 @@
 package io.npulifecycle.probe.internal;
 
 import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -14,6 +15,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.api.markers.MarkerStore;
 import io.npulifecycle.api.markers.MarkerStoreException;
 import io.npulifecycle.api.metrics.MetricSource;
@@ -75,6 +77,8 @@ public final class HealthWatchEngine {
     private final WedgeMarkers wedgeMarkers;
     private final WatchStateFile stateFile;
     private final AtomicBoolean firstProbeLogged = new AtomicBoolean();
+    /** What the planted bug {@link PlantedBug#MEMORY_LEAK} keeps; {@code null} without it (always, in the product). */
+    private volatile List<ByteBuffer> leak;
     private final ProbeMeasurements measurements = new ProbeMeasurements();
 
     private final ExpectedChips expected = new ExpectedChips();
@@ -151,7 +155,22 @@ public final class HealthWatchEngine {
         return runner.runOnce();
     }
 
+    /**
+     * Plants a bug of the chaos checker's tests ({@link PlantedBug}); called before {@link #start()}.
+     *
+     * @param bug {@link PlantedBug#MEMORY_LEAK}, or {@code null} (none)
+     */
+    public void plant(PlantedBug bug) {
+        leak = bug == PlantedBug.MEMORY_LEAK ? Collections.synchronizedList(new ArrayList<>()) : null;
+    }
+
     private void onRun(ProbeRunner.Run run) {
+        List<ByteBuffer> kept = leak;
+        if (kept != null && kept.size() * PlantedBug.LEAK_MIB_PER_PROBE < PlantedBug.LEAK_CAP_MIB) {
+            // planted bug (testing the chaos checker only): breaks "node-agent memory bounded", as every probe keeps
+            // native memory (allocateDirect zeroes it: resident) that nothing frees while the engine lives
+            kept.add(ByteBuffer.allocateDirect(PlantedBug.LEAK_MIB_PER_PROBE << 20));
+        }
         measurements.probed(run.durationMs());
         if (apply(run.result(), run.start(), run.durationMs(), run.config())) {
             notifyExpected();

@@ -4,6 +4,7 @@ import java.lang.System.Logger.Level;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.api.node.NodeKeys;
 import io.npulifecycle.api.node.NodeWriter;
 
@@ -19,10 +20,17 @@ final class NodeReports {
     private static final System.Logger LOG = System.getLogger(RebootEngine.class.getName());
 
     private final Supplier<NodeWriter> writers;
+    /** Whether the planted bug {@link PlantedBug#REBOOT_UNANNOUNCED} is active (never in the product). */
+    private volatile boolean unannounced;
 
     /** @param writers the Node writer, or {@code null} / a supplier of {@code null} (nothing reported) */
     NodeReports(Supplier<NodeWriter> writers) {
         this.writers = writers;
+    }
+
+    /** @param bug the planted bug of the chaos checker's tests ({@link PlantedBug}), or {@code null} */
+    void plant(PlantedBug bug) {
+        unannounced = bug == PlantedBug.REBOOT_UNANNOUNCED;
     }
 
     /**
@@ -72,6 +80,10 @@ final class NodeReports {
     void rebooting(String boot, String reason, String via) {
         report(w -> {
             w.setAnnotation(NodeKeys.REBOOTING_FROM_BOOT_ID, boot);
+            if (unannounced) {
+                // planted bug (testing the chaos checker only): breaks "every reboot has its Rebooting Event"
+                return;
+            }
             w.recordEvent(NodeKeys.EVENT_REBOOTING + "/" + boot, NodeKeys.NORMAL, NodeKeys.EVENT_REBOOTING,
                     "rebooting: reason=" + reason + ", authorised by " + via + ", leaving boot " + boot);
         });

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.function.Supplier;
 
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.api.markers.Marker;
 import io.npulifecycle.api.markers.MarkerRead;
 import io.npulifecycle.api.markers.MarkerStore;
@@ -168,6 +169,8 @@ public final class RebootEngine {
     private volatile String lastError;
     private String lastLogged;
     private String dryRunRecordedFor;
+    /** The planted bug of the chaos checker's tests, or {@code null} (always, in the product). */
+    private volatile PlantedBug plantedBug;
 
     /**
      * @param markers the marker store
@@ -188,6 +191,16 @@ public final class RebootEngine {
         this.approvals = new ApprovalLedger(approvals, time, this::save, this::decide);
         this.loops = new LoopProtection(this::policy, () -> this.settings, time);
         reconfigure(settings);
+    }
+
+    /**
+     * Plants a bug of the chaos checker's tests ({@link PlantedBug}); called once, before the first evaluation.
+     *
+     * @param bug {@link PlantedBug#REBOOT_UNANNOUNCED}, {@link PlantedBug#REBOOT_UNAUTHORISED}, or {@code null} (none)
+     */
+    public void plant(PlantedBug bug) {
+        this.plantedBug = bug;
+        node.plant(bug);
     }
 
     /** @param s new settings; the state is re-read from the (possibly new) state folder */
@@ -449,6 +462,12 @@ public final class RebootEngine {
     private NodePolicy policy() {
         PolicySource ps = policies == null ? null : policies.get();
         NodePolicy p = ps == null ? null : ps.policy();
+        if (p != null && p.known() && plantedBug == PlantedBug.REBOOT_UNAUTHORISED) {
+            // planted bug (testing the chaos checker only): breaks "no reboot without autoRecover or a consumed
+            // approval", as both reboot guards (authorise, recheck) read autoRecover=true and need no drain grant
+            return new NodePolicy(true, p.desiredVersion(), p.autoUpgrade(), true, p.maxReboots(), p.window(),
+                    p.problem(), p.resourceVersion(), false);
+        }
         return p == null ? NodePolicy.unknown("no Kubernetes connection service") : p;
     }
 

@@ -3,6 +3,7 @@ package io.npulifecycle.rebooter.internal;
 import io.npulifecycle.api.reboot.RebooterMXBean;
 
 import java.lang.System.Logger.Level;
+import java.util.EnumSet;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -10,6 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.osgi.framework.BundleContext;
+
+import io.npulifecycle.api.faults.PlantedBug;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -135,6 +138,8 @@ public class RebooterComponent implements EventHandler {
         Duration poll = Duration.ofSeconds(running.pollIntervalSeconds());
         engine = new RebootEngine(markers, () -> policySource, () -> approvalService, () -> nodeWriter, () -> executor,
                 time, s);
+        engine.plant(PlantedBug.plantedIn(ctx.getProperty(PlantedBug.PROPERTY), "rebooter",
+                EnumSet.of(PlantedBug.REBOOT_UNANNOUNCED, PlantedBug.REBOOT_UNAUTHORISED), LOG));
         loop = new Loop("npu-rebooter", time, poll, engine::evaluate);
         metricSource = ctx.registerService(io.npulifecycle.api.metrics.MetricSource.class,
                 new RebootMeasurements(engine), null);

@@ -13,6 +13,7 @@ import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 
@@ -28,6 +29,7 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.api.management.ConfigurationRefusals.Refusal;
 import io.npulifecycle.api.management.MBeanRegistrations;
 import io.npulifecycle.api.time.TimeSource;
@@ -169,6 +171,8 @@ public class UpgradeOrchestratorComponent {
     private volatile UpgradeController controller;
     private volatile LeaderElection election;
     private volatile String identity = "";
+    /** The planted bug of the chaos checker's tests, read at activation, or {@code null} (always, in the product). */
+    private volatile PlantedBug plantedBug;
     private MBeanRegistrations.Registration mbean;
     private final UpgradeMeasurements measurements = new UpgradeMeasurements();
     private org.osgi.framework.ServiceRegistration<io.npulifecycle.api.metrics.MetricSource> metricSource;
@@ -186,6 +190,8 @@ public class UpgradeOrchestratorComponent {
 
     @Activate
     void activate(BundleContext ctx, Config raw) {
+        plantedBug = PlantedBug.plantedIn(ctx.getProperty(PlantedBug.PROPERTY), "upgrade controller",
+                EnumSet.of(PlantedBug.ADMIN_CORDON_LIFTED, PlantedBug.WINDOW_IGNORED, PlantedBug.DRAIN_SKIPPED), LOG);
         ControllerConfig c = reported(raw);
         cfg = c == null ? ControllerConfig.defaults() : c;
         startController();
@@ -224,6 +230,7 @@ public class UpgradeOrchestratorComponent {
 
     private void startController() {
         UpgradeController uc = new UpgradeController(client, time, cfg, null);
+        uc.plant(plantedBug);
         uc.measurements(measurements);
         controller = uc;
         uc.start();

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.simulator.cluster.ClusterBackend;
 
 /**
@@ -23,7 +24,7 @@ final class ChaosCommand {
     static final String USAGE = String.join("\n",
             "Usage: npu-lifecycle chaos --seed N | --seeds A..B [--nodes K] [--duration D] [--api embedded|real]",
             "                           [--policy FILE] [--time-scale X] [--work DIR] [--junit FILE] [--keep] [--print]",
-            "                           [--shrink-runs N | --no-shrink]",
+            "                           [--shrink-runs N | --no-shrink] [--planted-bug NAME]",
             "Runs a simulated cluster under a random schedule of faults drawn from each seed (chips wedging and",
             "recovering, approvals good and bad, driver versions changed and back, policy switches, an administrator's",
             "cordons, workloads under PodDisruptionBudgets (real API server), node agents and the control plane's",
@@ -51,7 +52,10 @@ final class ChaosCommand {
             "  --shrink-runs N the most runs of a candidate per failing seed when shrinking, 0 to 1000 (default "
                     + ChaosShrinker.DEFAULT_RUNS + ");",
             "                  0 does not shrink; when they run out, the smallest candidate that failed is written",
-            "  --no-shrink     as --shrink-runs 0: a failing seed is left as drawn");
+            "  --no-shrink     as --shrink-runs 0: a failing seed is left as drawn",
+            "  --planted-bug NAME  testing the chaos checker only: every runtime, of the seeds' runs and of the",
+            "                  shrink's, breaks one invariant on purpose (docs/simulator.md \"Planted bugs\"), one of",
+            "                  " + PlantedBug.names());
 
     private ChaosCommand() {
     }
@@ -77,6 +81,7 @@ final class ChaosCommand {
         int shrinkRuns = ChaosShrinker.DEFAULT_RUNS;
         boolean shrinkRunsGiven = false;
         boolean noShrink = false;
+        PlantedBug plantedBug = null;
         try {
             for (int i = 0; i < args.length; i++) {
                 String a = args[i];
@@ -129,6 +134,7 @@ final class ChaosCommand {
                         shrinkRunsGiven = true;
                     }
                     case "--no-shrink" -> noShrink = true;
+                    case "--planted-bug" -> plantedBug = ScenarioCommand.plantedBug(a, value(args, ++i, a));
                     default -> throw new IllegalArgumentException("unknown option '" + a + "' (--help lists them)");
                 }
             }
@@ -178,16 +184,18 @@ final class ChaosCommand {
         }
         out.println("chaos: " + files.size() + " schedule(s) of " + nodes + " node(s), " + duration.toHours()
                 + " simulated hours each, on the " + api + " API server; written to " + work
-                + " (each runs again with: npu-lifecycle scenario <file> --api " + api + ")");
+                + " (each runs again with: npu-lifecycle scenario <file> --api " + api
+                + (plantedBug == null ? "" : " --planted-bug " + plantedBug.bugName()) + ")");
         Interruption interruption = new Interruption("chaos", err).install();
         WorkFolder.keptOnInterrupt(interruption, work, out);
         int rc;
         try {
             List<ScenarioResult> verdicts = new ArrayList<>();
-            rc = ScenarioCommand.run(files, work, install, api, false, junit, 1, interruption, out, err,
+            rc = ScenarioCommand.run(files, work, install, api, false, junit, 1, plantedBug, interruption, out, err,
                     verdicts::addAll);
             if (shrinkRuns > 0) {
-                shrinkFailed(schedules, verdicts, api, work, shrinkRuns, runner(install, api, interruption), out, err);
+                shrinkFailed(schedules, verdicts, api, plantedBug, work, shrinkRuns,
+                        runner(install, api, plantedBug, interruption), out, err);
             }
         } finally {
             interruption.finished();
@@ -206,6 +214,18 @@ final class ChaosCommand {
      */
     static void shrinkFailed(List<ChaosSchedule.Drawn> schedules, List<ScenarioResult> verdicts, String api,
             Path work, int budget, ChaosShrinker.Runner runner, PrintStream out, PrintStream err) {
+        shrinkFailed(schedules, verdicts, api, null, work, budget, runner, out, err);
+    }
+
+    /**
+     * {@link #shrinkFailed(List, List, String, Path, int, ChaosShrinker.Runner, PrintStream, PrintStream)} of a run
+     * with a planted bug, named in each shrunk file's header.
+     *
+     * @param plantedBug the bug planted in every runtime (the runner plants it in each candidate), or null
+     */
+    static void shrinkFailed(List<ChaosSchedule.Drawn> schedules, List<ScenarioResult> verdicts, String api,
+            PlantedBug plantedBug, Path work, int budget, ChaosShrinker.Runner runner, PrintStream out,
+            PrintStream err) {
         for (int i = 0; i < verdicts.size() && i < schedules.size(); i++) {
             ScenarioResult v = verdicts.get(i);
             if (v.passed()) {
@@ -213,7 +233,7 @@ final class ChaosCommand {
             }
             long seed = schedules.get(i).settings().seed();
             try {
-                ChaosShrinker.shrink(schedules.get(i), v.failure(), api, work, budget, runner, out);
+                ChaosShrinker.shrink(schedules.get(i), v.failure(), api, plantedBug, work, budget, runner, out);
             } catch (IOException | RuntimeException e) {
                 err.println("npu-lifecycle chaos: seed " + seed + ": the shrink stopped: " + e);
             }
@@ -224,8 +244,10 @@ final class ChaosCommand {
      * @return a runner of candidates on fresh simulated clusters, as {@code scenario} runs a file; each candidate's
      *         output goes to {@code output.log} beside its file
      */
-    private static ChaosShrinker.Runner runner(Path install, String api, Interruption interruption) {
+    private static ChaosShrinker.Runner runner(Path install, String api, PlantedBug plantedBug,
+            Interruption interruption) {
         return (file, scenario, dir) -> {
+            scenario.plantedBug = plantedBug;
             Path log = file.resolveSibling("output.log");
             try (PrintStream o = new PrintStream(Files.newOutputStream(log), true,
                     java.nio.charset.StandardCharsets.UTF_8)) {

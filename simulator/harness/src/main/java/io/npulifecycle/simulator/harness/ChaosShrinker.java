@@ -13,6 +13,8 @@ import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.npulifecycle.api.faults.PlantedBug;
+
 /**
  * Shrinks the schedule of a failing chaos seed to a small one that fails the same way, and writes it as a scenario
  * file ({@code chaos-seed-<N>-shrunk.yaml}) that {@code npu-lifecycle scenario} runs again.
@@ -244,6 +246,18 @@ final class ChaosShrinker {
      */
     static Outcome shrink(ChaosSchedule.Drawn schedule, String failure, String api, Path work, int budget,
             Runner runner, PrintStream out) throws IOException {
+        return shrink(schedule, failure, api, null, work, budget, runner, out);
+    }
+
+    /**
+     * {@link #shrink(ChaosSchedule.Drawn, String, String, Path, int, Runner, PrintStream)} of a run with a planted
+     * bug: the runner plants it in every candidate, and the file's header says to run it again with
+     * {@code --planted-bug NAME}.
+     *
+     * @param plantedBug the bug planted in the runtimes of the seed's run and of every candidate, or null
+     */
+    static Outcome shrink(ChaosSchedule.Drawn schedule, String failure, String api, PlantedBug plantedBug, Path work,
+            int budget, Runner runner, PrintStream out) throws IOException {
         if (budget < 0) {
             throw new IllegalArgumentException("budget " + budget + " is negative");
         }
@@ -281,7 +295,7 @@ final class ChaosShrinker {
                         WorkFolder.deleteTree(best[0]);
                     }
                     best[0] = cluster;
-                    write(shrunk, schedule, candidate, want, api, run, null);
+                    write(shrunk, schedule, candidate, want, api, plantedBug, run, null);
                 } else if (Files.exists(cluster)) {
                     WorkFolder.deleteTree(cluster);
                 }
@@ -296,7 +310,7 @@ final class ChaosShrinker {
         } catch (UncheckedIOException e) {
             throw e.getCause();
         }
-        write(shrunk, schedule, r.kept(), want, api, r.runs(), r.minimal());
+        write(shrunk, schedule, r.kept(), want, api, plantedBug, r.runs(), r.minimal());
         out.println("chaos: seed " + seed + " shrunk to " + r.kept().size() + " of " + faults.size() + " faults in "
                 + r.runs() + " run(s)" + (r.minimal() ? "" : " (the budget ran out first)") + ", " + want + ": "
                 + shrunk + (best[0] != null && r.kept().size() < faults.size() ? " (its run: " + best[0] + ")" : ""));
@@ -313,22 +327,39 @@ final class ChaosShrinker {
      * @param minimal whether the search ended by itself, false when the budget ran out, null while it goes on
      */
     private static void write(Path file, ChaosSchedule.Drawn schedule, List<ChaosSchedule.Unit> kept, String want,
-            String api, int runs, Boolean minimal) throws IOException {
+            String api, PlantedBug plantedBug, int runs, Boolean minimal) throws IOException {
+        String text = header(file, schedule, kept, want, api, plantedBug, runs, minimal) + schedule.render(kept);
+        parse(file.toString(), text);
+        Files.writeString(file, text);
+    }
+
+    /**
+     * The shrunk file's header: what it reproduces, where it comes from and how it was found, how to run it again.
+     *
+     * @param file the shrunk file (its name is given in the "run again with" line)
+     * @param kept the units kept
+     * @param want the failure's signature
+     * @param api the API server
+     * @param plantedBug the planted bug of the run, or null
+     * @param runs the candidate runs made
+     * @param minimal whether the search ended by itself, false when the budget ran out, null while it goes on
+     * @return the comment lines, each ending with a line feed
+     */
+    static String header(Path file, ChaosSchedule.Drawn schedule, List<ChaosSchedule.Unit> kept, String want,
+            String api, PlantedBug plantedBug, int runs, Boolean minimal) {
         ChaosSchedule.Settings s = schedule.settings();
-        String text = "# shrunk by npu-lifecycle chaos (docs/simulator.md \"Chaos runs\"): reproduces " + want + "\n"
+        String bug = plantedBug == null ? "" : " --planted-bug " + plantedBug.bugName();
+        return "# shrunk by npu-lifecycle chaos (docs/simulator.md \"Chaos runs\"): reproduces " + want + "\n"
                 + "# from seed " + s.seed() + ": npu-lifecycle chaos --seed " + s.seed() + " --nodes " + s.nodes()
                 + " --duration " + s.duration().toHours() + "h --api " + api + " --time-scale "
-                + ScenarioCommand.number(s.timeScale()) + (s.policy() == null ? "" : " --policy FILE (its policy: "
-                        + "below)") + "\n"
+                + ScenarioCommand.number(s.timeScale()) + bug + (s.policy() == null ? "" : " --policy FILE (its "
+                        + "policy: below)") + "\n"
                 + "# kept " + kept.size() + " of " + schedule.faults().size() + " faults after " + runs
                 + " run(s) of a candidate; " + (minimal == null ? "the shrink had not ended when this was written"
                         : minimal ? "dropping any one of them did not fail the same way"
                                 : "the budget of runs ran out: the smallest candidate that failed the same way")
                 + "\n"
-                + "# run again with: npu-lifecycle scenario " + file.getFileName() + " --api " + api + "\n"
-                + schedule.render(kept);
-        parse(file.toString(), text);
-        Files.writeString(file, text);
+                + "# run again with: npu-lifecycle scenario " + file.getFileName() + " --api " + api + bug + "\n";
     }
 
     /** @return the scenario; a schedule that does not parse is a defect of {@link ChaosSchedule} */

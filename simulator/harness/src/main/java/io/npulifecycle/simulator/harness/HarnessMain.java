@@ -59,7 +59,7 @@ public final class HarnessMain {
     /** {@code npu-lifecycle scenario --help}. */
     static final String SCENARIO_USAGE = String.join("\n",
             "Usage: npu-lifecycle scenario FILE... [--api embedded|real] [--parallel N] [--work DIR] [--junit FILE]",
-            "                                      [--keep] [--kubelet]",
+            "                                      [--keep] [--kubelet] [--planted-bug NAME]",
             "       npu-lifecycle scenario --list FILE...",
             "Runs scenario files (YAML, docs/simulator.md) each on a fresh simulated cluster and prints each step, each",
             "node's Jolokia URL and a timeline per node. Exit code 0 when every scenario passed, 1 when one failed, 2",
@@ -79,6 +79,9 @@ public final class HarnessMain {
             "                 values; root). Scenarios of one node only, one at a time; the API faults, clockJump,",
             "                 markersReadOnly, markersFull, startControlPlane, killControlPlane restart: false and",
             "                 StatefulSet, DaemonSet or mirror pods are refused before anything runs (exit code 2)",
+            "  --planted-bug NAME  testing the chaos checker only: every runtime breaks one invariant on purpose",
+            "                 (-Dnpu.lifecycle.plantedBug=NAME; docs/simulator.md \"Planted bugs\"), one of",
+            "                 " + io.npulifecycle.api.faults.PlantedBug.names() + "; not with --kubelet",
             "  --help         print this text");
 
     private HarnessMain() {
@@ -137,6 +140,7 @@ public final class HarnessMain {
         boolean keep = false;
         boolean kubelet = false;
         int parallel = 1;
+        io.npulifecycle.api.faults.PlantedBug plantedBug = null;
         String api = io.npulifecycle.simulator.cluster.ClusterBackend.EMBEDDED;
         boolean temporary;
         try {
@@ -169,6 +173,17 @@ public final class HarnessMain {
                             throw new IllegalArgumentException("unknown option '" + a + "' for " + args[0]);
                         }
                         parallel = intArg(args, ++i, a, 1, ScenarioCommand.MAX_PARALLEL);
+                        break;
+                    case "--planted-bug":
+                        if (!"scenario".equals(args[0])) {
+                            throw new IllegalArgumentException("unknown option '" + a + "' for " + args[0]
+                                    + " (--planted-bug: scenario and chaos)");
+                        }
+                        if (i + 1 >= args.length || args[i + 1].isBlank()) {
+                            throw new IllegalArgumentException("--planted-bug needs a bug name (one of "
+                                    + io.npulifecycle.api.faults.PlantedBug.names() + ")");
+                        }
+                        plantedBug = ScenarioCommand.plantedBug(a, args[++i]);
                         break;
                     case "--list":
                         if (!"scenario".equals(args[0])) {
@@ -228,6 +243,9 @@ public final class HarnessMain {
                 throw new IllegalArgumentException("--kubelet needs --api real (a kubelet registers with a real "
                         + "kube-apiserver)");
             }
+            if (kubelet && plantedBug != null) {
+                throw new IllegalArgumentException(ScenarioCommand.KUBELET_REFUSES_PLANTED_BUG);
+            }
             if (kubelet && parallel != 1) {
                 throw new IllegalArgumentException("--kubelet runs one scenario at a time (--parallel 1): the real "
                         + "node is this machine, one per run");
@@ -254,8 +272,8 @@ public final class HarnessMain {
                 rc = kubelet ? RealNodeDemo.run(work, installDir, out)
                         : Demo.run(nodes, chips, scale, work, installDir, api, prometheus, out);
             } else {
-                rc = ScenarioCommand.run(files, work, installDir, api, kubelet, junit, parallel, interruption, out,
-                        err);
+                rc = ScenarioCommand.run(files, work, installDir, api, kubelet, junit, parallel, plantedBug,
+                        interruption, out, err, verdicts -> { });
             }
         } finally {
             interruption.finished();

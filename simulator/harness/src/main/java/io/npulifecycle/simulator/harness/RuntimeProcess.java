@@ -51,6 +51,8 @@ public final class RuntimeProcess {
     /** The class-data sharing archives of the runtimes' JVMs. */
     private final ClassArchives archives = ClassArchives.standard();
     private int starts;
+    /** JVM options added to {@link #JAVA_OPTS} on every start (e.g. a planted bug's property), or empty. */
+    private volatile String extraJavaOptions = "";
 
     /**
      * @param name what messages call the runtime, e.g. {@code node-0} or {@code control-plane}
@@ -87,7 +89,8 @@ public final class RuntimeProcess {
     public synchronized void start(Map<String, String> extraEnv) throws IOException {
         Map<String, String> all = new HashMap<>();
         ClassArchives.Start archive = archives.forStart(install, role);
-        all.put("JAVA_OPTS", archive.options().isEmpty() ? JAVA_OPTS : JAVA_OPTS + " " + archive.options());
+        String opts = JAVA_OPTS + (extraJavaOptions.isEmpty() ? "" : " " + extraJavaOptions);
+        all.put("JAVA_OPTS", archive.options().isEmpty() ? opts : opts + " " + archive.options());
         all.putAll(env);
         all.putAll(extraEnv);
         Path log = consoleLog();
@@ -135,6 +138,19 @@ public final class RuntimeProcess {
         } catch (IOException e) {
             return -1; // read to the end
         }
+    }
+
+    /**
+     * @param options JVM options added to {@link #JAVA_OPTS} from the next start on, e.g.
+     *        {@code -Dnpu.lifecycle.plantedBug=memory-leak} (no spaces inside one option)
+     */
+    void extraJavaOptions(String options) {
+        this.extraJavaOptions = options == null ? "" : options.trim();
+    }
+
+    /** @return the JVM options added to {@link #JAVA_OPTS}, empty when none */
+    String extraJavaOptions() {
+        return extraJavaOptions;
     }
 
     /** Stops the runtime (SIGTERM, then SIGKILL after 20 s). */

@@ -9,6 +9,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
+import io.npulifecycle.api.faults.PlantedBug;
+
 /**
  * A scenario file (YAML), validated completely before anything runs. See docs/simulator.md for the format:
  *
@@ -93,6 +95,11 @@ final class Scenario {
     java.time.Instant startTime;
     /** {@code invariants}: the invariants checked throughout the run ({@link Invariants}; {@code all}), or none. */
     List<String> invariants = List.of();
+    /**
+     * The bug planted in every runtime of its cluster ({@link PlantedBug}, testing the chaos checker), or null: not
+     * read from the file, set from {@code --planted-bug} of the command that runs it.
+     */
+    PlantedBug plantedBug;
     /** {@code default}: the reliability IT runs it in every build; {@code long}: only with -Preliability. */
     String build = "default";
     final Map<String, Object> policy = new LinkedHashMap<>();

@@ -8,6 +8,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.npulifecycle.api.faults.PlantedBug;
+
 /**
  * {@code npu-lifecycle scenario FILE... [--list] [--junit FILE]}: validates every file first (each error of each file,
  * with its line), then runs each scenario on a fresh simulated cluster ({@link ScenarioRunner}) and prints, per
@@ -116,6 +118,34 @@ final class ScenarioCommand {
         return v == Math.rint(v) ? String.valueOf((long) v) : String.valueOf(v);
     }
 
+    /** Why {@code --planted-bug} is refused with {@code --kubelet}. */
+    static final String KUBELET_REFUSES_PLANTED_BUG = "--planted-bug cannot be used with --kubelet: the real node's "
+            + "pods run the product's images, which never plant a bug";
+
+    /**
+     * @param bug a planted bug
+     * @return what a run with it prints first: {@code planted bug: NAME (breaks invariant INVARIANT on purpose, ...)}
+     */
+    static String plantedBugLine(PlantedBug bug) {
+        return "planted bug: " + bug.bugName() + " (breaks invariant " + bug.invariant() + " on purpose: every runtime "
+                + "runs with -D" + PlantedBug.PROPERTY + "=" + bug.bugName() + ", testing the chaos checker only)";
+    }
+
+    /**
+     * @param option the option's name, for the message ({@code --planted-bug})
+     * @param value its value
+     * @return the bug of that name
+     * @throws IllegalArgumentException naming the value and every valid name
+     */
+    static PlantedBug plantedBug(String option, String value) {
+        try {
+            return PlantedBug.of(value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(option + " '" + value + "': no such bug; expected one of "
+                    + PlantedBug.names());
+        }
+    }
+
     /** The most files {@code --parallel} runs at a time: each brings an API server and two to four JVMs. */
     static final int MAX_PARALLEL = 8;
 
@@ -152,6 +182,24 @@ final class ScenarioCommand {
     static int run(List<Path> files, Path work, Path install, String api, boolean kubelet, Path junit, int parallel,
             Interruption interruption, PrintStream out, PrintStream err,
             java.util.function.Consumer<List<ScenarioResult>> verdicts) {
+        return run(files, work, install, api, kubelet, junit, parallel, null, interruption, out, err, verdicts);
+    }
+
+    /**
+     * {@link #run(List, Path, Path, String, boolean, Path, int, Interruption, PrintStream, PrintStream,
+     * java.util.function.Consumer)} with a bug planted in every runtime ({@code --planted-bug}): the run says so
+     * first ({@link #plantedBugLine}).
+     *
+     * @param plantedBug the bug, or null for the product as it is
+     * @throws IllegalArgumentException also when a bug is planted on a real node ({@code kubelet}): its pods run
+     *         the product's images, which never plant one
+     */
+    static int run(List<Path> files, Path work, Path install, String api, boolean kubelet, Path junit, int parallel,
+            PlantedBug plantedBug, Interruption interruption, PrintStream out, PrintStream err,
+            java.util.function.Consumer<List<ScenarioResult>> verdicts) {
+        if (kubelet && plantedBug != null) {
+            throw new IllegalArgumentException(KUBELET_REFUSES_PLANTED_BUG);
+        }
         if (parallel < 1 || parallel > MAX_PARALLEL) {
             throw new IllegalArgumentException("parallel " + parallel + " is outside 1.." + MAX_PARALLEL);
         }
@@ -175,6 +223,10 @@ final class ScenarioCommand {
                 err.println("npu-lifecycle scenario --api embedded: nothing was run (run them with --api real)");
                 return 2;
             }
+        }
+        if (plantedBug != null) {
+            scenarios.forEach(s -> s.plantedBug = plantedBug);
+            out.println(plantedBugLine(plantedBug));
         }
         int n = scenarios.size();
         ScenarioResult[] results = new ScenarioResult[n];
@@ -390,7 +442,8 @@ final class ScenarioCommand {
             ServerHandover handover, PrintStream out,
             java.util.function.Consumer<java.util.function.Supplier<String>> progress) {
         out.println("== scenario " + s.name + " (" + s.file + "): " + s.nodes + " node(s), clock x"
-                + number(s.timeScale) + ", " + api + " API server" + (kubelet ? ", a real node (kubelet)" : ""));
+                + number(s.timeScale) + ", " + api + " API server" + (kubelet ? ", a real node (kubelet)" : "")
+                + (s.plantedBug != null ? ", planted bug " + s.plantedBug.bugName() : ""));
         long wall = System.nanoTime();
         progress.accept(() -> "starting its cluster");
         ScenarioRunner r = null;
@@ -506,6 +559,7 @@ final class ScenarioCommand {
         sim.nodeLifecycle(s.uses(Action.NodeNotReady.class) || s.uses(Action.NodeReady.class));
         sim.answers503(s.uses(Action.ApiOutage.class));
         sim.handOver(handover);
+        sim.plantedBug(s.plantedBug);
         return sim;
     }
 }

@@ -16,6 +16,7 @@ import java.util.function.Consumer;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.simulator.cluster.ClusterBackend;
 import io.npulifecycle.simulator.cluster.ClusterBackends;
 import io.npulifecycle.simulator.cluster.DriverDaemonSetTemplate;
@@ -65,6 +66,8 @@ public final class SimCluster implements ScenarioCluster {
     private KubeletHeartbeats heartbeats;
     private Thread shutdownHook;
     private boolean answers503;
+    /** The bug planted in every runtime (testing the chaos checker), or {@code null}. */
+    private PlantedBug plantedBug;
     private ApiFaults apiFaults;
     private Jolokia controlPlaneJolokia;
     private int controlPlanePort;
@@ -207,6 +210,7 @@ public final class SimCluster implements ScenarioCluster {
         for (String name : List.copyOf(nodes.keySet())) {
             SimNode node = new SimNode(name, work.resolve(name), install, LoopbackPorts.shared().allocate(), USER, password, runtimeMaster,
                     settings, credentials.enabled());
+            planted(node.runtime());
             if (markersOnTmpfs) {
                 node.mountMarkersTmpfs();
             }
@@ -378,6 +382,38 @@ public final class SimCluster implements ScenarioCluster {
     }
 
     /**
+     * Plants a bug in every runtime of the cluster, node agents and control plane ({@code -D}{@value
+     * PlantedBug#PROPERTY}{@code =<name>} on their JVMs): to show the chaos checker catching it. Before {@link
+     * #start()}.
+     *
+     * @param bug the bug, or {@code null} for none (the product as it is)
+     */
+    public void plantedBug(PlantedBug bug) {
+        this.plantedBug = bug;
+    }
+
+    /** @return {@code rp}, with the planted bug's property on its JVM when a bug is planted */
+    private RuntimeProcess planted(RuntimeProcess rp) {
+        if (plantedBug != null) {
+            rp.extraJavaOptions(plantedBugOption(plantedBug));
+        }
+        return rp;
+    }
+
+    /**
+     * @param bug a planted bug
+     * @return the JVM options that plant it, {@code -Dnpu.lifecycle.plantedBug=<name>} (and, for {@link
+     *         PlantedBug#MEMORY_LEAK}, a direct-memory limit above the leak's cap)
+     */
+    static String plantedBugOption(PlantedBug bug) {
+        String option = "-D" + PlantedBug.PROPERTY + "=" + bug.bugName();
+        // the leak is native memory (direct buffers), which the JVM limits to its heap's maximum (160 MiB here) by
+        // default: raised above the leak's cap, so that the node agent lives on to be caught by the checker
+        return bug == PlantedBug.MEMORY_LEAK ? option + " -XX:MaxDirectMemorySize=" + 2 * PlantedBug.LEAK_CAP_MIB + "m"
+                : option;
+    }
+
+    /**
      * Puts every node's marker folder on its own small tmpfs (1 MiB), as {@code /run/npu-operator} is on a host, so a
      * scenario can fill it ({@code ENOSPC}) or remount it read-only ({@code EROFS}) for real; before {@link
      * #start(List)}. Needs root (CAP_SYS_ADMIN).
@@ -407,8 +443,8 @@ public final class SimCluster implements ScenarioCluster {
         SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
         SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n"
                 + (hostDrivers ? "driverManagement=host\n" : ""));
-        RuntimeProcess rp = new RuntimeProcess("control-plane-" + i, install, "control-plane", home,
-                controlPlaneEnv(i), CrashLoop.CONTROL_PLANE_EXITS);
+        RuntimeProcess rp = planted(new RuntimeProcess("control-plane-" + i, install, "control-plane", home,
+                controlPlaneEnv(i), CrashLoop.CONTROL_PLANE_EXITS));
         rp.start(Map.of());
         controlPlanes.add(rp);
     }
@@ -637,8 +673,8 @@ public final class SimCluster implements ScenarioCluster {
         SimNode.write(etc.resolve("io.npulifecycle.time.cfg"), settings.timeConfig());
         SimNode.write(etc.resolve("io.npulifecycle.upgrade.cfg"), "registryScheme=http\n"
                 + (hostDrivers ? "driverManagement=host\n" : ""));
-        controlPlane = new RuntimeProcess("control-plane", install, "control-plane", home, controlPlaneEnv(0),
-                CrashLoop.CONTROL_PLANE_EXITS);
+        controlPlane = planted(new RuntimeProcess("control-plane", install, "control-plane", home,
+                controlPlaneEnv(0), CrashLoop.CONTROL_PLANE_EXITS));
         controlPlane.start(Map.of());
         controlPlanes.add(controlPlane);
         controlPlaneJolokia = new Jolokia(controlPlanePort, USER, password);

@@ -14,8 +14,11 @@ import io.npulifecycle.upgrade.internal.recovery.RecoveryWork;
 import io.npulifecycle.upgrade.internal.rollout.DeadlineClock;
 import io.npulifecycle.upgrade.internal.rollout.Reconciler;
 
+import io.npulifecycle.api.upgrade.spec.Policy;
 import io.npulifecycle.api.upgrade.spec.SpecReader;
+import io.npulifecycle.api.upgrade.spec.UpgradeGates;
 
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.api.node.NodeKeys;
 import io.npulifecycle.api.upgrade.NpuOperatorCtlType;
 
@@ -72,6 +75,8 @@ public final class UpgradeController implements AutoCloseable {
     private final ImagePreflight preflight;
     private final PlanWriter writer;
     private final DrainWork drainWork;
+    /** The planted bug of the chaos checker's tests, or {@code null} (always, in the product). */
+    private volatile PlantedBug plantedBug;
     private final RecoveryWork recoveryWork;
     private final CleanupFinalizer finalizer;
     private final ExecutorService worker;
@@ -128,6 +133,18 @@ public final class UpgradeController implements AutoCloseable {
             return new Snapshot(target, counts, nodeStates, awaitingApproval, failed, conditions, p, slotHolders,
                     draining, blocked, waitingForWindow, recovering);
         }
+    }
+
+    /**
+     * Plants a bug of the chaos checker's tests ({@link PlantedBug}); called before {@link #start()}.
+     *
+     * @param bug {@link PlantedBug#ADMIN_CORDON_LIFTED}, {@link PlantedBug#WINDOW_IGNORED},
+     *        {@link PlantedBug#DRAIN_SKIPPED}, or {@code null} (none)
+     */
+    public void plant(PlantedBug bug) {
+        plantedBug = bug;
+        drainWork.plant(bug);
+        recoveryWork.plant(bug);
     }
 
     /**
@@ -444,6 +461,15 @@ public final class UpgradeController implements AutoCloseable {
         long mono = time.monotonicNanos();
         Set<String> recentlyDeleted = writer.recentlyDeletedPods(mono);
         SpecReader.Result spec = SpecReader.parse(cr.getAdditionalProperties().get("spec"));
+        if (plantedBug == PlantedBug.WINDOW_IGNORED && spec.valid() && spec.policy().gates().window() != null) {
+            // planted bug (testing the chaos checker only): breaks "no upgrade reboot outside the maintenance
+            // window", as the window is dropped: slots are granted and no reboot deadline is set while it is closed
+            Policy p = spec.policy();
+            spec = new SpecReader.Result(new Policy(p.version(), p.registry(), p.autoUpgrade(),
+                    p.maxParallelUpgrades(), p.maxUnavailable(), p.maxUnavailablePercent(), p.deadlines(), p.drain(),
+                    new UpgradeGates(null, p.gates().blockingPods(), p.gates().holdNpuWorkloads())), spec.problems(),
+                    spec.recovery());
+        }
         Map<String, String> crAnn = cr.getMetadata().getAnnotations() == null ? Map.of() : cr.getMetadata().getAnnotations();
         boolean paused = "true".equals(crAnn.get(NpuOperatorCtlType.PAUSED_ANNOTATION));
         NpuOperatorCtlStatus previous = writer.previousStatus(cr);

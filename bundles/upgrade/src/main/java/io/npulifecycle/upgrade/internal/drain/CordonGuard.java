@@ -3,6 +3,7 @@ package io.npulifecycle.upgrade.internal.drain;
 import io.npulifecycle.upgrade.internal.plan.NodeWrites;
 import io.npulifecycle.upgrade.internal.plan.EventSpec;
 
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.api.node.NodeKeys;
 
 import java.lang.System.Logger.Level;
@@ -31,6 +32,8 @@ public final class CordonGuard {
     private final KubernetesClient client;
     private final NodeWrites writer;
     private final BooleanSupplier leader;
+    /** Whether the planted bug {@link PlantedBug#ADMIN_CORDON_LIFTED} is active (never in the product). */
+    private volatile boolean liftAnyCordon;
 
     /**
      * @param client the control plane's client ({@code nodes patch})
@@ -41,6 +44,11 @@ public final class CordonGuard {
         this.client = client;
         this.writer = writer;
         this.leader = leader;
+    }
+
+    /** @param bug the planted bug of the chaos checker's tests ({@link PlantedBug}), or {@code null} */
+    void plant(PlantedBug bug) {
+        liftAnyCordon = bug == PlantedBug.ADMIN_CORDON_LIFTED;
     }
 
     /**
@@ -93,7 +101,9 @@ public final class CordonGuard {
      * @return false when the write failed: the caller tries again
      */
     boolean uncordon(Node n, String why) {
-        if (!cordonedByUs(n) || !leader.getAsBoolean()) {
+        // liftAnyCordon: planted bug (testing the chaos checker only): breaks "never lift a cordon npu-lifecycle did
+        // not make", as any cordon of a node at the end of its work is taken for its own
+        if (!(cordonedByUs(n) || liftAnyCordon && cordoned(n)) || !leader.getAsBoolean()) {
             return true;
         }
         Map<String, Object> ann = new LinkedHashMap<>();

@@ -9,6 +9,7 @@ import io.npulifecycle.api.upgrade.spec.Policy;
 import io.npulifecycle.api.upgrade.spec.DrainSettings;
 import io.npulifecycle.api.upgrade.spec.UpgradeState;
 
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.api.node.NodeKeys;
 
 import java.time.Duration;
@@ -58,6 +59,16 @@ public final class DrainWork {
     public DrainWork(KubernetesClient client, TimeSource time, NodeWrites writer, BooleanSupplier leader) {
         this.cordons = new CordonGuard(client, writer, leader);
         this.drainer = new Drainer(client, time, writer, leader);
+    }
+
+    /**
+     * Plants a bug of the chaos checker's tests ({@link PlantedBug}).
+     *
+     * @param bug {@link PlantedBug#ADMIN_CORDON_LIFTED}, {@link PlantedBug#DRAIN_SKIPPED}, or {@code null} (none)
+     */
+    public void plant(PlantedBug bug) {
+        drainer.plant(bug);
+        cordons.plant(bug);
     }
 
     /** @return the nodes whose observed state label is {@code cordon-required} or {@code drain-required} */

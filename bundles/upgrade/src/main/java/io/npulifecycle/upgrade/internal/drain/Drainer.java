@@ -6,6 +6,7 @@ import io.npulifecycle.upgrade.internal.plan.EventSpec;
 
 import io.npulifecycle.api.upgrade.spec.DrainSettings;
 
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.api.node.NodeKeys;
 
 import java.lang.System.Logger.Level;
@@ -51,6 +52,8 @@ public final class Drainer {
     /** The longest wait between two evictions of one pod, seconds. */
     static final long MAX_BACKOFF_SECONDS = 30;
 
+    /** Whether the planted bug {@link PlantedBug#DRAIN_SKIPPED} is active (never in the product). */
+    private volatile boolean skipDrain;
     private final KubernetesClient client;
     private final TimeSource time;
     private final NodeWrites writer;
@@ -85,12 +88,26 @@ public final class Drainer {
     }
 
     /**
+     * Plants a bug of the chaos checker's tests ({@link PlantedBug}).
+     *
+     * @param bug {@link PlantedBug#DRAIN_SKIPPED}, or {@code null} (none)
+     */
+    public void plant(PlantedBug bug) {
+        skipDrain = bug == PlantedBug.DRAIN_SKIPPED;
+    }
+
+    /**
      * @param pods the pods of a node's drain still on it
      * @return each as {@code namespace/name}, with what blocks it when known (the refusing budget, no controller,
      *         emptyDir data, terminating)
      */
     public List<String> describe(List<Pod> pods) {
         List<String> out = new ArrayList<>();
+        if (skipDrain) {
+            // planted bug (testing the chaos checker only): breaks "no reboot while a pod the drain had to evict,
+            // under a PodDisruptionBudget, is on the node", as the drain reports done with its pods still there
+            return out;
+        }
         for (Pod p : pods) {
             String ref = DrainScope.ref(p);
             Attempt a = attempts.get(ref);
@@ -115,6 +132,9 @@ public final class Drainer {
      * @return how long until the earliest next attempt of a refused pod, or null when none waits
      */
     public Duration drain(String node, List<Pod> pods, DrainSettings drain) {
+        if (skipDrain) {
+            return null; // planted bug: nothing evicted (see describe)
+        }
         long now = time.monotonicNanos();
         Long earliest = null;
         for (Pod p : pods) {

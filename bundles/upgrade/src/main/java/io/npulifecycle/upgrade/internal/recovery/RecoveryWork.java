@@ -5,6 +5,7 @@ import io.npulifecycle.upgrade.internal.drain.CordonGuard;
 import io.npulifecycle.upgrade.internal.drain.DrainScope;
 import io.npulifecycle.upgrade.internal.drain.DrainWork;
 import io.npulifecycle.upgrade.internal.drain.Drainer;
+import io.npulifecycle.api.faults.PlantedBug;
 import io.npulifecycle.upgrade.internal.plan.EventSpec;
 import io.npulifecycle.upgrade.internal.plan.NodeFacts;
 import io.npulifecycle.upgrade.internal.plan.Plan;
@@ -85,6 +86,15 @@ public final class RecoveryWork {
         this.leader = leader;
         this.time = time;
         this.drainer = new Drainer(client, time, writer, leader);
+    }
+
+    /**
+     * Plants a bug of the chaos checker's tests ({@link PlantedBug}) in the recovery drain.
+     *
+     * @param bug {@link PlantedBug#DRAIN_SKIPPED}, or {@code null} (none)
+     */
+    public void plant(PlantedBug bug) {
+        drainer.plant(bug);
     }
 
     /**
