@@ -25,7 +25,7 @@ import io.npulifecycle.api.faults.PlantedBug;
 /**
  * The chaos checker proven (issue #28): for each invariant, the product broken on purpose ({@code --planted-bug},
  * {@link PlantedBug}) is caught. Each {@code itests/planted-bugs/<bug>.yaml} is the scenario a {@code chaos} run with
- * that bug was shrunk to (docs/reliability.md "Planted bugs"); its header's {@code # run again with:} line gives the
+ * that bug was shrunk to (docs/chaos-runs.md "Planted bugs"); its header's {@code # run again with:} line gives the
  * API server and the bug. With the bug, {@code bin/npu-lifecycle scenario} exits 1 naming {@code invariant <the bug's
  * invariant> broken}; without it, the same files pass, so the failure is the bug's. One test runs the whole loop for a
  * cheap bug: {@code chaos} catches it, shrinks it, and the shrunk file fails the same way under {@code scenario}.

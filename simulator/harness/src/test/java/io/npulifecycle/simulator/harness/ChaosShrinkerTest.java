@@ -204,7 +204,7 @@ class ChaosShrinkerTest {
         assertEquals(ChaosSchedule.draw(d.settings()), d.render(d.units()));
         // these settings' files, pinned by SHA-256: a seed keeps giving its file, byte for byte, until the draw itself
         // is changed on purpose (a new fault kind changes what every seed draws: then these are pinned again, and
-        // docs/reliability.md says which draw its runs were made with)
+        // docs/chaos-runs.md says which draw its runs were made with)
         assertEquals(List.of("0749dd34046e8dbbde806bb5d90d89817a292a22b6b16714935e9981e39a83f6",
                 "5a6e45dc238126c1a0becd50c22551f698c12bdc4921f3fc95781b03eeb5fa04",
                 "5075b5d5883c32639ad49de4d71dbbcc3710e6d0489e0e4e38bdd32976c230b3"),
