@@ -38,6 +38,7 @@ public final class LaunchOptions {
             "                  run scenario files (YAML) on a simulated cluster; non-zero exit when an expectation fails;",
             "                  --parallel N runs N files at a time, each on its own cluster;",
             "                  --junit writes a JUnit XML report; --list FILE... validates and prints the steps only",
+            "                  --planted-bug NAME: a bug planted on purpose in every runtime (testing the checker)",
             "                  (demo --help, scenario --help: every option)",
             "  chaos           --seed N | --seeds A..B [--nodes K] [--duration D] [--api embedded|real] [--policy FILE]",
             "                  a simulated cluster under a random fault schedule drawn from each seed, the contract's",
