@@ -17,6 +17,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,7 +34,13 @@ import io.npulifecycle.api.faults.PlantedBug;
  * <p>Files whose header says {@code --api real} (budgets and eviction exist only on kube-apiserver) are skipped when
  * system property {@value SimulatedClusterIT#API_PROPERTY} is {@code embedded}. A run that does not end as expected
  * keeps its work folder ({@link FailedRuns}), named in the failure.
+ *
+ * <p>Tagged {@code long}: not in the README's test command ({@code mvn -B -T 2 verify -Dnpu.test.excludedGroups=} runs
+ * it). In the test command beside the other integration tests (two cores saturated) it took 731 s instead of 283 s
+ * alone, and at the files' x600 two bugs went uncaught ({@code memory-leak}, {@code reboot-unannounced}): the files'
+ * time scale must come down (docs/chaos-runs.md "Planted bugs") before this can join the test command.
  */
+@Tag("long")
 class PlantedBugIT {
 
     /** The files, one per bug: {@code itests/planted-bugs}, or system property {@code npu.plantedBugs.dir}. */

@@ -103,10 +103,17 @@ final class ChaosSchedule {
         }
     }
 
-    /** The policy a run starts with when none is given: automatic, one node at a time, generous deadlines. */
+    /**
+     * The policy a run starts with when none is given: automatic, one node at a time, generous deadlines. Both
+     * drains wait 5400 s, longer than a drawn blocking budget is held (10 to 60 minutes, {@link Kind#BLOCKING_POD})
+     * plus the time the drain may start before it: a drain that times out leaves the node to a person (the upgrade's
+     * {@code upgrade-failed}, the recovery's {@code recovery-drain-failed}, docs/upgrade.md "Drain"), which the quiet
+     * period, expecting every node back in service, would report as a failure of a correct product.
+     */
     static final String DEFAULT_POLICY = "{autoUpgrade: true, maxParallelUpgrades: 1, autoRecover: true, "
-            + "maxReboots: 20, window: 1h, upgradePolicy: {drain: {timeoutSeconds: 1800}, deadlines: "
-            + "{podRestartSeconds: 3600, rebootingSeconds: 3600, validationSeconds: 3600}}}";
+            + "maxReboots: 20, window: 1h, upgradePolicy: {drain: {timeoutSeconds: 5400}, deadlines: "
+            + "{podRestartSeconds: 3600, rebootingSeconds: 3600, validationSeconds: 3600}}, "
+            + "recoveryPolicy: {drain: {timeoutSeconds: 5400}}}";
 
     private ChaosSchedule() {
     }

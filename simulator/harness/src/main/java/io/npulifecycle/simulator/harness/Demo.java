@@ -29,6 +29,13 @@ import io.npulifecycle.simulator.cluster.ImageWhiteLists;
  */
 public final class Demo {
 
+    /**
+     * The upgrade's {@code deadlines.podRestartSeconds}, simulated seconds: a replaced driver pod's node agent starts
+     * in wall-clock seconds (a JVM, 5 to 25 s on a loaded 2-core machine), each worth the scale's simulated seconds
+     * (x30: up to 750), so the CRD's default of 900 s is missed on a busy machine though nothing is wrong.
+     */
+    static final int POD_RESTART_SECONDS = 3600;
+
     static final String FROM = "25.2.0";
     static final String TO = "25.5.0";
 
@@ -164,11 +171,13 @@ public final class Demo {
                 .withNewStatus().withPhase("Running").endStatus().build();
         sim.cluster().ensureNamespace("training");
         sim.client().pods().inNamespace("training").resource(workload).create();
-        out.println("   trigger: spec.driver.version=" + TO + ", upgradePolicy.autoUpgrade=false (one save); image "
+        out.println("   trigger: spec.driver.version=" + TO + ", upgradePolicy: {autoUpgrade: false, deadlines: "
+                + "{podRestartSeconds: " + POD_RESTART_SECONDS + "}} (one save); image "
                 + missing + " removed from the registry; tag " + tag + " not in ImageWhiteList "
                 + ImageWhiteLists.NAMESPACE + "/" + ImageWhiteLists.NAME + " (spec.repoList " + listed
                 + "); NPU workload training/llama-trainer-0 runs on node-0");
-        sim.patchDriver(Map.of("version", TO, "upgradePolicy", Map.of("autoUpgrade", false)));
+        sim.patchDriver(Map.of("version", TO, "upgradePolicy", Map.of("autoUpgrade", false, "deadlines",
+                Map.of("podRestartSeconds", POD_RESTART_SECONDS))));
         wait.until("preflight names the missing image", Duration.ofSeconds(60),
                 () -> condition("PreflightPassed", "False").contains("missing from the registry: ")
                         && condition("PreflightPassed", "False").contains(TO), () -> conditionsText());
