@@ -19,31 +19,31 @@ import java.util.stream.Collectors;
 public enum PlantedBug {
 
     /** The node agent's rebooter reboots without writing its {@code Rebooting} Event. */
-    REBOOT_UNANNOUNCED("reboot-unannounced", "every-reboot-announced", "io.npulifecycle.rebooter"),
+    REBOOT_UNANNOUNCED("reboot-unannounced", "every-reboot-announced"),
     /**
      * The rebooter takes {@code autoRecover} as {@code true} (and the recovery drain as off) whatever the policy
      * says: a lasting wedge reboots the node without an approval (both reboot guards skipped).
      */
-    REBOOT_UNAUTHORISED("reboot-unauthorised", "every-reboot-authorised", "io.npulifecycle.rebooter"),
+    REBOOT_UNAUTHORISED("reboot-unauthorised", "every-reboot-authorised"),
     /** The node agent's consumption of an approval leaves the annotation on the Node: one approval reboots again. */
-    APPROVAL_REUSED("approval-reused", "one-reboot-per-approval", "io.npulifecycle.kube"),
+    APPROVAL_REUSED("approval-reused", "one-reboot-per-approval"),
     /** The control plane uncordons a node it did not cordon (an administrator's cordon) as if it were its own. */
-    ADMIN_CORDON_LIFTED("admin-cordon-lifted", "administrator-cordon-kept", "io.npulifecycle.upgrade"),
+    ADMIN_CORDON_LIFTED("admin-cordon-lifted", "administrator-cordon-kept"),
     /** The node agent loads a new driver version into the running kernel instead of staging it for the next boot. */
-    MODULE_RELOADED("module-reloaded", "no-module-load-outside-fresh-boot", "io.npulifecycle.driver"),
+    MODULE_RELOADED("module-reloaded", "no-module-load-outside-fresh-boot"),
     /** The control plane treats the upgrade's maintenance window as always open. */
-    WINDOW_IGNORED("window-ignored", "no-upgrade-reboot-outside-window", "io.npulifecycle.upgrade"),
+    WINDOW_IGNORED("window-ignored", "no-upgrade-reboot-outside-window"),
     /**
      * The control plane's drains (upgrade and recovery) report done without evicting a pod (a reboot with a pod under a
      * PodDisruptionBudget on the node; budgets and eviction exist only on a real API server).
      */
-    DRAIN_SKIPPED("drain-skipped", "no-reboot-with-a-protected-pod", "io.npulifecycle.upgrade"),
+    DRAIN_SKIPPED("drain-skipped", "no-reboot-with-a-protected-pod"),
     /**
      * The node agent's health-watch keeps {@value #LEAK_MIB_PER_PROBE} MiB of native memory on every probe, up to
      * {@value #LEAK_CAP_MIB} MiB
      * (so that the JVM lives on and the checker, not a crash, reports it).
      */
-    MEMORY_LEAK("memory-leak", "node-agent-memory-bounded", "io.npulifecycle.probe");
+    MEMORY_LEAK("memory-leak", "node-agent-memory-bounded");
 
     /** The framework (or system) property naming the planted bug, one name of {@link #bugName()}. */
     public static final String PROPERTY = "npu.lifecycle.plantedBug";
@@ -59,12 +59,10 @@ public enum PlantedBug {
 
     private final String bugName;
     private final String invariant;
-    private final String bundle;
 
-    PlantedBug(String bugName, String invariant, String bundle) {
+    PlantedBug(String bugName, String invariant) {
         this.bugName = bugName;
         this.invariant = invariant;
-        this.bundle = bundle;
     }
 
     /** @return the name given to {@value #PROPERTY} and {@code --planted-bug}, e.g. {@code reboot-unannounced} */
@@ -75,11 +73,6 @@ public enum PlantedBug {
     /** @return the name of the invariant it breaks, as the harness's {@code Invariants} names it */
     public String invariant() {
         return invariant;
-    }
-
-    /** @return the symbolic name of the bundle whose component carries the bug, e.g. {@code io.npulifecycle.kube} */
-    public String bundle() {
-        return bundle;
     }
 
     /** @return every bug name, comma-separated, in declaration order */

@@ -56,7 +56,6 @@ class PlantedBugTest {
             assertTrue(names.add(b.bugName()), b.bugName());
             assertTrue(invariants.add(b.invariant()), b.invariant());
             assertTrue(b.bugName().matches("[a-z]+(-[a-z]+)*"), b.bugName());
-            assertTrue(b.bundle().startsWith("io.npulifecycle."), b.bundle());
             assertSame(b, PlantedBug.of(b.bugName()));
         }
         assertEquals(8, invariants.size(), "one bug per invariant of the checker");
