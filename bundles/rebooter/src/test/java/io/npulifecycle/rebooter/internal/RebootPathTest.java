@@ -940,7 +940,9 @@ class RebootPathTest {
     /**
      * etcd compacted while the node agent is cut off (a server without watch cache, so etcd itself answers the
      * watch): the informer's watch from its last resourceVersion gets 410 Gone and fabric8 lists again, without the
-     * health tick's re-creation; the approval written meanwhile is not lost.
+     * health tick's re-creation; the approval written meanwhile is not lost. A timeout names the informer's state and
+     * the agent's requests for Nodes with their times; fabric8's own log (a reflector that stops, a watch that ends)
+     * is in the test output (slf4j-jdk14).
      */
     @Test
     void etcdCompactedWhileCutOffTheInformerGetsGoneRelistsAndLosesNothing() throws IOException {
@@ -950,12 +952,19 @@ class RebootPathTest {
         cluster = NodeRuntime.withNode(ClusterFixture.startReal(List.of("--watch-cache=false")));
         proxy = NodeRuntime.proxy(cluster);
         AtomicInteger nodeLists = new AtomicInteger();
+        long start = System.nanoTime();
+        List<String> timeline = java.util.Collections.synchronizedList(new ArrayList<>());
+        java.util.function.Consumer<String> mark = what -> timeline.add(
+                (System.nanoTime() - start) / 1_000_000 + " ms " + what);
         Interceptor countLists = new Interceptor() {
             @Override
             public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
                 String q = String.valueOf(request.uri().getQuery());
-                if (request.uri().getPath().equals("/api/v1/nodes") && !q.contains("watch=true")) {
-                    nodeLists.incrementAndGet();
+                if (request.uri().getPath().equals("/api/v1/nodes")) {
+                    mark.accept((q.contains("watch=true") ? "watch " : "list ") + q);
+                    if (!q.contains("watch=true")) {
+                        nodeLists.incrementAndGet();
+                    }
                 }
             }
         };
@@ -965,19 +974,26 @@ class RebootPathTest {
         cluster.putDriver(NodeRuntime.policy(false, false, null, null));
         NodeRuntime a = boot("boot-a", null, false, client);
         awaitPolicy(a, false);
+        await("the node informer watching before the cut (its watch resumes from a resourceVersion)",
+                () -> a.sync.isNodeInformerWatching());
         int listsBefore = nodeLists.get();
         long relistsBefore = a.sync.getRelists();
 
+        mark.accept("cut off");
         proxy.cutOff(TcpProxy.Disconnect.CLOSE);
         cluster.annotate(NODE, NodeKeys.APPROVE_REBOOT, "true");
         for (int i = 0; i < 3; i++) {
             cluster.annotate(NODE, "example.com/touched", "n" + i);
         }
         long compactedTo = cluster.real().compact();
+        mark.accept("compacted to " + compactedTo + ", restored");
         proxy.restore();
 
         Waits.until("approval written during the cut seen after the relist", NodeRuntime.WAIT,
-                () -> "true".equals(a.sync.approval().value()));
+                () -> "true".equals(a.sync.approval().value()),
+                () -> "node informer watching: " + a.sync.isNodeInformerWatching() + "; last informer event: "
+                        + a.sync.getLastInformerEvent() + "; the node agent's requests for Nodes from the start of the "
+                        + "test:\n" + String.join("\n", timeline));
         assertTrue(nodeLists.get() > listsBefore, "the node informer listed again after the compaction to "
                 + compactedTo + " (" + listsBefore + " lists before, " + nodeLists.get() + " after)");
         assertEquals(relistsBefore, a.sync.getRelists(), "fabric8's relist on 410, not the health tick's re-creation");
