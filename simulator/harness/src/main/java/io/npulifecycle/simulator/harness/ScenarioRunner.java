@@ -236,7 +236,7 @@ public final class ScenarioRunner {
                     out.println("   node-agent memory (VmRSS, simulated s): " + line);
                 }
                 if (v != null) {
-                    return v.toString() + (failure == null ? "" : "; and " + failure);
+                    return verdict(v, failure);
                 }
                 out.println("   invariants held: " + String.join(", ", scenario.invariants) + " (checked every "
                         + POLL_MILLIS + " ms of wall clock, " + simNow() + " simulated s)");
@@ -542,6 +542,22 @@ public final class ScenarioRunner {
             throw new IllegalStateException("no handler for action " + action.kind());
         }
         h.run(action);
+    }
+
+    /**
+     * The failure of a run that broke an invariant.
+     *
+     * @param v the first violation the checker recorded
+     * @param failure what stopped the steps, or null when they all ran: a step loop stopped by this violation names
+     *        it first ({@link InvariantBroken}, "... (while step N waited for its time)")
+     * @return {@code failure} when it begins with the violation, else the violation and, after "; and ", the failure
+     */
+    static String verdict(Invariants.Violation v, String failure) {
+        String broken = v.toString();
+        if (failure == null) {
+            return broken;
+        }
+        return failure.startsWith(broken) ? failure : broken + "; and " + failure;
     }
 
     /** An invariant broken while a step waits for its time: the run stops there. */

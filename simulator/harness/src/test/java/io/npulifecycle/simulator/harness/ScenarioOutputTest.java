@@ -343,4 +343,16 @@ class ScenarioOutputTest {
         assertTrue(text.contains(binary + ": cannot be read: not UTF-8 text"), text);
         assertTrue(text.contains(missing + ": cannot be read: no such file"), text);
     }
+
+    /** A run stopped by the violation it reports names it once; another failure beside it is kept after "; and ". */
+    @Test
+    void aBrokenInvariantIsNamedOnceWhetherOrNotItStoppedTheSteps() {
+        Invariants.Violation v = new Invariants.Violation("every-reboot-announced", 945, "node-0 rebooted unannounced");
+        String broken = "invariant every-reboot-announced broken at simulated 945s: node-0 rebooted unannounced";
+        assertEquals(broken, ScenarioRunner.verdict(v, null));
+        String stopped = broken + " (while step 3 (line 9, at 3600s) expect: {node: all} waited for its time)";
+        assertEquals(stopped, ScenarioRunner.verdict(v, stopped));
+        String other = "step 4 (line 11, at 3600s) expect: {node: all, reboots: 1}: reboots was 2";
+        assertEquals(broken + "; and " + other, ScenarioRunner.verdict(v, other));
+    }
 }
