@@ -335,9 +335,10 @@ final class ChaosCommand {
     }
 
     /**
-     * @param file a YAML mapping of the policy shorthand
+     * @param file a YAML mapping of the policy shorthand, block or flow style
      * @return it as one line of flow YAML (JSON), checked as a scenario's {@code policy:} is
-     * @throws IllegalArgumentException naming the file and what is wrong
+     * @throws IllegalArgumentException naming the file and what is wrong: every error found, each with its line of the
+     *         file ({@code --policy FILE:line N: ...}), a duplicate key among them
      */
     static String policy(Path file) {
         String text;
@@ -351,6 +352,11 @@ final class ChaosCommand {
             throw new IllegalArgumentException("--policy " + file + ": the file is empty: expected a mapping of the "
                     + "policy shorthand (docs/simulator.md), e.g. {autoUpgrade: true, maxParallelUpgrades: 2}");
         }
+        try {
+            YamlTree.parse(text); // syntax and duplicate keys, at the file's own lines
+        } catch (YamlTree.Invalid e) {
+            throw invalid(file, e, 0);
+        }
         String flow;
         try {
             Object tree = new tools.jackson.dataformat.yaml.YAMLMapper().readValue(text, Object.class);
@@ -362,11 +368,28 @@ final class ChaosCommand {
         } catch (tools.jackson.core.JacksonException e) {
             throw new IllegalArgumentException("--policy " + file + ": not YAML: " + e.getOriginalMessage());
         }
+        // the file's lines under "policy:", indented: line N of the file is line N + 1 of this scenario
+        StringBuilder scenario = new StringBuilder("policy:\n");
+        text.lines().forEach(l -> scenario.append("  ").append(l).append('\n'));
+        scenario.append("steps:\n  - at: 0s\n    expect: {violations: 0}\n");
         try {
-            Scenario.parse(file.toString(), "policy: " + flow + "\nsteps:\n  - at: 0s\n    expect: {violations: 0}\n");
+            Scenario.parse(file.toString(), scenario.toString());
         } catch (YamlTree.Invalid e) {
-            throw new IllegalArgumentException("--policy " + e.where());
+            throw invalid(file, e, 1);
         }
         return flow;
+    }
+
+    /** @return every error of {@code e}, one per line, each at its line of {@code file} ({@code shift} lines less) */
+    private static IllegalArgumentException invalid(Path file, YamlTree.Invalid e, int shift) {
+        StringBuilder b = new StringBuilder();
+        for (YamlTree.Invalid x : e.all()) {
+            if (b.length() > 0) {
+                b.append('\n');
+            }
+            int line = Math.max(1, x.line() - shift);
+            b.append("--policy ").append(file).append(":line ").append(line).append(": ").append(x.detail());
+        }
+        return new IllegalArgumentException(b.toString());
     }
 }

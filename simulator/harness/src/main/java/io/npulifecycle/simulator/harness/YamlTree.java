@@ -104,6 +104,11 @@ final class YamlTree {
             return file;
         }
 
+        /** @return what is wrong, without the file and line */
+        String detail() {
+            return detail;
+        }
+
         /** @return the line, 1-based (0 when not known) */
         int line() {
             return line;

@@ -328,6 +328,30 @@ class ChaosScheduleTest {
                 .getMessage().contains("cannot be read"));
     }
 
+    /** A policy file's errors name its own lines, every error at once; a key given twice is refused. */
+    @Test
+    void aPolicyFilesErrorsNameItsOwnLines(@TempDir Path dir) throws Exception {
+        Path bad = Files.writeString(dir.resolve("bad.yaml"), String.join("\n",
+                "# my policy",
+                "autoUpgrade: true",
+                "maxParallelUpgrades: 2",
+                "autoRecover: maybe",
+                "maxReboots: -1",
+                ""));
+        String m = assertThrows(IllegalArgumentException.class, () -> ChaosCommand.policy(bad)).getMessage();
+        assertTrue(m.startsWith("--policy " + bad + ":line 4: ") && m.contains("autoRecover"), m);
+        assertTrue(m.contains("\n--policy " + bad + ":line 5: ") && m.contains("maxReboots"), m);
+        Path twice = Files.writeString(dir.resolve("twice.yaml"), "autoUpgrade: true\nwindow: 1h\nautoUpgrade: false\n");
+        m = assertThrows(IllegalArgumentException.class, () -> ChaosCommand.policy(twice)).getMessage();
+        assertTrue(m.startsWith("--policy " + twice + ":line 3: ") && m.contains("autoUpgrade"), m);
+        Path broken = Files.writeString(dir.resolve("broken.yaml"), "autoUpgrade: true\nwindow: [1h\n");
+        m = assertThrows(IllegalArgumentException.class, () -> ChaosCommand.policy(broken)).getMessage();
+        assertTrue(m.startsWith("--policy " + broken + ":line "), m);
+        Path flow = Files.writeString(dir.resolve("flow.yaml"), "{autoUpgrade: true, maxReboots: -1}\n");
+        m = assertThrows(IllegalArgumentException.class, () -> ChaosCommand.policy(flow)).getMessage();
+        assertTrue(m.startsWith("--policy " + flow + ":line 1: ") && m.contains("maxReboots"), m);
+    }
+
     @Test
     void commandLineErrorsExitTwo() {
         java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
