@@ -37,7 +37,9 @@ import io.npulifecycle.api.time.TimeSource;
  * <li>the pod's version loaded: validate (every expected chip healthy, none wedged, loaded version = pod's) → write
  * {@code driver-ready}, the {@value NodeKeys#DRIVER_VERSION} label, the {@value NodeKeys#DRIVER_VALIDATED}
  * annotation and one {@value NodeKeys#EVENT_DRIVER_VALIDATED} Event; past {@code validationTimeout} without
- * success: one {@value NodeKeys#EVENT_DRIVER_VALIDATION_FAILED} Event, no marker, no reboot request.</li>
+ * success: one {@value NodeKeys#EVENT_DRIVER_VALIDATION_FAILED} Event, no marker, no reboot request. Once validated
+ * in a boot ({@link BootValidation}, kept in the state folder across node-agent restarts), a problem is the
+ * health-watch's, never a failed validation.</li>
  * </ol>
  * With {@link Settings#hostDrivers()} (PID {@value DriverComponent#PID} key {@code mode=host}: the drivers are
  * installed on the host by its administrator) nothing is ever staged nor loaded and {@code DRIVER_VERSION} is not
@@ -350,6 +352,12 @@ public final class DriverEngine {
                     return;
                 }
             }
+            try {
+                new BootValidation(s.stateDir()).record(pod, boot, time.now().toString());
+            } catch (IOException e) {
+                // the validation stands; an agent restarted in this boot validates again
+                LOG.log(Level.WARNING, e.getMessage());
+            }
             report(w -> {
                 w.setAnnotation(NodeKeys.DRIVER_VALIDATED, pod + "@" + boot);
                 w.recordEvent(NodeKeys.EVENT_DRIVER_VALIDATED + "/" + boot + "/" + pod, NodeKeys.NORMAL,
@@ -362,6 +370,12 @@ public final class DriverEngine {
         Duration waited = Duration.ofNanos(time.monotonicNanos() - firstSeenNanos);
         if ("VALIDATED".equals(state)) {
             set("VALIDATED", "validated in this boot; now " + problem + " (the health-watch handles it)");
+            return;
+        }
+        if (new BootValidation(s.stateDir()).validated(pod, boot)) {
+            // this agent restarted in a boot whose driver it validated before: a problem now is a runtime fault
+            set("VALIDATED", "validated in this boot before this node agent started (" + BootValidation.FILE
+                    + " in the state folder); now " + problem + " (the health-watch handles it)");
             return;
         }
         if (waited.compareTo(s.validationTimeout()) < 0) {

@@ -413,6 +413,69 @@ class DriverEngineTest {
         assertTrue(markers.read(Markers.DRIVER_READY).present());
     }
 
+    /**
+     * A node agent restarted in a boot whose driver it validated, a chip wedged since before the restart: the new
+     * engine finds the problem at once and keeps finding it past the validation timeout; the driver stays validated
+     * (no DriverValidationFailed Event, the driver-validated annotation kept), the wedge being the health-watch's.
+     */
+    @Test
+    void anAgentRestartedDuringAWedgeKeepsTheValidationOfItsBoot() throws IOException {
+        DriverEngine before = engine(POD);
+        before.evaluate();
+        assertEquals("VALIDATED", before.getState(), before.getStateReason());
+        health.wedged = "1:0";
+        health.verdict = "wedged";
+        before.evaluate();
+
+        DriverEngine restarted = engine(POD);
+        restarted.evaluate();
+        assertTrue(restarted.getStateReason().contains("before this node agent started")
+                && restarted.getStateReason().contains("chips 1:0 are wedged"), restarted.getStateReason());
+        time.advance(TIMEOUT.plusMinutes(1));
+        restarted.evaluate();
+
+        assertEquals("VALIDATED", restarted.getState(), restarted.getStateReason());
+        assertTrue(writer.events(NodeKeys.EVENT_DRIVER_VALIDATION_FAILED).isEmpty());
+        assertEquals(POD + "@boot-a", writer.annotations.get(NodeKeys.DRIVER_VALIDATED));
+    }
+
+    /** The record is of one boot: in the next boot a wedge past the timeout is a failed validation again. */
+    @Test
+    void theValidationOfAnEarlierBootDoesNotCount() throws IOException {
+        engine(POD).evaluate();
+        assertTrue(Files.readString(stateDir.resolve(BootValidation.FILE)).contains("bootId=boot-a"));
+        markers = boot("boot-b");
+        health.wedged = "1:0";
+        health.verdict = "wedged";
+        DriverEngine e = engine(POD);
+        e.evaluate();
+        time.advance(TIMEOUT.plusMinutes(1));
+        e.evaluate();
+
+        assertEquals("VALIDATION_FAILED", e.getState(), e.getStateReason());
+        assertEquals(1, writer.events(NodeKeys.EVENT_DRIVER_VALIDATION_FAILED).size());
+    }
+
+    /** A torn or foreign record counts as none: logged, the driver validated again, nothing thrown. */
+    @Test
+    void aMalformedValidationRecordIsIgnored() throws IOException {
+        Files.createDirectories(stateDir);
+        health.wedged = "1:0";
+        health.verdict = "wedged";
+        for (String text : List.of("version=25.5.0\n", "garbage\u0000\n", "")) {
+            Files.writeString(stateDir.resolve(BootValidation.FILE), text);
+            DriverEngine e = engine(POD);
+            e.evaluate();
+            assertEquals("VALIDATING", e.getState(), text + ": " + e.getStateReason());
+        }
+        health.wedged = "";
+        health.verdict = "healthy";
+        DriverEngine e = engine(POD);
+        e.evaluate();
+        assertEquals("VALIDATED", e.getState(), e.getStateReason());
+        assertTrue(Files.readString(stateDir.resolve(BootValidation.FILE)).contains("version=25.5.0\nbootId=boot-a"));
+    }
+
     @Test
     void healthIsReportedAsALabel() {
         DriverEngine e = engine(POD);
