@@ -75,6 +75,9 @@ public final class SimCluster implements ScenarioCluster {
     /** pod name (POD_NAME) of each control-plane replica to its metrics port, for {@link PrometheusTargets} */
     private final Map<String, Integer> controlPlaneMetricsPorts = new java.util.TreeMap<>();
     private final Map<String, SimNode> nodes = new LinkedHashMap<>();
+    /** Reads the node agents' {@code /metrics} (whether an agent has probed); shared by the nodes. */
+    private final java.net.http.HttpClient metricsClient = java.net.http.HttpClient.newBuilder()
+            .connectTimeout(java.time.Duration.ofSeconds(1)).build();
     private volatile DaemonSetController daemonSets;
     private Thread daemonSetThread;
     /** Where a real API server comes from and goes back to ({@link #handOver}); null: each cluster its own. */
@@ -209,7 +212,7 @@ public final class SimCluster implements ScenarioCluster {
 
         for (String name : List.copyOf(nodes.keySet())) {
             SimNode node = new SimNode(name, work.resolve(name), install, LoopbackPorts.shared().allocate(), USER, password, runtimeMaster,
-                    settings, credentials.enabled());
+                    settings, credentials.enabled(), metricsClient);
             planted(node.runtime());
             if (markersOnTmpfs) {
                 node.mountMarkersTmpfs();

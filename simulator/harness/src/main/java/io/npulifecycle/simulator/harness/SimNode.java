@@ -26,6 +26,8 @@ public final class SimNode implements ScenarioNode {
     private final int metricsPort;
     private final Jolokia jolokia;
     private final RuntimeProcess runtime;
+    /** The cluster's client for the node agent's {@code /metrics} (one per cluster: each client has threads). */
+    private final java.net.http.HttpClient metricsClient;
     private volatile String podVersion;
     private final SimSettings settings;
     private long clockOffsetMillis;
@@ -34,8 +36,9 @@ public final class SimNode implements ScenarioNode {
     private static final java.util.Set<Path> MOUNTS = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     SimNode(String name, Path root, Path install, int port, String user, String password, String masterUrl,
-            SimSettings settings, boolean kubeconfig) throws IOException {
+            SimSettings settings, boolean kubeconfig, java.net.http.HttpClient metricsClient) throws IOException {
         this.name = name;
+        this.metricsClient = java.util.Objects.requireNonNull(metricsClient, "metricsClient");
         this.root = root;
         this.port = port;
         this.settings = settings;
@@ -337,14 +340,11 @@ public final class SimNode implements ScenarioNode {
     /** {@code <pid>/<boot>} of the node agent seen to have probed ({@link #agentProcess}), or null. */
     private volatile String probedRun;
 
-    /** One client for the probe question: each client built has threads of its own. */
-    private static final java.net.http.HttpClient METRICS = java.net.http.HttpClient.newBuilder()
-            .connectTimeout(java.time.Duration.ofSeconds(1)).build();
 
     /** @return whether the agent's {@code /metrics} answers with a probe count above 0; false when it does not answer */
     private boolean probedOnce() {
         try {
-            var r = METRICS.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(metricsUrl()))
+            var r = metricsClient.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(metricsUrl()))
                     .timeout(java.time.Duration.ofSeconds(2)).GET().build(),
                     java.net.http.HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() != 200) {
