@@ -170,7 +170,8 @@ final class ProbeRunner {
             ProbeResult r;
             try {
                 // The probe's deadline is real (a process and a JDK timer): a compressed clock (the simulator)
-                // shortens it by the same factor as every other period, so a hang still costs one probe period.
+                // shortens it by the same factor as every other period, down to a floor the emulated npu-smi
+                // process needs on a loaded machine (wallTimeout).
                 r = p.probe(wallTimeout(cfg.timeout(), time.scale()));
                 if (r == null) {
                     r = ProbeResult.whole(Classification.PROBE_ERROR, p.method() + " probe returned no result", null);
@@ -211,14 +212,26 @@ final class ProbeRunner {
     }
 
     /**
+     * The least wall-clock time a probe gets on a compressed clock, in milliseconds. The emulated {@code npu-smi} is a
+     * real process: on a loaded 2-core machine its start alone took over 100 ms (the earlier floor), and at x240 three
+     * such probes in a row struck every chip of a healthy emulated node (a chaos run, 2026-12-06: "wedged after 3
+     * consecutive strikes", each "npu-smi did not answer within 100 ms"), which autoRecover then rebooted. A hang
+     * still ends within one second of wall clock, a few probe periods of simulated time.
+     */
+    static final long COMPRESSED_WALL_FLOOR_MILLIS = 1000;
+
+    /**
      * @param timeout the configured timeout, in (simulated) time
      * @param scale simulated seconds per wall second
-     * @return the wall-clock timeout to give the probe, at least 100 ms
+     * @return the wall-clock timeout to give the probe: {@code timeout} on a real clock ({@code scale <= 1}); on a
+     *         compressed one {@code timeout / scale}, but at least {@value #COMPRESSED_WALL_FLOOR_MILLIS} ms and never
+     *         more than {@code timeout} itself
      */
     static Duration wallTimeout(Duration timeout, double scale) {
         if (scale <= 1.0) {
             return timeout;
         }
-        return Duration.ofMillis(Math.max(100, (long) (timeout.toMillis() / scale)));
+        long scaled = (long) (timeout.toMillis() / scale);
+        return Duration.ofMillis(Math.min(timeout.toMillis(), Math.max(COMPRESSED_WALL_FLOOR_MILLIS, scaled)));
     }
 }

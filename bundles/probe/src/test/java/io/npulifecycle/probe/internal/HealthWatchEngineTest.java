@@ -197,11 +197,14 @@ class HealthWatchEngineTest {
         assertTrue(engine.getLastError().contains("no NPU driver module"), engine.getLastError());
     }
 
+    /** Real clock: the configured deadline; compressed: scaled down to a floor of 1 s, never above the deadline. */
     @Test
-    void theProbeDeadlineShrinksWithACompressedClock() {
+    void theProbeDeadlineShrinksWithACompressedClockDownToAFloor() {
         assertEquals(Duration.ofSeconds(20), ProbeRunner.wallTimeout(Duration.ofSeconds(20), 1.0));
-        assertEquals(Duration.ofMillis(333), ProbeRunner.wallTimeout(Duration.ofSeconds(20), 60.0));
-        assertEquals(Duration.ofMillis(100), ProbeRunner.wallTimeout(Duration.ofSeconds(1), 1000.0));
+        assertEquals(Duration.ofSeconds(2), ProbeRunner.wallTimeout(Duration.ofSeconds(20), 10.0));
+        assertEquals(Duration.ofSeconds(1), ProbeRunner.wallTimeout(Duration.ofSeconds(20), 60.0));
+        assertEquals(Duration.ofSeconds(1), ProbeRunner.wallTimeout(Duration.ofSeconds(20), 240.0));
+        assertEquals(Duration.ofMillis(500), ProbeRunner.wallTimeout(Duration.ofMillis(500), 60.0));
     }
 
     @Test
