@@ -193,7 +193,7 @@ final class ChaosCommand {
             List<ScenarioResult> verdicts = new ArrayList<>();
             rc = ScenarioCommand.run(files, work, install, api, false, junit, 1, plantedBug, interruption, out, err,
                     verdicts::addAll);
-            if (shrinkRuns > 0) {
+            if (shrinkRuns > 0 && !interruption.signalled()) {
                 shrinkFailed(schedules, verdicts, api, plantedBug, work, shrinkRuns,
                         runner(install, api, plantedBug, interruption), out, err);
             }
@@ -247,6 +247,9 @@ final class ChaosCommand {
     private static ChaosShrinker.Runner runner(Path install, String api, PlantedBug plantedBug,
             Interruption interruption) {
         return (file, scenario, dir) -> {
+            if (interruption.signalled()) {
+                throw new IllegalStateException("stopped by a signal: no more candidates are run");
+            }
             scenario.plantedBug = plantedBug;
             Path log = file.resolveSibling("output.log");
             try (PrintStream o = new PrintStream(Files.newOutputStream(log), true,

@@ -21,6 +21,8 @@ final class Interruption {
     private final List<Runnable> actions = new CopyOnWriteArrayList<>();
     private volatile Supplier<String> doing = () -> "starting";
     private volatile boolean finished;
+    /** Whether the shutdown hook has begun: the command must start nothing more (no next file, seed or shrink). */
+    private volatile boolean signalled;
 
     /**
      * @param command {@code demo} or {@code scenario}, for the message
@@ -74,7 +76,21 @@ final class Interruption {
                 + "; stopping the runtimes and the API server; exit code 143 on SIGTERM, 130 on Ctrl-C";
     }
 
+    /**
+     * @return whether a signal stopped the command (its shutdown hook has begun): nothing more may be started, as
+     *         every runtime is being stopped and the JVM refuses new shutdown hooks ("Shutdown in progress")
+     */
+    boolean signalled() {
+        return signalled;
+    }
+
+    /** Marks the command stopped by a signal; called first by the hook (and by tests). */
+    void markSignalled() {
+        signalled = true;
+    }
+
     private void interrupted() {
+        markSignalled();
         if (finished) {
             return;
         }

@@ -102,4 +102,26 @@ class InterruptionTest {
                 + "starting;"), i.message());
         assertEquals("", err.toString(StandardCharsets.UTF_8));
     }
+
+    /**
+     * A signal during a run of several files (or seeds): the file running finishes as it can, no further file is
+     * started (each would fail at once, "Shutdown in progress", and be reported as failed), their results stay empty.
+     */
+    @Test
+    void noFileIsStartedOnceASignalCame() {
+        Interruption interruption = new Interruption("chaos", new java.io.PrintStream(
+                java.io.OutputStream.nullOutputStream()));
+        ScenarioResult[] results = new ScenarioResult[5];
+        List<Integer> started = new java.util.ArrayList<>();
+        ScenarioCommand.runSerially(results, interruption, i -> {
+            started.add(i);
+            if (i == 1) {
+                interruption.markSignalled(); // the SIGTERM arrives while file 2 runs
+            }
+            return new ScenarioResult("s" + i, "s" + i + ".yaml", 1.0, null, List.of(), "");
+        });
+        assertEquals(List.of(0, 1), started);
+        assertTrue(results[0] != null && results[1] != null);
+        assertTrue(results[2] == null && results[3] == null && results[4] == null);
+    }
 }
