@@ -190,7 +190,8 @@ public final class Reconciler {
 
     /**
      * The latest fact the node shows wins: a new boot id (validated another version: back to
-     * {@code upgrade-required}, else {@code validation-required}); the agent's {@code rebooting-from-boot-id} for the
+     * {@code upgrade-required}; the target not loaded and the agent asking for the upgrade reboot:
+     * {@code reboot-required} from this boot; else {@code validation-required}); the agent's {@code rebooting-from-boot-id} for the
      * current boot ({@code rebooting}); the agent's upgrade reboot request ({@code reboot-required}; not while the
      * target is loaded: that request is for another version). A state
      * entered before keeps its progress, so its deadline keeps running. A {@code reboot-deferred} node holds no slot,
@@ -206,7 +207,13 @@ public final class Reconciler {
         String rebootingFrom = n.ann.get(NodeKeys.REBOOTING_FROM_BOOT_ID);
         boolean agentRequested = n.agentRequested();
         String from = n.progressBootId();
-        if (rebooted) {
+        if (rebooted && agentRequested && n.loaded != null && !t.equals(n.loaded)
+                && (n.state == UpgradeState.REBOOTING || n.state == UpgradeState.VALIDATION_REQUIRED)) {
+            // the reboot since the slot did not load the target (it was another reboot, e.g. a recovery reboot in
+            // flight when the slot came): the agent, its pod at the target, staged it and asks for the upgrade
+            // reboot; granted from this boot, as waiting for a validation that cannot come fails the node
+            n.enterIfNew(UpgradeState.REBOOT_REQUIRED, t, n.bootIdOrEmpty(), now);
+        } else if (rebooted) {
             n.enterIfNew(validatedOther ? UpgradeState.UPGRADE_REQUIRED : UpgradeState.VALIDATION_REQUIRED, t, from, now);
         } else if (rebootingFrom != null && rebootingFrom.equals(n.bootId)
                 && (n.state == UpgradeState.POD_RESTART_REQUIRED || n.state == UpgradeState.REBOOT_REQUIRED

@@ -140,6 +140,24 @@ class ReconcilerPlanTest {
                 row("validation-required, driver-validated = <target>@<current boot>: done",
                         given(node("n1").in(VALIDATION_REQUIRED, ago(60)).boot("boot-2").done()),
                         expect().state("n1", "upgraded").stateLabel("n1", REMOVED).progress("n1", REMOVED).count("upgraded", 1)),
+                // chaos seed 15 (1 day, embedded, 2026-12-06): a recovery reboot in flight when the node got its
+                // slot was taken as the upgrade's reboot; after it the old driver was loaded and the agent, its pod at
+                // the target, asked for the upgrade reboot, which validation-required never granted: upgrade-failed
+                row("validation-required, the target not loaded, the agent asks for the upgrade reboot: reboot-required "
+                        + "from this boot",
+                        given(node("n1").on(OLD).in(VALIDATION_REQUIRED, ago(600)).boot("boot-2").agentAsksReboot()),
+                        expect().state("n1", REBOOT_REQUIRED).progress("n1", progress(REBOOT_REQUIRED, NOW, "boot-2"))),
+                row("rebooting, a new boot, the target not loaded, the agent asks for the upgrade reboot: reboot-required",
+                        given(node("n1").on(OLD).in(REBOOTING, ago(600)).boot("boot-2").agentAsksReboot()),
+                        expect().state("n1", REBOOT_REQUIRED).progress("n1", progress(REBOOT_REQUIRED, NOW, "boot-2"))),
+                row("reboot-required granted from this boot, the agent starts the reboot: rebooting",
+                        given(node("n1").on(OLD).state(REBOOT_REQUIRED).progress(REBOOT_REQUIRED, ago(60), "boot-2")
+                                .boot("boot-2").agentAsksReboot().rebootingFrom("boot-2")),
+                        expect().state("n1", REBOOTING).progress("n1", progress(REBOOTING, NOW, "boot-2"))),
+                row("validation-required, the target loaded, a reboot request (recovery): still validation-required",
+                        given(node("n1").on(T).in(VALIDATION_REQUIRED, ago(60)).boot("boot-2")
+                                .label(NodeKeys.REBOOT_REQUIRED, "true").ann(NodeKeys.REBOOT_REASON, "recovery")),
+                        expect().state("n1", VALIDATION_REQUIRED).noPatch("n1")),
                 row("validation-required, validated for an earlier boot: not done",
                         given(node("n1").on(T).in(VALIDATION_REQUIRED, ago(60)).boot("boot-2").validated(T + "@boot-1")),
                         expect().state("n1", VALIDATION_REQUIRED).noPatch("n1")),
