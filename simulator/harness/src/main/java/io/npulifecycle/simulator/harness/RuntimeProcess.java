@@ -18,6 +18,21 @@ import io.npulifecycle.simulator.common.ChildProcess;
  */
 public final class RuntimeProcess {
 
+    /**
+     * @return whether the JVM has begun its shutdown: it then refuses new shutdown hooks (seen after a SIGTERM of
+     *         {@code chaos}: a control plane started by a harness thread during the shutdown was left running)
+     */
+    static boolean jvmShuttingDown() {
+        Thread probe = new Thread(() -> { });
+        try {
+            Runtime.getRuntime().addShutdownHook(probe);
+            Runtime.getRuntime().removeShutdownHook(probe);
+            return false;
+        } catch (IllegalStateException e) {
+            return true;
+        }
+    }
+
     /** How long {@link #stop()} waits after SIGTERM before SIGKILL. */
     static final Duration STOP_GRACE = Duration.ofSeconds(20);
     /** The JVM options of every runtime: small heaps, so that a simulated cluster of 16 nodes fits on 2 cores. */
@@ -85,8 +100,13 @@ public final class RuntimeProcess {
      *
      * @param extraEnv environment variables for this start only (e.g. DRIVER_VERSION of a new pod)
      * @throws IOException if the process cannot be started
+     * @throws IllegalStateException when the JVM is shutting down (a signal stopped the command): a runtime started
+     *         then would outlive it, as the shutdown hooks stop only the processes that exist when they look
      */
     public synchronized void start(Map<String, String> extraEnv) throws IOException {
+        if (jvmShuttingDown()) {
+            throw new IllegalStateException(name + ": not started: the harness is shutting down");
+        }
         Map<String, String> all = new HashMap<>();
         ClassArchives.Start archive = archives.forStart(install, role);
         String opts = JAVA_OPTS + (extraJavaOptions.isEmpty() ? "" : " " + extraJavaOptions);

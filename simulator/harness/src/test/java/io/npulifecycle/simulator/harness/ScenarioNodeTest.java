@@ -96,6 +96,17 @@ class ScenarioNodeTest {
         assertEquals(3, requests.get());
     }
 
+    /** Jolokia up, the framework starting or stopping around it: a service it needs is missing; asked again. */
+    @Test
+    void anAgentWhoseJolokiaMissesAServiceIsAskedAgain() throws IOException {
+        String transition = "{\"status\":500,\"error_type\":\"java.lang.IllegalStateException\",\"error\":"
+                + "\"java.lang.IllegalStateException : No service of type interface "
+                + "org.jolokia.server.core.service.serializer.Serializer found\"}";
+        ScenarioNode n = node(transition, "{\"status\":200,\"value\":\"chip 2:0 now wedged\"}");
+        assertEquals("chip 2:0 now wedged", n.simulator("wedge", 2, 0));
+        assertEquals(2, requests.get());
+    }
+
     @Test
     void anOperationTheSimulatorRefusesFailsAtOnceWithItsError() throws IOException {
         ScenarioNode n = node("{\"status\":500,\"error\":\"npu 9 is outside 0..7\"}");
