@@ -348,8 +348,10 @@ public final class NodeAgentEmulator implements AutoCloseable {
         Map<String, String> labels = n.getMetadata().getLabels();
         Map<String, String> ann = n.getMetadata().getAnnotations();
         if (!podVersion.equals(a.loaded) && !podVersion.equals(a.staged)) {
-            a.staged = podVersion;
+            // staged only once the request is on the Node: a patch refused (the API server's 503 outage) throws,
+            // and the next step asks again (a node agent keeps its marker and writes it until it is written)
             patch(name, Map.of(P + "reboot-reason", "upgrade"), Map.of(P + "reboot-required", "true"));
+            a.staged = podVersion;
             client.v1().events().inNamespace("default").resource(new EventBuilder().withNewMetadata()
                     .withName(name + "." + UUID.randomUUID()).endMetadata().withNewInvolvedObject().withKind("Node")
                     .withName(name).endInvolvedObject().withReason("RebootRequired").withType("Normal")
