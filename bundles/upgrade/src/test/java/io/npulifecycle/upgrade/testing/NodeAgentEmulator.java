@@ -348,10 +348,15 @@ public final class NodeAgentEmulator implements AutoCloseable {
         Map<String, String> labels = n.getMetadata().getLabels();
         Map<String, String> ann = n.getMetadata().getAnnotations();
         if (!podVersion.equals(a.loaded) && !podVersion.equals(a.staged)) {
-            // staged only once the request is on the Node: a patch refused (the API server's 503 outage) throws,
-            // and the next step asks again (a node agent keeps its marker and writes it until it is written)
-            patch(name, Map.of(P + "reboot-reason", "upgrade"), Map.of(P + "reboot-required", "true"));
             a.staged = podVersion;
+            try {
+                patch(name, Map.of(P + "reboot-reason", "upgrade"), Map.of(P + "reboot-required", "true"));
+            } catch (KubernetesClientException e) {
+                // not staged while the request is not on the Node (the API server's 503 outage): the next step asks
+                // again, as a node agent keeps its marker and writes it until it is written
+                a.staged = null;
+                throw e;
+            }
             client.v1().events().inNamespace("default").resource(new EventBuilder().withNewMetadata()
                     .withName(name + "." + UUID.randomUUID()).endMetadata().withNewInvolvedObject().withKind("Node")
                     .withName(name).endInvolvedObject().withReason("RebootRequired").withType("Normal")
@@ -410,7 +415,25 @@ public final class NodeAgentEmulator implements AutoCloseable {
             an.put(P + "driver-validated", null);
             lb.put(P + "npu-health", a.validates ? "unknown" : "wedged");
         }
-        patch(a.name, an, lb);
+        reportBoot(a, an, lb, inline);
+    }
+
+    /**
+     * Writes the new boot's report; while the API server refuses it (a 503 outage) it is written again 10 simulated
+     * seconds later, as a node agent writes its labels until they are written: a report lost here left the node
+     * {@code rebooting} for ever ({@code RolloutTest.informerLossMidRolloutCompletes}, "the node did not come back
+     * with a new boot id").
+     */
+    private void reportBoot(Agent a, Map<String, String> an, Map<String, String> lb, boolean inline) {
+        if (closed) {
+            return;
+        }
+        try {
+            patch(a.name, an, lb);
+        } catch (KubernetesClientException e) {
+            time.schedule(() -> exec.execute(() -> reportBoot(a, an, lb, inline)), Duration.ofSeconds(10));
+            return;
+        }
         a.rebooting = false;
         if (!inline && a.validates) {
             String boot = a.bootId;

@@ -139,7 +139,12 @@ class LeaderAndScaleTest {
         UpgradeController uc = c.own(new UpgradeController(c.client("npu-controller"), time, cfg(false, false, "x"), null));
         uc.start();
         uc.setLeader(true);
-        Map<String, Object> spec = driver("25.5.0", true, 0, "25%", null);
+        // no deadlines (0 = none): at x200 the defaults are seconds of wall clock (pod-restart-required 900 s = 4.5 s),
+        // and on a loaded machine the emulator, replacing 50 pods at a time, missed them for dozens of nodes at once
+        // (a CI run, 2026-12-06: "missed the pod-restart-required deadline of 900s ... no driver pod on the node");
+        // a failed node never completes, and the deadlines are not what this test is about (RolloutTest's are)
+        Map<String, Object> spec = driver("25.5.0", true, 0, "25%", Map.of("podRestartSeconds", 0,
+                "rebootRequiredSeconds", 0, "rebootingSeconds", 0, "validationSeconds", 0));
         // the rollout's own pace, as measured before the drain existed: with it, each node adds a cordon, an
         // uncordon, one more label patch and three Events (DrainTest covers the drain)
         @SuppressWarnings("unchecked")
