@@ -968,8 +968,13 @@ class RebootPathTest {
                 }
             }
         };
+        // the watch's WebSocket pinged every second (fabric8's default 30 s): a CI run (2026-12-06) showed the
+        // proxy's close of the watch's connection unnoticed by the client, "node informer watching: true" and no
+        // request for 20 s after the restore; a ping written to the closed connection fails and the watch reconnects
+        java.util.function.Consumer<io.fabric8.kubernetes.client.Config> config = NodeRuntime.agentConfig(cluster, proxy)
+                .andThen(c -> c.setWebsocketPingInterval(1000L));
         KubernetesClient client = cluster.own(cluster.real().newTokenClient(
-                cluster.serviceAccountToken(NodeRuntime.NODE_AGENT_SA, NODE), NodeRuntime.agentConfig(cluster, proxy),
+                cluster.serviceAccountToken(NodeRuntime.NODE_AGENT_SA, NODE), config,
                 h -> h.addOrReplaceInterceptor("count-node-lists", countLists)));
         cluster.putDriver(NodeRuntime.policy(false, false, null, null));
         NodeRuntime a = boot("boot-a", null, false, client);
